@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package railscope needs to build, test and run its soft-RoCE test bed.
+# Idempotent; used by the README quick start and by .ci/run. Must run as root (or with sudo available).
+set -euo pipefail
+
+BUILD_PKGS=(
+  build-essential cmake ninja-build pkg-config clang-format
+  libibverbs-dev rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
+  libhwloc-dev hwloc
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+  valgrind python3
+)
+# The QEMU/TCG soft-RoCE test bed (tests/testbed/).
+TESTBED_PKGS=(
+  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 perftest util-linux procps
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${BUILD_PKGS[@]}" "${TESTBED_PKGS[@]}" ${RAILSCOPE_EXTRA_PKGS:-}; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
