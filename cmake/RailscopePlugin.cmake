@@ -1,0 +1,13 @@
+# railscope_add_plugin(<target> OUTPUT_NAME <name> VERSION_SCRIPT <file> SOURCES ... LIBS ...)
+# Builds one NCCL plugin shared library that exports only what its version script names.
+function(railscope_add_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;VERSION_SCRIPT" "SOURCES;LIBS" ${ARGN})
+  add_library(${target} SHARED ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME} PREFIX "lib"
+                        LINK_DEPENDS ${ARG_VERSION_SCRIPT})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS})
+  target_link_options(${target} PRIVATE
+    -Wl,--version-script=${ARG_VERSION_SCRIPT} -Wl,--no-undefined -Wl,--exclude-libs,ALL
+    -Wl,-z,defs -Wl,-z,now)
+  railscope_target_defaults(${target})
+endfunction()

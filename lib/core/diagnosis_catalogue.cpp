@@ -1,0 +1,203 @@
+// The catalogue itself. Grouped by area; order inside the file does not matter (sorted at first use).
+// Ids are stable: add new ones, never rename. Causes and fixes come from the field's experience
+// (shared/docs/peers.md §2) and from what the soft-RoCE test bed reproduces.
+#include <algorithm>
+#include <vector>
+
+#include "railscope/core/diagnosis.h"
+
+namespace railscope::diag::detail {
+namespace {
+
+using S = Severity;
+
+constexpr Entry kEntries[] = {
+    // --- internal
+    {"internal.unknown_diagnosis", S::Error, "Unclassified failure",
+     "railscope hit a failure it has no catalogue entry for", "Report it with the log line above"},
+    {"internal.bad_argument", S::Error, "Invalid argument from the caller",
+     "NCCL (or a tool) passed a value railscope cannot use", "Report it with NCCL_DEBUG=INFO output"},
+
+    // --- configuration (env vars, files)
+    {"config.bad_env", S::Warning, "Invalid environment variable",
+     "an environment variable railscope reads has a value it cannot parse or is out of range",
+     "Fix or unset the variable; the default is used meanwhile"},
+    {"config.bad_file", S::Error, "Invalid configuration file",
+     "a configuration file has a syntax or range error", "Fix the file at the line and column given"},
+
+    // --- node: devices and ports
+    {"device.none", S::Error, "No RDMA device",
+     "libibverbs found no RDMA device (driver not loaded, container without /dev/infiniband, or no NIC)",
+     "Load the NIC driver (mlx5_ib, or rdma_rxe for soft-RoCE), expose /dev/infiniband to the "
+     "container, and check `ibv_devices`"},
+    {"device.filtered_out", S::Error, "NCCL_IB_HCA selects no device",
+     "NCCL_IB_HCA names no device/port that exists and is active",
+     "Fix NCCL_IB_HCA (see `railscope doctor`)"},
+    {"port.down", S::Warning, "Port not active",
+     "the port's state is not ACTIVE (cable, switch port, or netdev down)",
+     "Bring the link up (`ip link set <netdev> up`, check cable/switch); NCCL skips inactive ports"},
+    {"port.no_netdev", S::Warning, "RoCE port without a netdev",
+     "a RoCE port has no network interface bound to it, so its GIDs cannot be checked",
+     "Check the driver binding (`rdma link show`)"},
+
+    // --- GID selection (RoCE)
+    {"gid.none_usable", S::Error, "No usable GID",
+     "the port has no RoCE GID of the wanted type/family/range (no IP address on the netdev?)",
+     "Assign an IP address to the netdev, or relax NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE / "
+     "NCCL_IB_ROCE_VERSION_NUM"},
+    {"gid.index_invalid", S::Error, "NCCL_IB_GID_INDEX points at an empty or missing GID",
+     "the forced GID index does not exist on this port (ibv_modify_qp fails with ENODATA)",
+     "Unset NCCL_IB_GID_INDEX (railscope selects automatically) or set the index shown by doctor"},
+    {"gid.link_local", S::Warning, "Link-local GID selected",
+     "a link-local (fe80::/10) GID is not routable between hosts; connections through a router time out",
+     "Use the IPv4-mapped RoCE v2 GID: unset NCCL_IB_GID_INDEX or set it to the index doctor shows"},
+    {"gid.roce_v1", S::Warning, "RoCE v1 GID selected",
+     "RoCE v1 is not routable and differs from NCCL's default (v2)",
+     "Set NCCL_IB_ROCE_VERSION_NUM=2 / NCCL_IB_GID_INDEX to a RoCE v2 entry"},
+    {"gid.mismatch", S::Error, "GID type/family mismatch between peers",
+     "the two ends chose GIDs of different type (RoCE v1/v2) or address family; RTR fails or packets "
+     "are dropped",
+     "Make both ends select the same kind of GID: unset NCCL_IB_GID_INDEX on both, or set an index "
+     "of the same type on each"},
+    {"gid.forced_on_ib", S::Info, "NCCL_IB_GID_INDEX ignored on InfiniBand",
+     "NCCL ignores NCCL_IB_GID_INDEX on the InfiniBand link layer", "Unset it on IB clusters"},
+
+    // --- link layer, MTU
+    {"link.layer_mismatch", S::Error, "InfiniBand and RoCE mixed",
+     "one end is InfiniBand and the other Ethernet (RoCE); they cannot talk",
+     "Select NICs of one link type with NCCL_IB_HCA"},
+    {"mtu.mismatch", S::Warning, "Path MTU differs between peers",
+     "the two ends have different active MTUs (netdev MTUs differ); a QP using the larger one loses "
+     "every large packet silently",
+     "Set the same MTU on every RoCE netdev (e.g. 9000 → active_mtu 4096); railscope uses the smaller"},
+    {"mtu.below_netdev", S::Warning, "active_mtu smaller than the netdev allows",
+     "the RDMA port's active_mtu is below what the netdev MTU allows (driver or port MTU setting)",
+     "Check the port MTU (`ibv_devinfo`), reload the driver or set the netdev MTU before creating the link"},
+    {"mtu.above_netdev", S::Error, "active_mtu larger than the netdev allows",
+     "the RDMA port's active_mtu exceeds what the netdev MTU carries; large packets are dropped",
+     "Raise the netdev MTU (e.g. 9000) or lower the port MTU"},
+    {"mtu.small", S::Info, "Small RoCE MTU",
+     "netdev MTU 1500 gives active_mtu 1024; jumbo frames (9000 → 4096) give about 5 % more bandwidth",
+     "Set MTU 9000 on the RoCE netdevs and switch ports"},
+
+    // --- memory registration / memlock
+    {"memlock.too_low", S::Error, "Locked-memory limit too low",
+     "RLIMIT_MEMLOCK is below what NCCL's buffers need and the process lacks CAP_IPC_LOCK; "
+     "ibv_reg_mr fails with ENOMEM",
+     "Run with `ulimit -l unlimited` (limits.conf `* - memlock unlimited`, Docker `--ulimit "
+     "memlock=-1`, Kubernetes: add the IPC_LOCK capability)"},
+    {"reg.failed", S::Error, "Memory registration failed",
+     "ibv_reg_mr failed for a reason other than the memlock limit", "See the errno in the message"},
+
+    // --- QP setup
+    {"qp.rtr_einval", S::Error, "QP refused RTR (invalid argument)",
+     "ibv_modify_qp to RTR failed with EINVAL: usually the GID index/type does not match the peer's "
+     "or the path MTU is larger than the port allows",
+     "Unset NCCL_IB_GID_INDEX on every node (or set the same kind of GID on both), check `railscope doctor`"},
+    {"qp.rtr_enodata", S::Error, "QP refused RTR (no such GID)",
+     "ibv_modify_qp to RTR failed with ENODATA: the selected GID index is empty",
+     "Unset NCCL_IB_GID_INDEX or pick an index that holds a GID"},
+    {"qp.rtr_timeout", S::Error, "QP setup timed out",
+     "ibv_modify_qp failed with ETIMEDOUT: address resolution failed (link-local GID across a router, "
+     "unreachable subnet, rail-only fabric)",
+     "Use a routable RoCE v2 GID; on rail-only fabrics set NCCL_CROSS_NIC=0"},
+    {"qp.modify_failed", S::Error, "QP state change failed", "ibv_modify_qp failed",
+     "See the errno in the message"},
+    {"qp.create_failed", S::Error, "QP creation failed",
+     "ibv_create_qp/create_cq failed: device limits or the memlock limit",
+     "Raise `ulimit -l`; reduce NCCL_IB_QPS_PER_CONNECTION"},
+
+    // --- completions
+    {"wc.retry_exceeded", S::Error, "Transport retry counter exceeded (IBV_WC_RETRY_EXC_ERR)",
+     "the peer stopped acknowledging: peer process died, link down or flapping, wrong GID/route, MTU "
+     "larger than the path carries, or the fabric is congested beyond NCCL_IB_TIMEOUT",
+     "Check the peer's log and the port counters; `railscope doctor` on both nodes; raise "
+     "NCCL_IB_TIMEOUT for large congested jobs"},
+    {"wc.rnr_retry_exceeded", S::Error, "Receiver not ready retries exceeded",
+     "the peer posted no receive in time", "Report it: railscope posts receives before it advertises them"},
+    {"wc.local_protection", S::Error, "Local protection error (IBV_WC_LOC_PROT_ERR)",
+     "a buffer was not registered for this access; with GPU memory this is usually ACS or the IOMMU "
+     "breaking GPUDirect RDMA (vendor_err 81)",
+     "Disable ACS on the PCIe switches, or enable ATS in VMs; confirm with NCCL_NET_GDR_LEVEL=LOC"},
+    {"wc.local_length", S::Error, "Local length error (IBV_WC_LOC_LEN_ERR)",
+     "a message larger than the posted buffer, or a path-MTU mismatch between the peers",
+     "Make the netdev MTUs equal on both ends"},
+    {"wc.remote_access", S::Error, "Remote access error (IBV_WC_REM_ACCESS_ERR)",
+     "the peer's buffer key or bounds were refused: the peer deregistered or the handshake was corrupted",
+     "Check that both ends run the same railscope version"},
+    {"wc.remote_invalid", S::Error, "Remote invalid request (IBV_WC_REM_INV_REQ_ERR)",
+     "the peer rejected the request (QP not ready, message too long)",
+     "Check the peer's log for an earlier error"},
+    {"wc.flushed", S::Error, "Work request flushed (IBV_WC_WR_FLUSH_ERR)",
+     "the QP went to the error state after an earlier failure; this completion is a consequence",
+     "Look for the first error on this connection"},
+    {"wc.error", S::Error, "Completion with error", "a work completion failed",
+     "See the status and vendor_err in the message"},
+
+    // --- progress, peers, async events
+    {"progress.stalled", S::Error, "No progress on a connection",
+     "posted work has not completed for longer than the QP's retry budget (timeout × retries): the "
+     "peer is dead or the path drops packets (MTU, link down, routing)",
+     "Check the peer process and the link; `railscope doctor` on both nodes"},
+    {"peer.closed", S::Error, "Peer closed the connection", "the remote process exited or closed its end",
+     "Look at the peer's log for its first error"},
+    {"peer.bad_handshake", S::Error, "Invalid handshake from the peer",
+     "a connection handle or handshake message failed validation (wrong magic/version/size or "
+     "out-of-range fields): a different railscope version, a truncated handle, or a stray connection",
+     "Run the same railscope build on every node"},
+    {"async.port_error", S::Error, "Port went down", "the RDMA port reported IBV_EVENT_PORT_ERR",
+     "Check the cable/switch/netdev; connections on this port fail"},
+    {"async.device_fatal", S::Error, "Device fatal error", "the RDMA device reported a fatal error",
+     "Reset the NIC/driver; check dmesg"},
+    {"async.gid_change", S::Warning, "GID table changed",
+     "the port's GID table changed (IP address or port change); cached GID indices may be stale",
+     "Restart the job if connections fail after this"},
+    {"async.qp_fatal", S::Error, "QP fatal event", "a QP went to the error state asynchronously",
+     "Look for the first error on this connection"},
+
+    // --- GPUDirect RDMA
+    {"gdr.no_peermem", S::Warning, "GPUDirect RDMA off: no peer-memory client",
+     "neither nvidia-peermem nor nv_peer_mem is loaded and DMA-BUF is unavailable; GPU buffers go "
+     "through host memory (about half the bandwidth)",
+     "`modprobe nvidia-peermem` (GPU Operator: driver.rdma.enabled=true) or use a DMA-BUF capable stack"},
+    {"gdr.distance", S::Info, "GPUDirect RDMA off: NIC too far from the GPU",
+     "the PCIe path between GPU and NIC is longer than NCCL_NET_GDR_LEVEL allows",
+     "Place the job on the GPU next to the NIC, or raise NCCL_NET_GDR_LEVEL if the platform is known good"},
+    {"gdr.acs", S::Warning, "ACS redirect on the GPU↔NIC path",
+     "a PCIe switch port between GPU and NIC has ACS redirect enabled; peer-to-peer traffic goes "
+     "through the root complex or fails (completion error 4)",
+     "Disable ACS on the switch ports (setpci), or enable ATS"},
+    {"gdr.dmabuf_unsupported", S::Info, "DMA-BUF unavailable",
+     "the kernel, the CUDA driver or libibverbs lacks DMA-BUF support",
+     "Use the open GPU kernel module with a kernel ≥ 5.12 and rdma-core ≥ 34, or load nvidia-peermem"},
+    {"gdr.cuda_reg_efault", S::Error, "GPU memory registration failed (EFAULT)",
+     "ibv_reg_mr on GPU memory failed: no peer-memory client is loaded", "`modprobe nvidia-peermem`"},
+
+    // --- environment hygiene
+    {"env.tuning_override", S::Warning, "NCCL tuning variable set",
+     "a variable that pins NCCL's tuning is set; NCCL advises against leaving it in production",
+     "Unset it unless a measurement shows it helps on this cluster"},
+
+    // --- tuner, profiler (filled by their issues)
+    {"tuner.config", S::Error, "Tuner configuration error", "the tuner rules file has an error",
+     "Fix the file at the line and column given"},
+    {"coll.hang", S::Error, "Collective hang",
+     "a collective has been in flight longer than RAILSCOPE_HANG_SECONDS",
+     "See which peers/channels are still waiting; check those ranks' logs and links"},
+    {"coll.slow", S::Warning, "Slow collectives",
+     "bus bandwidth stayed well below the expected ceiling for consecutive operations",
+     "Check GPUDirect, rails down, PCIe distance and the protocol choice"},
+};
+
+}  // namespace
+
+std::span<const Entry> catalogue_entries() {
+  static const std::vector<Entry> sorted = [] {
+    std::vector<Entry> v(std::begin(kEntries), std::end(kEntries));
+    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.id < b.id; });
+    return v;
+  }();
+  return sorted;
+}
+
+}  // namespace railscope::diag::detail

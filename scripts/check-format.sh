@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Fails if any of railscope's C++ files is not clang-formatted (.clang-format at the root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+files=$(git ls-files '*.cpp' '*.h' '*.hpp' '*.cc')
+[ -n "$files" ] || exit 0
+bad=$(echo "$files" | xargs clang-format --dry-run 2>&1 | grep -oE '^[^:]+\.(cpp|h|hpp|cc)' | sort -u || true)
+if [ -n "$bad" ]; then
+  echo "not clang-formatted (run: clang-format -i <file>):"; echo "$bad"; exit 1
+fi
+echo "format: ok"

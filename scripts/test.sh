@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test: installs dependencies, builds (build/), then ctest — unit, ABI and the soft-RoCE
+# test bed tests. Usage: scripts/test.sh [ctest args...]   (e.g. -L unit, -LE testbed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build
+cd build
+ctest --output-on-failure --timeout 900 "$@"

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "railscope/core/log.h"
+#include "railscope/core/params.h"
+
+namespace railscope::params {
+namespace {
+
+struct IntCase {
+  const char* text;
+  int64_t min, max;
+  std::optional<int64_t> expected;
+};
+
+TEST(Params, ParseIntTable) {
+  const std::vector<IntCase> cases = {
+      {"0", 0, 10, 0},
+      {"10", 0, 10, 10},
+      {"11", 0, 10, std::nullopt},
+      {"-1", -1, 5, -1},
+      {"-2", -1, 5, std::nullopt},
+      {"0x10", 0, 100, 16},
+      {" 7 ", 0, 10, 7},
+      {"7x", 0, 10, std::nullopt},
+      {"", 0, 10, std::nullopt},
+      {"abc", 0, 10, std::nullopt},
+      {"99999999999999999999", 0, 10, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    std::string err;
+    auto v = parse_int(c.text, c.min, c.max, &err);
+    EXPECT_EQ(v, c.expected) << "'" << c.text << "'";
+    if (!c.expected) {
+      EXPECT_FALSE(err.empty()) << c.text;
+    }
+  }
+}
+
+TEST(Params, ParseBool) {
+  std::string err;
+  EXPECT_EQ(parse_bool("1", &err), true);
+  EXPECT_EQ(parse_bool("Yes", &err), true);
+  EXPECT_EQ(parse_bool("off", &err), false);
+  EXPECT_EQ(parse_bool("maybe", &err), std::nullopt);
+  EXPECT_NE(err.find("maybe"), std::string::npos);
+}
+
+std::vector<std::string>* g_lines = nullptr;
+void capture(log::Level, std::string_view m) {
+  if (g_lines) g_lines->emplace_back(m);
+}
+
+TEST(Params, GetIntUsesDefaultAndReportsBadValueOnce) {
+  std::vector<std::string> lines;
+  g_lines = &lines;
+  log::set_extra_sink(capture);
+  reset_reported_for_tests();
+  unsetenv("NCCL_IB_GID_INDEX");
+  EXPECT_EQ(get_int("NCCL_IB_GID_INDEX"), -1);
+  setenv("NCCL_IB_GID_INDEX", "3", 1);
+  EXPECT_EQ(get_int("NCCL_IB_GID_INDEX"), 3);
+  setenv("NCCL_IB_GID_INDEX", "three", 1);
+  EXPECT_EQ(get_int("NCCL_IB_GID_INDEX"), -1);
+  EXPECT_EQ(get_int("NCCL_IB_GID_INDEX"), -1);
+  unsetenv("NCCL_IB_GID_INDEX");
+  log::set_extra_sink(nullptr);
+  g_lines = nullptr;
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("[config.bad_env] NCCL_IB_GID_INDEX=three"), std::string::npos) << lines[0];
+}
+
+TEST(Params, RegistryNamesUniqueAndDescribed) {
+  std::set<std::string_view> names;
+  for (const Spec& s : registry()) {
+    EXPECT_TRUE(names.insert(s.name).second) << s.name;
+    EXPECT_FALSE(s.description.empty()) << s.name;
+    EXPECT_TRUE(s.name.starts_with("NCCL_") || s.name.starts_with("RAILSCOPE_")) << s.name;
+    if (s.type == Type::Int && !s.default_value.empty()) {
+      std::string err;
+      EXPECT_TRUE(parse_int(s.default_value, s.min, s.max, &err)) << s.name << ": " << err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace railscope::params
