@@ -14,11 +14,13 @@
 #   tb_gid_index_v4 DEV [VAR]      index of the IPv4-mapped RoCE v2 GID of DEV;
 #                                  printed, or stored in VAR (no subshell needed)
 #   tb_active_mtu DEV [VAR]        active_mtu of DEV port 1 (via ibv_devinfo)
+#   tb_wait_tcp_listen PORT [SEC]  wait until something listens on TCP PORT (e.g. a
+#                                  perftest / ibv_*_pingpong server: 18515), default 30 s
 #
 # Topology (set up by `testbed run` before CMD starts):
 #   rxe0 @ vethA 10.0.0.1/24  <->  rxe1 @ vethB 10.0.0.2/24   (default netns,
 #   policy routing tables 100/101 force traffic across the veth pair)
-#   --single: rxe0 @ dummy0 10.0.0.1/24 only.
+#   --single: rxe0 @ dum0 10.0.0.1/24 only.
 
 [[ -n ${_TB_LIB_LOADED:-} ]] && return 0
 _TB_LIB_LOADED=1
@@ -132,4 +134,21 @@ tb_active_mtu() {
     out=$(ibv_devinfo -d "$dev" -i 1) || return
     [[ $out =~ active_mtu:[[:space:]]*([0-9]+) ]] || { _tb_err "tb_active_mtu: no active_mtu for $dev"; return 1; }
     if [[ -n ${2:-} ]]; then printf -v "$2" '%s' "${BASH_REMATCH[1]}"; else echo "${BASH_REMATCH[1]}"; fi
+}
+
+tb_wait_tcp_listen() {
+    local port=${1:-} max=${2:-30} hex i f sl local rem st
+    [[ $port =~ ^[0-9]+$ ]] || { _tb_err "usage: tb_wait_tcp_listen PORT [SEC]"; return 2; }
+    printf -v hex '%04X' "$port"
+    for (( i = 0; i <= max * 20; i++ )); do
+        for f in /proc/net/tcp /proc/net/tcp6; do
+            [[ -r $f ]] || continue
+            while read -r sl local rem st _; do
+                [[ $st == 0A && $local == *":$hex" ]] && return 0
+            done < "$f"
+        done
+        tb_sleep 0.05
+    done
+    _tb_err "nothing listens on TCP port $port after ${max}s"
+    return 1
 }

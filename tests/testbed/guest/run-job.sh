@@ -42,11 +42,11 @@ done
 if [[ $TB_SINGLE == 1 ]]; then
     # One device: both ends of a connection on rxe0 (loopback through rxe).
     ip -batch - <<- NET || fail "ip setup (single) failed"
-	link add dummy0 mtu $TB_MTU_A type dummy
-	addr add $TB_IP_A/24 dev dummy0
-	link set dummy0 up
+	link add dum0 mtu $TB_MTU_A type dummy
+	addr add $TB_IP_A/24 dev dum0
+	link set dum0 up
 	NET
-    rdma link add rxe0 type rxe netdev dummy0 || fail "rdma link add rxe0 failed"
+    rdma link add rxe0 type rxe netdev dum0 || fail "rdma link add rxe0 failed"
     DEVS=(rxe0)
 else
     # Two "hosts" in the default namespace (rxe's UDP socket lives in init_net;
