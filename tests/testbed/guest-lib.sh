@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # railscope test bed: guest-side helpers (bash). Source it from a test command:
 #     . "$TESTBED_LIB"
 # Everything here uses bash builtins where it matters: every fork+exec costs
@@ -81,11 +82,11 @@ tb_link_up() {
 # tb_as_user USER MEMLOCK_KIB CMD...: the limit is set as root (soft and hard),
 # then privileges are dropped, so CMD cannot raise it again.
 tb_as_user() {
-    local user=${1:-} kib=${2:-} line name pw uid gid
+    local user=${1:-} kib=${2:-} name gid
     shift 2 || { _tb_err "usage: tb_as_user USER MEMLOCK_KIB CMD..."; return 2; }
     [[ $# -gt 0 && -n $user ]] || { _tb_err "usage: tb_as_user USER MEMLOCK_KIB CMD..."; return 2; }
     gid=
-    while IFS=: read -r name pw uid gid _; do
+    while IFS=: read -r name _ _ gid _; do
         [[ $name == "$user" ]] && break
         gid=
     done < /etc/passwd
@@ -137,14 +138,14 @@ tb_active_mtu() {
 }
 
 tb_wait_tcp_listen() {
-    local port=${1:-} max=${2:-30} hex i f sl local rem st
+    local port=${1:-} max=${2:-30} hex i f laddr st
     [[ $port =~ ^[0-9]+$ ]] || { _tb_err "usage: tb_wait_tcp_listen PORT [SEC]"; return 2; }
     printf -v hex '%04X' "$port"
     for (( i = 0; i <= max * 20; i++ )); do
         for f in /proc/net/tcp /proc/net/tcp6; do
             [[ -r $f ]] || continue
-            while read -r sl local rem st _; do
-                [[ $st == 0A && $local == *":$hex" ]] && return 0
+            while read -r _ laddr _ st _; do
+                [[ $st == 0A && $laddr == *":$hex" ]] && return 0
             done < "$f"
         done
         tb_sleep 0.05

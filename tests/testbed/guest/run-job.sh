@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # railscope test bed: guest-side job runner. Runs as root, chrooted into the
 # host root, started by the initramfs /init with the control folder as $1.
 # Reads ctl/job (written by the host's `testbed run`), mounts the scratch
@@ -6,7 +7,7 @@ set -u
 CTL=$1
 # shellcheck source=/dev/null
 . "$CTL/job"
-# shellcheck source=../guest-lib.sh
+# shellcheck source=/dev/null
 . "$CTL/guest-lib.sh"
 
 _uptime() { local u _; read -r u _ < /proc/uptime; printf '%s' "$u"; }
@@ -96,7 +97,7 @@ envv=(PATH="$PATH" HOME=/tmp TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 cd "$TB_CWD" 2>/dev/null || {
     printf '[testbed] warning: %s is not visible in the guest; running in %s\n' "$TB_CWD" "${TB_SCRATCH:-/}"
-    cd "${TB_SCRATCH:-/}"
+    cd "${TB_SCRATCH:-/}" || cd /
 }
 
 if [[ $TB_INTERACTIVE == 1 ]]; then
@@ -121,12 +122,12 @@ if [[ -n $TB_MEMLOCK ]]; then
 fi
 
 phase "running CMD (timeout ${TB_TIMEOUT}s): ${TB_CMD[*]}"
-echo "$(_uptime)" > "$CTL/cmd-start"
+_uptime > "$CTL/cmd-start"
 # timeout(1) runs CMD in its own process group and kills the whole group.
 timeout -k 10 "$TB_TIMEOUT" env -i "${envv[@]}" "${priv[@]}" "${TB_CMD[@]}" \
     < /dev/null > /dev/ttyS1 2>&1
 rc=$?
-echo "$(_uptime)" > "$CTL/cmd-end"
+_uptime > "$CTL/cmd-end"
 phase "CMD exited with status $rc"
 echo "$rc" > "$CTL/rc"
 exit 0
