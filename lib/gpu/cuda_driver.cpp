@@ -28,15 +28,29 @@ F symbol(void* handle, const char* name) {
 }  // namespace
 
 std::string normalize_bdf(std::string_view text) {
+  // [domain:]bus:device.function, every field plain hex digits (no 0x, no sign).
+  auto hex = [](std::string_view f, unsigned& out) {
+    if (f.empty() || f.size() > 8) return false;
+    out = 0;
+    for (char c : f) {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+      out = out * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c))
+                                                 ? c - '0'
+                                                 : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
+    }
+    return true;
+  };
   unsigned domain = 0, bus = 0, dev = 0, fn = 0;
-  std::string s(text);
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%x:%x:%x.%x%n", &domain, &bus, &dev, &fn, &consumed) == 4 &&
-      static_cast<size_t>(consumed) == s.size()) {
-  } else if (std::sscanf(s.c_str(), "%x:%x.%x%n", &bus, &dev, &fn, &consumed) == 3 &&
-             static_cast<size_t>(consumed) == s.size()) {
-    domain = 0;
-  } else {
+  auto dot = text.rfind('.');
+  if (dot == std::string_view::npos || !hex(text.substr(dot + 1), fn)) return {};
+  auto head = text.substr(0, dot);
+  auto c2 = head.rfind(':');
+  if (c2 == std::string_view::npos || !hex(head.substr(c2 + 1), dev)) return {};
+  head = head.substr(0, c2);
+  auto c1 = head.rfind(':');
+  if (c1 == std::string_view::npos) {
+    if (!hex(head, bus)) return {};
+  } else if (!hex(head.substr(c1 + 1), bus) || !hex(head.substr(0, c1), domain)) {
     return {};
   }
   if (domain > 0xffff || bus > 0xff || dev > 0x1f || fn > 7) return {};
