@@ -39,7 +39,7 @@ std::string dmabuf_blocker(const GdrPolicy& policy, const PlatformFacts& platfor
   if (!platform.kernel_dmabuf.supported) return "kernel: " + platform.kernel_dmabuf.evidence;
   if (gpu.dmabuf_supported == 0)
     return fmt::format("the CUDA driver reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=0 for {}", gpu.label);
-  if (gpu.dmabuf_supported < 0) return fmt::format("no CUDA driver answer for {} (attribute 124)", gpu.label);
+  if (gpu.dmabuf_supported < 0) return "no CUDA driver to confirm CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED";
   if (nic.verbs_dmabuf == DmabufProbe::Unsupported)
     return fmt::format("{} refuses dma-buf MRs (ibv_reg_dmabuf_mr: EOPNOTSUPP)", nic.name);
   if (nic.verbs_dmabuf == DmabufProbe::Unknown)
@@ -99,10 +99,6 @@ PairDecision decide_pair(const GdrPolicy& policy, const PlatformFacts& platform,
             "As root, clear ACS control on the ports (for p in{}; do setpci -s $p ECAP_ACS+0x6.w=0000; "
             "done), or disable ACS in the BIOS; in a VM keep ACS and enable ATS on the NIC",
             ports)));
-  } else if (!unknown.empty() && d.distance_ok) {
-    d.findings.push_back(diag::make(
-        "gdr.acs_unknown",
-        fmt::format("ACS state of {} on the path between {} could not be read", unknown, pair_name)));
   }
 
   bool gpu_ok = gpu.gdr_supported != 0;
@@ -118,10 +114,15 @@ PairDecision decide_pair(const GdrPolicy& policy, const PlatformFacts& platform,
   d.cuda_ptr = allowed && platform.peer.loaded;
   d.dmabuf_ptr = allowed && dmabuf_ok;
   if (!platform.peer.loaded && !dmabuf_ok)
-    d.findings.push_back(
-        diag::make("gdr.no_peermem", fmt::format("no peer-memory client ({}) and DMA-BUF unusable "
-                                                 "({})",
-                                                 platform.peer.evidence, dmabuf_why)));
+    d.findings.push_back(diag::make(
+        "gdr.no_peermem",
+        fmt::format("no peer-memory client ({}) and DMA-BUF is unusable (see gdr.dmabuf_unsupported)",
+                    platform.peer.evidence)));
+  // Information after the refusals: the cell shows the first finding of a refused pair.
+  if (!unknown.empty() && d.distance_ok)
+    d.findings.push_back(diag::make(
+        "gdr.acs_unknown",
+        fmt::format("ACS state of {} on the path between {} could not be read", unknown, pair_name)));
   if (!dmabuf_ok)
     d.findings.push_back(
         diag::make("gdr.dmabuf_unsupported", diag::Severity::Info, "DMA-BUF off: " + dmabuf_why));

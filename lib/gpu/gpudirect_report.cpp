@@ -10,6 +10,10 @@ namespace {
 
 std::string numa_text(int numa) { return numa < 0 ? std::string("?") : std::to_string(numa); }
 
+void trim_end(std::string& s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+}
+
 void add_unique(std::vector<diag::Finding>& out, std::set<std::string>& seen, const diag::Finding& f) {
   if (seen.insert(std::string(f.id()) + "\n" + f.detail).second) out.push_back(f);
 }
@@ -131,8 +135,25 @@ GpuDirectReport build_report(const ReportOptions& options) {
 
   std::set<std::string> seen;
   for (const auto& f : node) add_unique(r.findings, seen, f);
+  // A GPU far from some NICs is normal (NCCL picks the nearest); distance only matters for a GPU
+  // with no NIC within the level, so only those distance findings reach the node's list.
+  std::set<std::string> gpus_with_near_nic;
+  int acs_unknown_pairs = 0;
   for (const auto& p : r.pairs)
-    for (const auto& f : p.findings) add_unique(r.findings, seen, f);
+    if (p.distance_ok) gpus_with_near_nic.insert(p.gpu);
+  for (const auto& p : r.pairs)
+    for (const auto& f : p.findings)
+      if (f.id() == "gdr.acs_unknown")
+        acs_unknown_pairs++;
+      else if (f.id() != "gdr.distance" || !gpus_with_near_nic.count(p.gpu))
+        add_unique(r.findings, seen, f);
+  // Unreadable ACS is one fact about the node (not root), not one per pair.
+  if (acs_unknown_pairs > 0) {
+    r.findings.push_back(
+        diag::make("gdr.acs_unknown",
+                   fmt::format("ACS state of the switch ports between {} GPU/NIC pair(s) could not be read",
+                               acs_unknown_pairs)));
+  }
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const diag::Finding& a, const diag::Finding& b) {
     return static_cast<int>(a.severity) > static_cast<int>(b.severity);
   });
@@ -186,6 +207,7 @@ std::string render_text(const GpuDirectReport& r) {
     for (const auto& p : r.pairs) width = std::max(width, p.cell().size());
     out += fmt::format("  {:<{}}", "", first);
     for (const auto& n : r.nics) out += fmt::format(" | {:<{}}", n.facts.name, width);
+    trim_end(out);
     out += "\n";
     for (const auto& g : r.gpus) {
       out += fmt::format("  {:<{}}", g.facts.label, first);
@@ -193,6 +215,7 @@ std::string render_text(const GpuDirectReport& r) {
         const auto* p = r.pair(g.facts.label, n.facts.name);
         out += fmt::format(" | {:<{}}", p ? p->cell() : std::string("-"), width);
       }
+      trim_end(out);
       out += "\n";
     }
   }

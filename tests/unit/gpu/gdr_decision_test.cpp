@@ -148,9 +148,10 @@ TEST(GdrDecision, NoPeerMemoryAndOldKernelRefuses) {
   ASSERT_EQ(ids(d), (std::vector<std::string>{"gdr.no_peermem", "gdr.dmabuf_unsupported"}));
   EXPECT_EQ(
       diag::one_line(d.findings[0]),
-      "[gdr.no_peermem] no peer-memory client (no /sys/module/nvidia_peermem) and DMA-BUF unusable (kernel: "
-      "kernel 5.4.0 (< 5.12: no dma-buf MRs)). Fix: `modprobe nvidia-peermem` (GPU Operator: "
-      "driver.rdma.enabled=true) or use a DMA-BUF capable stack");
+      "[gdr.no_peermem] no peer-memory client (no /sys/module/nvidia_peermem) and DMA-BUF is unusable (see "
+      "gdr.dmabuf_unsupported). Fix: `modprobe nvidia-peermem` (GPU Operator: driver.rdma.enabled=true) or "
+      "use "
+      "a DMA-BUF capable stack");
   EXPECT_EQ(diag::one_line(d.findings[1]),
             "[gdr.dmabuf_unsupported] DMA-BUF off: kernel: kernel 5.4.0 (< 5.12: no dma-buf MRs). Fix: Use "
             "the open "
@@ -173,7 +174,8 @@ TEST(GdrDecision, DmabufBlockersNamed) {
   EXPECT_EQ(s.decide().findings.at(0).detail, "DMA-BUF off: mlx5_0 was not probed with ibv_reg_dmabuf_mr");
   s.nic.verbs_dmabuf = DmabufProbe::Supported;
   s.gpu.dmabuf_supported = -1;
-  EXPECT_EQ(s.decide().findings.at(0).detail, "DMA-BUF off: no CUDA driver answer for GPU0 (attribute 124)");
+  EXPECT_EQ(s.decide().findings.at(0).detail,
+            "DMA-BUF off: no CUDA driver to confirm CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED");
   s.gpu.dmabuf_supported = 1;
   s.policy.dmabuf_enable = false;
   EXPECT_EQ(s.decide().findings.at(0).detail, "DMA-BUF off: disabled by NCCL_DMABUF_ENABLE=0");
