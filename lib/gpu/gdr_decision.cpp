@@ -158,9 +158,10 @@ PairDecision decide_pair(const GdrPolicy& policy, const PlatformFacts& platform,
   return d;
 }
 
-int nic_ptr_support(const std::vector<PairDecision>& pairs, const std::string& nic,
+int nic_ptr_support(const std::vector<PairDecision>& pairs, const std::string& nic, bool pci_device,
                     const PlatformFacts& platform, DmabufProbe verbs_dmabuf, const GdrPolicy& policy) {
   int bits = kPtrHost;
+  if (!pci_device) return bits;
   bool any = false;
   for (const auto& p : pairs) {
     if (p.nic != nic) continue;

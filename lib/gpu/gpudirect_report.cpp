@@ -88,6 +88,16 @@ GpuDirectReport build_report(const ReportOptions& options) {
       r.nics.push_back(row);
     }
   }
+  for (const auto& hint : options.nic_hints) {
+    bool known =
+        std::any_of(r.nics.begin(), r.nics.end(), [&](const NicRow& n) { return n.facts.name == hint.name; });
+    if (known) continue;
+    NicRow row;
+    row.facts.name = hint.name;
+    if (auto it = options.verbs_dmabuf.find(hint.name); it != options.verbs_dmabuf.end())
+      row.facts.verbs_dmabuf = it->second;
+    r.virtual_nics.push_back(row);
+  }
   for (const auto& cg : r.cuda.gpus) {
     bool known = std::any_of(r.gpus.begin(), r.gpus.end(),
                              [&](const GpuRow& g) { return g.facts.bdf == cg.pci_bus_id; });
@@ -107,10 +117,14 @@ GpuDirectReport build_report(const ReportOptions& options) {
   }
   if (r.gpus.empty())
     node.push_back(diag::make("gdr.no_gpu", "no NVIDIA GPU in the topology or the CUDA driver"));
-  if (topo && r.nics.empty())
+  if (topo && r.nics.empty()) {
+    std::string virt;
+    for (const auto& n : r.virtual_nics) virt += (virt.empty() ? "" : ", ") + n.facts.name;
     node.push_back(diag::make(
-        "gdr.no_rdma_nic", fmt::format("no RDMA NIC in the topology from {}: GPUDirect RDMA does not apply",
-                                       r.topology_source)));
+        "gdr.no_rdma_nic",
+        fmt::format("no RDMA NIC in the topology from {}{}: GPUDirect RDMA does not apply", r.topology_source,
+                    virt.empty() ? std::string() : " (only virtual RDMA devices: " + virt + ")")));
+  }
 
   if (topo) {
     const auto& tg = topo->gpus();
@@ -196,6 +210,9 @@ std::string render_text(const GpuDirectReport& r) {
   for (const auto& n : r.nics)
     out += fmt::format("  {:<6} {} NUMA {} dma-buf probe {}\n", n.facts.name, n.facts.bdf, numa_text(n.numa),
                        to_string(n.facts.verbs_dmabuf));
+  for (const auto& n : r.virtual_nics)
+    out += fmt::format("  {:<6} not a PCI device (virtual): host memory only, dma-buf probe {}\n",
+                       n.facts.name, to_string(n.facts.verbs_dmabuf));
   if (!r.topology_error.empty()) {
     out += "  no matrix: " + r.topology_error + "\n";
   } else if (r.nics.empty()) {

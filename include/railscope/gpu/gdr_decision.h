@@ -78,10 +78,11 @@ struct PairDecision {
 PairDecision decide_pair(const GdrPolicy& policy, const PlatformFacts& platform, const GpuFacts& gpu,
                          const NicFacts& nic, const PairFacts& pair);
 
-// What getProperties should report for a NIC: HOST plus the bits some GPU pair allows. With no GPU
-// pair known (no topology, no GPU visible) the platform's capability is reported and NCCL's own
-// distance check decides, as NCCL's IB transport does.
-int nic_ptr_support(const std::vector<PairDecision>& pairs, const std::string& nic,
+// What getProperties should report for a NIC: HOST plus the bits some GPU pair allows. A NIC that
+// is not a PCI device (soft-RoCE rxe, other virtual devices) gets HOST only. With no GPU pair known
+// (no topology, no GPU visible) the platform's capability is reported and NCCL's own distance
+// check decides, as NCCL's IB transport does.
+int nic_ptr_support(const std::vector<PairDecision>& pairs, const std::string& nic, bool pci_device,
                     const PlatformFacts& platform, DmabufProbe verbs_dmabuf, const GdrPolicy& policy);
 
 }  // namespace railscope::gpu

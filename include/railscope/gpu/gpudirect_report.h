@@ -47,6 +47,7 @@ struct GpuDirectReport {
   GdrPolicy policy;
   std::vector<GpuRow> gpus;
   std::vector<NicRow> nics;
+  std::vector<NicRow> virtual_nics;     // RDMA devices without a PCI device in the topology (rxe, ...)
   std::vector<PairDecision> pairs;      // gpu-major
   std::vector<diag::Finding> findings;  // node-level and per-pair, deduplicated, worst first
 

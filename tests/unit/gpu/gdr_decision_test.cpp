@@ -228,16 +228,18 @@ TEST(GdrDecision, NicPtrSupportIsTheUnionOfItsPairs) {
   s.pair.acs.clear();
   s.gpu.label = "GPU1";
   auto far = s.decide();
-  EXPECT_EQ(nic_ptr_support({far}, "mlx5_0", s.platform, DmabufProbe::Supported, s.policy), kPtrHost);
-  EXPECT_EQ(nic_ptr_support({near, far}, "mlx5_0", s.platform, DmabufProbe::Supported, s.policy),
+  EXPECT_EQ(nic_ptr_support({far}, "mlx5_0", true, s.platform, DmabufProbe::Supported, s.policy), kPtrHost);
+  EXPECT_EQ(nic_ptr_support({near, far}, "mlx5_0", true, s.platform, DmabufProbe::Supported, s.policy),
             kPtrHost | kPtrCuda | kPtrDmabuf);
   // No pair known: the platform's capability, NCCL checks the distance itself.
-  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", s.platform, DmabufProbe::Supported, s.policy),
+  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", true, s.platform, DmabufProbe::Supported, s.policy),
             kPtrHost | kPtrCuda | kPtrDmabuf);
-  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", s.platform, DmabufProbe::Unsupported, s.policy),
+  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", true, s.platform, DmabufProbe::Unsupported, s.policy),
             kPtrHost | kPtrCuda);
+  // soft-RoCE and other virtual devices: host memory only, whatever the platform offers
+  EXPECT_EQ(nic_ptr_support({}, "rxe0", false, s.platform, DmabufProbe::Supported, s.policy), kPtrHost);
   s.platform.peer.loaded = false;
-  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", s.platform, DmabufProbe::Unknown, s.policy), kPtrHost);
+  EXPECT_EQ(nic_ptr_support({}, "mlx5_0", true, s.platform, DmabufProbe::Unknown, s.policy), kPtrHost);
 }
 
 TEST(GdrPolicy, FromEnvironment) {

@@ -76,7 +76,7 @@ TEST(GpuDirectReport, HealthyDgxMatrix) {
   const auto* p = r.pair("GPU3", "mlx5_1");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->ptr_support, kPtrHost | kPtrCuda | kPtrDmabuf);
-  EXPECT_EQ(nic_ptr_support(r.pairs, "mlx5_1", r.platform, DmabufProbe::Supported, r.policy), 7);
+  EXPECT_EQ(nic_ptr_support(r.pairs, "mlx5_1", true, r.platform, DmabufProbe::Supported, r.policy), 7);
   EXPECT_EQ(worst_severity(r), diag::Severity::Info);
 }
 
@@ -219,6 +219,38 @@ TEST(GpuDirectReport, Json) {
   EXPECT_EQ(j["gpus"][3]["numa"], 1);
   EXPECT_EQ(j["nics"][1]["dmabuf_probe"], "supported");
   EXPECT_EQ(j["findings"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace railscope::gpu
+
+namespace railscope::gpu {
+namespace {
+
+TEST(GpuDirectReport, VirtualRdmaDevicesAreHostOnly) {
+  FakeSysfs fs;
+  ReportOptions o;
+  o.topo_file = fixture("single_gpu.xml");
+  o.fs = SysfsRoot(fs.root());
+  o.query_cuda = false;
+  o.policy = GdrPolicy{};
+  o.nic_hints = {{"rxe0", ""}, {"rxe1", ""}};
+  o.verbs_dmabuf = {{"rxe0", DmabufProbe::Unsupported}};
+  auto r = build_report(o);
+  EXPECT_TRUE(r.nics.empty());
+  ASSERT_EQ(r.virtual_nics.size(), 2u);
+  std::string text = render_text(r);
+  EXPECT_NE(text.find("  rxe0   not a PCI device (virtual): host memory only, dma-buf probe unsupported\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  rxe1   not a PCI device (virtual): host memory only, dma-buf probe unknown\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(only virtual RDMA devices: rxe0, rxe1): GPUDirect RDMA does not apply"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(nic_ptr_support(r.pairs, "rxe0", false, r.platform, DmabufProbe::Unsupported, r.policy),
+            kPtrHost);
 }
 
 }  // namespace
