@@ -52,6 +52,10 @@ nlohmann::json to_json(const GpuDirectReport& r) {
                          {"bdf", n.facts.bdf},
                          {"numa", n.numa},
                          {"dmabuf_probe", std::string(to_string(n.facts.verbs_dmabuf))}});
+  j["virtual_nics"] = nlohmann::json::array();
+  for (const auto& n : r.virtual_nics)
+    j["virtual_nics"].push_back(
+        {{"name", n.facts.name}, {"dmabuf_probe", std::string(to_string(n.facts.verbs_dmabuf))}});
   j["pairs"] = nlohmann::json::array();
   for (const auto& p : r.pairs) {
     nlohmann::json f = nlohmann::json::array();
