@@ -35,8 +35,10 @@ constexpr Spec kSpecs[] = {
      "Allow DMA-BUF registration of GPU memory (NCCL's meaning)"},
     {"RAILSCOPE_TOPO_FILE", T::Path, "", 0, 0, "doctor",
      "hwloc XML topology to use instead of this system's (`lstopo --of xml`)"},
-    {"RAILSCOPE_SYSFS_ROOT", T::Path, "", 0, 0, "doctor",
-     "Prefix for the sysfs/procfs files GPUDirect checks read (tests use a fake tree)"},
+    // Shared with lib/node (same name, default and meaning): keep one entry when merging.
+    {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "doctor",
+     "Root of the sysfs tree read for devices, ports, GIDs and netdev MTUs (tests point it at a fake "
+     "tree; libibverbs is only queried with the real /sys)"},
 };
 
 }  // namespace

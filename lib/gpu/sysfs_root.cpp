@@ -11,17 +11,22 @@
 
 namespace railscope::gpu {
 
-SysfsRoot SysfsRoot::from_env() {
-  auto root = params::raw("RAILSCOPE_SYSFS_ROOT");
-  return SysfsRoot(root.value_or(std::string()));
+SysfsRoot::SysfsRoot(std::string sysfs_dir) : root_(std::move(sysfs_dir)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  if (root_.empty()) root_ = "/sys";
 }
 
+SysfsRoot SysfsRoot::from_env() { return SysfsRoot(params::raw("RAILSCOPE_SYSFS_ROOT").value_or("/sys")); }
+
 std::string SysfsRoot::path(std::string_view absolute) const {
-  std::string out = root_;
-  while (!out.empty() && out.back() == '/') out.pop_back();
-  if (absolute.empty() || absolute.front() != '/') out.push_back('/');
-  out.append(absolute);
-  return out;
+  std::string rel(absolute);
+  if (rel.empty() || rel.front() != '/') rel.insert(rel.begin(), '/');
+  if (rel == "/sys" || rel.rfind("/sys/", 0) == 0) return root_ + rel.substr(4);
+  if (is_real()) return rel;
+  // A fake tree: siblings of its sys directory stand for /proc, /boot.
+  auto slash = root_.find_last_of('/');
+  std::string parent = slash == std::string::npos ? std::string(".") : root_.substr(0, slash);
+  return parent + rel;
 }
 
 bool SysfsRoot::exists(std::string_view absolute) const {

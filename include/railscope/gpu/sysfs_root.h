@@ -1,5 +1,7 @@
-// Every file railscope's GPUDirect checks read (sysfs, /proc, /boot) goes through a root prefix so
-// tests can point them at a fake tree: RAILSCOPE_SYSFS_ROOT, or an explicit root given by the caller.
+// Every file railscope's GPUDirect checks read goes through one root so tests can point them at a
+// fake tree. The root is the sysfs directory (RAILSCOPE_SYSFS_ROOT, default /sys, the same variable
+// and meaning as lib/node's). With a fake root DIR/sys, the few non-sysfs files (/proc/cmdline,
+// /proc/sys/kernel/osrelease, /boot/config-*) are read from DIR/proc and DIR/boot.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +14,13 @@ namespace railscope::gpu {
 
 class SysfsRoot {
  public:
-  explicit SysfsRoot(std::string root = {}) : root_(std::move(root)) {}
-  // RAILSCOPE_SYSFS_ROOT, or "" (the real "/").
+  explicit SysfsRoot(std::string sysfs_dir = "/sys");
+  // RAILSCOPE_SYSFS_ROOT, or /sys.
   static SysfsRoot from_env();
 
-  const std::string& root() const { return root_; }
-  // The real path of an absolute system path such as "/sys/module/nvidia_peermem".
+  const std::string& root() const { return root_; }  // the sysfs directory
+  bool is_real() const { return root_ == "/sys"; }
+  // The file to open for an absolute system path such as "/sys/module/nvidia_peermem" or "/proc/cmdline".
   std::string path(std::string_view absolute) const;
   bool exists(std::string_view absolute) const;
   // The file's text with trailing whitespace removed; nullopt when unreadable.

@@ -28,6 +28,8 @@ class FakeSysfs {
   FakeSysfs& operator=(const FakeSysfs&) = delete;
 
   const std::string& root() const { return root_; }
+  // The directory to give as RAILSCOPE_SYSFS_ROOT / SysfsRoot (it stands for /sys).
+  std::string sys() const { return root_ + "/sys"; }
 
   void write(const std::string& absolute, const std::string& text) const {
     auto p = std::filesystem::path(root_ + absolute);

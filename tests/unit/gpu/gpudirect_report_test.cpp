@@ -31,7 +31,7 @@ struct HealthyNode {
     for (const char* p : kDgxSwitchPorts)
       fs.pci_config(p, FakeSysfs::config_space(true, kAcsCtrlSourceValidation));
     options.topo_file = fixture("dgx.xml");
-    options.fs = SysfsRoot(fs.root());
+    options.fs = SysfsRoot(fs.sys());
     options.cuda_library = RAILSCOPE_FAKE_CUDA;
     options.verbs_dmabuf = {{"mlx5_0", DmabufProbe::Supported}, {"mlx5_1", DmabufProbe::Supported}};
     options.policy = GdrPolicy{};
@@ -130,7 +130,7 @@ TEST(GpuDirectReport, SingleGpuWithoutNicLikeTheGpuCheckMachine) {
   FakeSysfs fs;
   ReportOptions o;
   o.topo_file = fixture("single_gpu.xml");
-  o.fs = SysfsRoot(fs.root());
+  o.fs = SysfsRoot(fs.sys());
   o.cuda_library = RAILSCOPE_FAKE_CUDA;
   o.policy = GdrPolicy{};
   setenv("FAKE_CUDA_BUSIDS", "0000:01:00.0", 1);
@@ -231,7 +231,7 @@ TEST(GpuDirectReport, VirtualRdmaDevicesAreHostOnly) {
   FakeSysfs fs;
   ReportOptions o;
   o.topo_file = fixture("single_gpu.xml");
-  o.fs = SysfsRoot(fs.root());
+  o.fs = SysfsRoot(fs.sys());
   o.query_cuda = false;
   o.policy = GdrPolicy{};
   o.nic_hints = {{"rxe0", ""}, {"rxe1", ""}};

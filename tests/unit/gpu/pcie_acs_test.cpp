@@ -14,7 +14,7 @@ TEST(PcieAcs, RedirectBitsSet) {
   fs.pci_config("0000:02:00.0",
                 FakeSysfs::config_space(true, kAcsCtrlSourceValidation | kAcsCtrlRequestRedirect |
                                                   kAcsCtrlCompletionRedirect | kAcsCtrlUpstreamForwarding));
-  auto st = read_acs(SysfsRoot(fs.root()), "0000:02:00.0");
+  auto st = read_acs(SysfsRoot(fs.sys()), "0000:02:00.0");
   EXPECT_EQ(st.state, AcsState::Redirect);
   EXPECT_EQ(st.offset, 0x148);
   EXPECT_EQ(st.capability, 0x5f);
@@ -42,12 +42,12 @@ TEST(PcieAcs, NoCapability) {
 TEST(PcieAcs, UnprivilegedReadNeedsRoot) {
   FakeSysfs fs;
   fs.pci_config("0000:02:00.0", FakeSysfs::config_space(true, kAcsCtrlRequestRedirect, /*truncated=*/true));
-  EXPECT_EQ(read_acs(SysfsRoot(fs.root()), "0000:02:00.0").state, AcsState::NeedsRoot);
+  EXPECT_EQ(read_acs(SysfsRoot(fs.sys()), "0000:02:00.0").state, AcsState::NeedsRoot);
 }
 
 TEST(PcieAcs, MissingDeviceIsUnreadable) {
   FakeSysfs fs;
-  EXPECT_EQ(read_acs(SysfsRoot(fs.root()), "0000:09:00.0").state, AcsState::Unreadable);
+  EXPECT_EQ(read_acs(SysfsRoot(fs.sys()), "0000:09:00.0").state, AcsState::Unreadable);
 }
 
 TEST(PcieAcs, LoopingCapabilityListTerminates) {

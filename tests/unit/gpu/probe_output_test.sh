@@ -19,7 +19,7 @@ echo 550.54.15 > "$sys/sys/module/nvidia_peermem/version"
 echo 6.1.0-18-amd64 > "$sys/proc/sys/kernel/osrelease"
 
 # 1. DGX-like topology, no CUDA driver: the matrix still shows every path and decision.
-"$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys" --no-cuda > "$tmp/dgx.txt"
+"$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys/sys" --no-cuda > "$tmp/dgx.txt"
 expect_line "$tmp/dgx.txt" "GPUDirect RDMA (topology: $fixtures/dgx.xml)"
 expect_line "$tmp/dgx.txt" "  peer memory : loaded (nvidia_peermem loaded; version 550.54.15)"
 expect_line "$tmp/dgx.txt" "         | mlx5_0             | mlx5_1"
@@ -29,17 +29,17 @@ expect_line "$tmp/dgx.txt" "  GPU2   | PHB off (distance) | SYS off (distance)"
 expect_line "$tmp/dgx.txt" "  GPU3   | SYS off (distance) | PIX gdr cuda"
 
 # 2. NCCL_NET_GDR_LEVEL from the environment changes the decision.
-NCCL_NET_GDR_LEVEL=SYS "$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys" --no-cuda > "$tmp/sys.txt"
+NCCL_NET_GDR_LEVEL=SYS "$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys/sys" --no-cuda > "$tmp/sys.txt"
 expect_line "$tmp/sys.txt" "  GPU2   | PHB gdr cuda | SYS gdr cuda"
-NCCL_NET_GDR_LEVEL=0 "$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys" --no-cuda > "$tmp/loc.txt"
+NCCL_NET_GDR_LEVEL=0 "$probe" --topo "$fixtures/dgx.xml" --sysfs "$sys/sys" --no-cuda > "$tmp/loc.txt"
 expect_line "$tmp/loc.txt" "  GPU0   | PIX off (distance) | SYS off (distance)"
 
 # 3. The topology file from RAILSCOPE_TOPO_FILE, the sysfs root from RAILSCOPE_SYSFS_ROOT.
-RAILSCOPE_TOPO_FILE="$fixtures/bcm_gen4.xml" RAILSCOPE_SYSFS_ROOT="$sys" "$probe" --no-cuda > "$tmp/bcm.txt"
+RAILSCOPE_TOPO_FILE="$fixtures/bcm_gen4.xml" RAILSCOPE_SYSFS_ROOT="$sys/sys" "$probe" --no-cuda > "$tmp/bcm.txt"
 expect_line "$tmp/bcm.txt" "  GPU0   | PIX gdr cuda"
 
 # 4. A GPU host like the H200 check machine (fake driver): passes gpu-check's verification.
-FAKE_CUDA_BUSIDS=0000:01:00.0 "$probe" --topo "$fixtures/single_gpu.xml" --sysfs "$sys" --cuda "$fake_cuda" \
+FAKE_CUDA_BUSIDS=0000:01:00.0 "$probe" --topo "$fixtures/single_gpu.xml" --sysfs "$sys/sys" --cuda "$fake_cuda" \
   > "$tmp/h200.txt"
 expect_line "$tmp/h200.txt" "  GPU0   0000:01:00.0 NUMA 0 cc 9.0, gdr attr 1, dma-buf attr 1"
 expect_line "$tmp/h200.txt" "  no RDMA NIC: GPUDirect RDMA does not apply"
@@ -52,7 +52,7 @@ fi
 grep -q "the CUDA driver was not read through dlopen" "$tmp/verify.err" || { echo "FAIL: wrong rejection:"; cat "$tmp/verify.err"; failures=$((failures + 1)); }
 
 # 6. A bad topology file: clear error, exit 1.
-if "$probe" --topo "$tmp/missing.xml" --sysfs "$sys" --no-cuda > "$tmp/bad.txt"; then
+if "$probe" --topo "$tmp/missing.xml" --sysfs "$sys/sys" --no-cuda > "$tmp/bad.txt"; then
   echo "FAIL: a missing topology file exited 0"; failures=$((failures + 1))
 fi
 expect_line "$tmp/bad.txt" "  no matrix: cannot use topology file '$tmp/missing.xml' (missing or not hwloc XML)"
