@@ -9,7 +9,6 @@
 
 #include "railscope/core/diagnosis.h"
 #include "railscope/gpu/path_type.h"
-#include "railscope/gpu/pci_topology.h"
 #include "railscope/gpu/pcie_acs.h"
 #include "railscope/gpu/platform_support.h"
 #include "railscope/gpu/verbs_gdr.h"

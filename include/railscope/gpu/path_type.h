@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace railscope::gpu {
 
@@ -32,6 +33,15 @@ struct GdrLevel {
   PathType level = kDefaultGdrLevel;
   bool from_env = false;  // the user set a value NCCL accepts
   std::string note;       // non-empty when the value was ignored (why)
+};
+
+// The path between one GPU and one NIC (pci_topology.h computes it from hwloc).
+struct PciPath {
+  PathType type = PathType::Sys;
+  // PCIe ports strictly between the two devices whose ACS setting matters (downstream/upstream
+  // ports of the switch(es) they share); empty when the path crosses the root complex (PHB/SYS).
+  std::vector<std::string> switch_ports;
+  std::string via;  // a few words: "switch 0000:05:00.0", "host bridge, NUMA 0", "NUMA 0 <-> NUMA 1"
 };
 
 // Parses a NCCL_NET_GDR_LEVEL value exactly as NCCL 2.28 does. nullopt input = unset.

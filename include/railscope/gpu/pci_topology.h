@@ -24,14 +24,6 @@ struct PciDevice {
   int numa = -1;                     // NUMA node of its host bridge, -1 = unknown
 };
 
-struct PciPath {
-  PathType type = PathType::Sys;
-  // PCIe ports strictly between the two devices whose ACS setting matters (downstream/upstream
-  // ports of the switch(es) they share); empty when the path crosses the root complex (PHB/SYS).
-  std::vector<std::string> switch_ports;
-  std::string via;  // a few words: "switch 0000:05:00.0", "host bridge, NUMA 0", "NUMA 0 <-> NUMA 1"
-};
-
 // An RDMA device the caller already knows (lib/node): its name and PCI path
 // (realpath of /sys/class/infiniband/<dev>/device). Lets NICs hwloc cannot name be matched by address.
 struct NicHint {
