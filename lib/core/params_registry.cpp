@@ -33,6 +33,8 @@ constexpr Spec kSpecs[] = {
      "GPUDirect for sends: -2 default (on for compute capability >= 8.0), 0 off, 1 on (NCCL's meaning)"},
     {"NCCL_DMABUF_ENABLE", T::Bool, "1", 0, 0, "net",
      "Allow DMA-BUF registration of GPU memory (NCCL's meaning)"},
+    {"NCCL_GDR_FLUSH_DISABLE", T::Bool, "0", 0, 0, "net",
+     "Do not flush GPUDirect receives with a loopback RDMA read (NCCL's IB transport meaning)"},
     {"RAILSCOPE_TOPO_FILE", T::Path, "", 0, 0, "doctor",
      "hwloc XML topology to use instead of this system's (`lstopo --of xml`)"},
     // Shared with lib/node (same name, default and meaning): keep one entry when merging.
