@@ -172,6 +172,33 @@ constexpr Entry kEntries[] = {
      "Use the open GPU kernel module with a kernel ≥ 5.12 and rdma-core ≥ 34, or load nvidia-peermem"},
     {"gdr.cuda_reg_efault", S::Error, "GPU memory registration failed (EFAULT)",
      "ibv_reg_mr on GPU memory failed: no peer-memory client is loaded", "`modprobe nvidia-peermem`"},
+    {"gdr.acs_unknown", S::Info, "ACS state on the GPU↔NIC path unknown",
+     "the PCIe ports between GPU and NIC could not be checked for ACS redirect (config space beyond "
+     "64 bytes needs root)",
+     "Run `railscope doctor` as root to check ACS"},
+    {"gdr.gpu_unsupported", S::Warning, "GPU does not support GPUDirect RDMA",
+     "the CUDA driver reports CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED=0 for this GPU",
+     "Use a data-centre GPU and a current driver for GPUDirect RDMA"},
+    {"gdr.iommu_translated", S::Info, "IOMMU translates GPU DMA",
+     "the IOMMU is in translating mode for the GPU; NIC→GPU peer-to-peer traffic needs ATS or is routed "
+     "through the root complex (slower, or local protection errors)",
+     "Boot with iommu=pt (bare metal), or enable ATS on the NIC and GPU (VMs)"},
+    {"gdr.read_off", S::Info, "GPUDirect RDMA used for receives only",
+     "NCCL does not let the NIC read GPU memory for sends here (NCCL_NET_GDR_READ=0, or a GPU older "
+     "than compute capability 8.0 without NVLink peers)",
+     "Unset NCCL_NET_GDR_READ (or set 1) if sends should read GPU memory directly"},
+    {"gdr.no_cuda_driver", S::Info, "No CUDA driver",
+     "libcuda.so.1 could not be loaded or initialised (no GPU driver on this host, or a container "
+     "without the driver mounted)",
+     "On GPU nodes install the NVIDIA driver / run the container with the NVIDIA runtime"},
+    {"gdr.no_gpu", S::Info, "No NVIDIA GPU found", "neither the PCI topology nor the CUDA driver shows a GPU",
+     "Nothing to do on a host without GPUs"},
+    {"gdr.no_rdma_nic", S::Info, "No RDMA NIC",
+     "the PCI topology shows no RDMA-capable NIC, so GPUDirect RDMA does not apply",
+     "Nothing to do on a host without RDMA NICs; else load the NIC driver (mlx5_ib)"},
+    {"gdr.topology", S::Warning, "PCI topology unavailable",
+     "the hwloc topology could not be loaded (bad RAILSCOPE_TOPO_FILE / --topo file) or misses a device",
+     "Fix the topology file path (an `lstopo --of xml` export) or unset RAILSCOPE_TOPO_FILE"},
 
     // --- environment hygiene
     {"env.tuning_override", S::Warning, "NCCL tuning variable set",
