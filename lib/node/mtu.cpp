@@ -31,7 +31,7 @@ std::vector<diag::Finding> check_port_mtu(std::string_view where, int active_mtu
   if (active_mtu <= 0 || netdev_mtu <= 0) return out;
   const int allowed = roce_mtu_for_netdev(netdev_mtu);
   const std::string facts =
-      fmt::format("{}: active_mtu {}, netdev {} MTU {} carries at most {} (MTU − {} header bytes)", where,
+      fmt::format("{}: active_mtu {}, netdev {} MTU {} carries at most {} (MTU - {} header bytes)", where,
                   active_mtu, netdev, netdev_mtu, allowed, kRoceHeaderBudget);
   if (active_mtu > allowed) {
     out.push_back(diag::make("mtu.above_netdev", facts,
