@@ -66,12 +66,8 @@ Inventory discover(const DiscoverOptions& options) {
         dev.notes.clear();  // verbs answers what sysfs could not
         std::string error;
         if (!read_device_from_verbs(sysfs, d, dev, &error)) {
+          dev = read_device_from_sysfs(sysfs, name, /*read_gids=*/true);
           dev.notes.push_back(error + "; facts from sysfs only");
-          dev = [&] {
-            Device s = read_device_from_sysfs(sysfs, name, /*read_gids=*/true);
-            s.notes.push_back(error + "; facts from sysfs only");
-            return s;
-          }();
         }
         inv.devices.push_back(std::move(dev));
       }
