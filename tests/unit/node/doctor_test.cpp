@@ -165,3 +165,26 @@ TEST(Doctor, GathersFromFakeSysfs) {
   EXPECT_EQ(ids(r).count("port.down"), 1u);
   EXPECT_EQ(r.exit_code, 2);  // the only port is down: port.none_active
 }
+
+TEST(Doctor, GidIndexOnInfinibandReportedOncePerPort) {
+  NodeFacts f;
+  node::Device d;
+  d.name = "mlx5_0";
+  node::Port p;
+  p.number = 1;
+  p.state = node::PortState::Active;
+  p.link_layer = node::LinkLayer::InfiniBand;
+  p.gid_tbl_len = 128;
+  p.gids = {{0, *node::Gid::parse("fe80::2"), node::GidType::IB, ""}};
+  d.ports.push_back(p);
+  f.inventory.devices.push_back(d);
+  f.memlock.cap_ipc_lock = true;
+  f.gid_policy.forced_index = 3;
+  f.env = [](std::string_view n) {
+    return n == "NCCL_IB_GID_INDEX" ? std::optional<std::string>("3") : std::optional<std::string>();
+  };
+  const Report r = run(f);
+  EXPECT_EQ(ids(r), (std::multiset<std::string>{"gid.forced_on_ib"}));
+  EXPECT_EQ(r.exit_code, 0);  // information only: NCCL ignores it
+  EXPECT_EQ(to_json(r, f)["sections"]["gids"]["ports"][0]["selected_index"], 0);
+}
