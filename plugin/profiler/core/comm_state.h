@@ -14,9 +14,9 @@
 
 namespace railscope::profiler {
 
-enum class DropKind : uint8_t { Coll, P2p, ProxyOp, ProxyStep, KernelCh, Net, Api, Queue, Count };
+enum class DropKind : uint8_t { Coll, P2p, ProxyOp, ProxyStep, KernelCh, Net, Queue, Count };
 inline constexpr const char* kDropNames[] = {"coll",      "p2p", "proxy_op", "proxy_step",
-                                             "kernel_ch", "net", "api",      "queue"};
+                                             "kernel_ch", "net", "queue"};
 
 struct CommIdentity {
   uint64_t hash = 0;
@@ -92,7 +92,6 @@ struct CommState {
   CommState(CommIdentity id, int activation_mask, PoolSizes sizes)
       : ident(std::move(id)),
         mask(activation_mask),
-        api(sizes.colls * 2),
         colls(sizes.colls),
         ops(sizes.proxy),
         steps(sizes.proxy),
@@ -101,7 +100,6 @@ struct CommState {
 
   CommIdentity ident;
   int mask;
-  EventPool<ApiSlot> api;
   EventPool<CollSlot> colls;
   EventPool<ProxyOpSlot> ops;
   EventPool<ProxyStepSlot> steps;

@@ -67,17 +67,12 @@ void child_stopped(CollSlot* coll, uint64_t now) {
   if (coll->alive.fetch_sub(1, std::memory_order_acq_rel) == 1) maybe_complete(coll, now);
 }
 
-void* start_api(CommState* c, const EventDescr& d) {
-  ApiSlot* s = c->api.acquire();
-  if (s == nullptr) {
-    c->drop(DropKind::Api);
-    return nullptr;
-  }
-  s->h.comm = c;
-  s->graph = d.graph;
-  s->refs.store(1, kRelaxed);
-  s->h.kind.store(Kind::Api, std::memory_order_release);
-  return s;
+constinit ApiSlot g_api_captured{{Kind::Api, nullptr}, 1};
+constinit ApiSlot g_api_not_captured{{Kind::Api, nullptr}, 0};
+constinit ApiSlot g_api_unknown{{Kind::Api, nullptr}, -1};
+
+void* start_api(const EventDescr& d) {
+  return d.graph > 0 ? &g_api_captured : (d.graph == 0 ? &g_api_not_captured : &g_api_unknown);
 }
 
 void* start_coll(CommState* c, const EventDescr& d, bool p2p) {
@@ -98,13 +93,8 @@ void* start_coll(CommState* c, const EventDescr& d, bool p2p) {
   s->channels = d.channels;
   s->rank = d.rank;
   s->graph = d.graph;
-  s->api = nullptr;
-  if (d.parent != nullptr && c->api.owns(d.parent) && kind_of(d.parent) == Kind::Api) {
-    auto* api = static_cast<ApiSlot*>(d.parent);
-    api->refs.fetch_add(1, kRelaxed);
-    s->api = api;
-    if (s->graph < 0) s->graph = api->graph;
-  }
+  if (s->graph < 0 && (d.parent == &g_api_captured || d.parent == &g_api_not_captured))
+    s->graph = d.parent == &g_api_captured ? 1 : 0;
   s->stopped.store(false, kRelaxed);
   s->stop_ns.store(0, kRelaxed);
   s->alive.store(0, kRelaxed);
@@ -259,13 +249,6 @@ void account_state(ProxyOpSlot* op, uint8_t state, uint64_t dt) {
 
 }  // namespace
 
-void release_api_ref(ApiSlot* s) {
-  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    s->h.kind.store(Kind::None, std::memory_order_release);
-    s->h.comm->api.release(s);
-  }
-}
-
 void start_event(void* ctx, void** handle, const EventDescr& d) {
   if (handle == nullptr) return;
   *handle = nullptr;
@@ -273,7 +256,7 @@ void start_event(void* ctx, void** handle, const EventDescr& d) {
   if (c == nullptr) return;
   switch (d.type) {
     case ncclProfileCollApi:
-    case ncclProfileP2pApi: *handle = start_api(c, d); break;
+    case ncclProfileP2pApi: *handle = start_api(d); break;
     case ncclProfileColl: *handle = start_coll(c, d, false); break;
     case ncclProfileP2p: *handle = start_coll(c, d, true); break;
     case ncclProfileProxyOp: *handle = start_proxy_op(c, d); break;
@@ -288,7 +271,7 @@ void stop_event(void* handle) {
   if (handle == nullptr) return;
   auto* h = static_cast<EventHeader*>(handle);
   switch (h->kind.load(std::memory_order_acquire)) {
-    case Kind::Api: release_api_ref(static_cast<ApiSlot*>(handle)); break;
+    case Kind::Api: break;  // a static marker: nothing to release
     case Kind::Coll:
     case Kind::P2p: {
       auto* s = static_cast<CollSlot*>(handle);

@@ -56,9 +56,11 @@ struct EventHeader {
   CommState* comm = nullptr;
 };
 
+// CollApi/P2pApi events carry only "captured in a CUDA graph", which the Coll below needs. NCCL
+// stops the API event before it starts the Coll (and still passes the API handle as its parent),
+// so the handle is one of two static markers rather than a pooled slot that could be recycled.
 struct ApiSlot {
   EventHeader h;
-  std::atomic<int> refs{0};
   int8_t graph = -1;
 };
 
@@ -95,7 +97,6 @@ struct CollSlot {
   int channels = 0;
   int rank = -1;
   int8_t graph = -1;
-  ApiSlot* api = nullptr;
   uint64_t start_ns = 0;  // monotonic
   // Updated by NCCL's threads.
   std::atomic<bool> stopped{false};

@@ -110,7 +110,8 @@ std::string format_diag(const diag::Finding& f, const DiagContext& ctx) {
       out += fmt::format(
           "{}{{\"ch\":{},\"peer\":{},\"dir\":\"{}\",\"state\":\"{}\",\"since_us\":{:.0f},\"meaning\":\"{}\"}"
           "}",
-          i ? "," : "", w.channel, w.peer, w.is_send ? "send" : "recv", w.state, ns_to_us(w.since_ns), w.meaning);
+          i ? "," : "", w.channel, w.peer, w.is_send ? "send" : "recv", w.state, ns_to_us(w.since_ns),
+          w.meaning);
     }
     out += "]";
   }

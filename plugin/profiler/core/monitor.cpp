@@ -256,8 +256,6 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
     op = next;
   }
   s->ops_head.store(nullptr);
-  if (s->api != nullptr) release_api_ref(s->api);
-  s->api = nullptr;
   s->h.kind.store(Kind::None, std::memory_order_release);
   c->colls.release(s);
 

@@ -30,7 +30,4 @@ void stop_event(void* handle);
 void record_state(void* handle, int state, uint64_t value, void* data);
 ncclResult_t finalize_comm(void* ctx);
 
-// Internal: drops one reference to a CollApi/P2pApi slot (used when a Coll slot is recycled).
-void release_api_ref(ApiSlot* s);
-
 }  // namespace railscope::profiler
