@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace railscope::abi_test {
 namespace {
@@ -363,6 +365,29 @@ void ProfilerDriver::run_coll(const CollSpec& spec, uint64_t gpu_ns, int peer, i
     state(kernels[static_cast<size_t>(ch)], ncclProfilerKernelChStop, t0 + gpu_ns);
     stop(kernels[static_cast<size_t>(ch)]);
   }
+}
+
+void ProfilerDriver::run_ring_coll(const CollSpec& spec, uint64_t gpu_ns, int send_peer, int recv_peer,
+                                   int recv_wait_us) {
+  void* coll = start_coll(spec);
+  stop(coll);
+  const uint64_t t0 = gpu_clock_;
+  gpu_clock_ += gpu_ns + 1000;
+  void* k = start_kernel_ch(coll, 0, t0);
+  void* send = start_proxy_op(coll, 0, send_peer, true);
+  void* recv = start_proxy_op(coll, 0, recv_peer, false);
+  void* ss = start_proxy_step(send, 0);
+  state(ss, ncclProfilerProxyStepSendWait, 4096);
+  void* rs = start_proxy_step(recv, 0);
+  state(rs, ncclProfilerProxyStepRecvWait, 4096);
+  if (recv_wait_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(recv_wait_us));
+  state(rs, ncclProfilerProxyStepRecvGPUWait, 4096);
+  stop(rs);
+  stop(ss);
+  stop(recv);
+  stop(send);
+  state(k, ncclProfilerKernelChStop, t0 + gpu_ns);
+  stop(k);
 }
 
 void ProfilerDriver::run_p2p(const char* func, uint64_t count, int peer, uint64_t gpu_ns) {

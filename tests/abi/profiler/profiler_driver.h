@@ -59,6 +59,9 @@ class ProfilerDriver {
   // `steps` ProxySteps (SendGPUWait→SendPeerWait→SendWait / RecvWait→RecvFlushWait→RecvGPUWait),
   // and KernelCh events whose GPU timers span exactly gpu_ns.
   void run_coll(const CollSpec& spec, uint64_t gpu_ns, int peer = 1, int steps = 2);
+  // Ring shape for multi-rank runs: send to send_peer, receive from recv_peer, and spend
+  // recv_wait_us (real time) in RecvWait of each receive step (waiting for a late peer).
+  void run_ring_coll(const CollSpec& spec, uint64_t gpu_ns, int send_peer, int recv_peer, int recv_wait_us);
   void run_p2p(const char* func, uint64_t count, int peer, uint64_t gpu_ns);
 
  private:
