@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "abi/profiler/profile_json.h"
@@ -138,6 +140,47 @@ TEST(SlowCollective, LowLatencyProtocolForLargeMessagesIsNamed) {
   const auto ids = run_allreduce_stream(60.0, "LL128");
   ASSERT_EQ(ids.size(), 1u);
   EXPECT_EQ(ids[0], "coll.slow.protocol");
+}
+
+}  // namespace
+}  // namespace railscope::abi_test
+
+namespace railscope::abi_test {
+namespace {
+
+TEST(Outputs, PrometheusTextfileAndSummaryTableAtFinalize) {
+  const std::string dir = fresh_profile_dir("prom");
+  const std::string prom = dir + "/railscope.prom";
+  setenv("RAILSCOPE_PROFILE_PROM", prom.c_str(), 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x1234, 0, 8, 1), ncclSuccess);
+  for (uint64_t i = 0; i < 3; ++i) {
+    CollSpec s;
+    s.seq = i;
+    s.count = 1 << 20;
+    drv.run_coll(s, 100'000);
+  }
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  std::ifstream in(prom);
+  ASSERT_TRUE(in) << "no textfile at " << prom;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  // 4 MiB AllReduce at n=8 in 100 us: busbw = 41.94 × 1.75 = 73.4 GB/s → bucket le=100.
+  EXPECT_NE(text.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"4194304\",le=\"50\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"4194304\",le=\"100\"} 3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("railscope_latency_us_count{op=\"AllReduce\",size_bucket=\"4194304\"} 3"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE railscope_events_dropped_total counter"), std::string::npos);
+  EXPECT_TRUE(CapturedLog::contains("railscope profiler: comm 0x0000000000001234 rank 0/8: 3 collectives"));
+  EXPECT_TRUE(CapturedLog::contains("AllReduce")) << "summary table row";
 }
 
 }  // namespace
