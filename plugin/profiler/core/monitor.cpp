@@ -247,6 +247,16 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
       w.peer_ns = op->peer_ns.load();
       w.net_ns = op->net_ns.load();
       w.gpu_ns = op->gpu_ns.load();
+      if (!complete && !op->stopped.load()) {
+        // Still waiting when written (hang, or finalize mid-flight): count the current wait too.
+        const uint8_t st = op->cur_state.load();
+        const uint64_t since = op->cur_since_ns.load();
+        const uint64_t dt = now_ns() > since ? now_ns() - since : 0;
+        const std::string_view meaning = state_meaning(st);
+        if (meaning == "peer_late_or_dead") w.peer_ns += dt;
+        if (meaning == "network_path") w.net_ns += dt;
+        if (meaning == "local_gpu") w.gpu_ns += dt;
+      }
       r.waits.push_back(w);
     } else {
       ++r.waits_dropped;

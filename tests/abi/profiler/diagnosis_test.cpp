@@ -84,7 +84,15 @@ TEST(HangWatchdog, NamesOpSeqAndWhatEachPeerWaitsOn) {
   EXPECT_EQ(hangs, 1) << "reported once";
   // At finalize the stuck collective is written as incomplete; the other one is complete.
   int incomplete = 0;
-  for (const auto& c : of_type(all, "coll")) incomplete += c.at("complete").get<bool>() ? 0 : 1;
+  for (const auto& c : of_type(all, "coll")) {
+    if (c.at("complete").get<bool>()) continue;
+    ++incomplete;
+    // The wait still in progress is counted: > 1 s on the peer (peer 3) and on the network (peer 5).
+    for (const auto& w : c.at("waits")) {
+      const double peer_us = w.at("peer_wait_us"), net_us = w.at("net_us");
+      EXPECT_GT(w.at("peer") == 3 ? peer_us : net_us, 1e6) << w.dump();
+    }
+  }
   EXPECT_EQ(incomplete, 1);
 }
 
