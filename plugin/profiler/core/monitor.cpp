@@ -89,6 +89,7 @@ void Monitor::add(CommState* c) {
     std::error_code ec;
     std::filesystem::create_directories(cfg_.dir, ec);
     const bool existed = std::filesystem::exists(path_, ec);
+    if (file_ != nullptr) std::fclose(file_);  // a previous session's file, if its remove() raced with us
     file_ = std::fopen(path_.c_str(), "a");
     file_failed_ = file_ == nullptr;
     if (file_failed_) {
