@@ -72,8 +72,25 @@ MonitorConfig read_monitor_config() {
 }
 
 Monitor& Monitor::instance() {
-  static Monitor* m = new Monitor();  // leaked on purpose: no work at exit
-  return *m;
+  // Destroyed when the library is unloaded (or at exit): see ~Monitor.
+  static Monitor m;
+  return m;
+}
+
+Monitor::~Monitor() {
+  // Normally the last finalize already stopped the thread; this covers a process that exits (or
+  // unloads the plugin) with communicators still alive: stop the thread, flush, close.
+  std::unique_lock lock(mu_);
+  stop_ = true;
+  running_ = false;
+  cv_.notify_all();
+  std::thread t = std::move(thread_);
+  lock.unlock();
+  if (t.joinable()) t.join();
+  lock.lock();
+  flush_locked();
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = nullptr;
 }
 
 std::string Monitor::path() const {

@@ -37,6 +37,9 @@ class Monitor {
   void remove(CommState* c);
   // Path of this process's profile file ("" before the first communicator).
   std::string path() const;
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
 
  private:
   Monitor() = default;
