@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -117,14 +118,25 @@ std::string render_html(const Report& r) {
   h += "<h2>Rank × peer wait matrix</h2>";
   if (!r.wait_summary.empty()) h += fmt::format("<p><b>{}</b></p>", xml_escape(r.wait_summary));
   if (!r.waits.empty()) {
-    std::set<int> ranks, peers;
-    for (const WaitCell& w : r.waits) ranks.insert(w.rank), peers.insert(w.peer);
+    // At most 64 rows and columns: the ranks and peers with the most waiting (all of them in --json).
+    std::map<int, double> by_rank, by_peer;
+    for (const WaitCell& w : r.waits) by_rank[w.rank] += w.peer_wait_us, by_peer[w.peer] += w.peer_wait_us;
+    auto top = [](const std::map<int, double>& m) {
+      std::vector<std::pair<double, int>> v;
+      for (const auto& [k, us] : m) v.emplace_back(-us, k);
+      std::sort(v.begin(), v.end());
+      std::set<int> out;
+      for (size_t i = 0; i < v.size() && i < 64; ++i) out.insert(v[i].second);
+      return out;
+    };
+    const std::set<int> ranks = top(by_rank), peers = top(by_peer);
     std::vector<std::string> rows, cols;
     std::map<int, size_t> ri, pi;
     for (int x : ranks) ri[x] = rows.size(), rows.push_back(fmt::format("rank {}", x));
     for (int x : peers) pi[x] = cols.size(), cols.push_back(fmt::format("{}", x));
     std::vector<std::vector<double>> v(rows.size(), std::vector<double>(cols.size(), 0.0));
-    for (const WaitCell& w : r.waits) v[ri[w.rank]][pi[w.peer]] = w.peer_wait_us / 1e3;
+    for (const WaitCell& w : r.waits)
+      if (ranks.count(w.rank) && peers.count(w.peer)) v[ri[w.rank]][pi[w.peer]] = w.peer_wait_us / 1e3;
     h += svg_heatmap("Time waiting on each peer (columns: peer rank)", rows, cols, v, "ms");
   }
 

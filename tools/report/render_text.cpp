@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "tools/report/render.h"
 
 namespace railscope::report {
@@ -48,9 +51,16 @@ std::string render_text(const Report& r) {
                        s.mean_late_us, s.max_late_us);
   out += "\nRank x peer wait matrix [ms waiting on the peer (SendPeerWait+RecvWait) / on the network]\n";
   if (!r.wait_summary.empty()) out += "  " + r.wait_summary + "\n";
-  for (const WaitCell& w : r.waits)
-    out += fmt::format("  rank {:>4} <- peer {:>4}: {:>10.3f} / {:>10.3f}\n", w.rank, w.peer,
-                       w.peer_wait_us / 1e3, w.net_us / 1e3);
+  // Largest cells first; the full matrix is in --json.
+  std::vector<WaitCell> cells = r.waits;
+  std::sort(cells.begin(), cells.end(), [](const WaitCell& a, const WaitCell& b) {
+    return a.peer_wait_us + a.net_us > b.peer_wait_us + b.net_us;
+  });
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < cells.size() && i < kShown; ++i)
+    out += fmt::format("  rank {:>4} <-> peer {:>4}: {:>10.3f} / {:>10.3f}\n", cells[i].rank, cells[i].peer,
+                       cells[i].peer_wait_us / 1e3, cells[i].net_us / 1e3);
+  if (cells.size() > kShown) out += fmt::format("  … {} more cells (see --json)\n", cells.size() - kShown);
   out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
   for (const DiagRow& d : r.diags)
     out += fmt::format("  [{}] {} rank {}{}: {}. Fix: {}\n", d.id, d.severity, d.rank,

@@ -100,6 +100,21 @@ TEST(ProfileReader, ToleratesUnknownTypesNewerVersionsAndGarbage) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReportRender, WaitMatrixTextShowsTheLargestCellsFirst) {
+  ProfileSet set;
+  CollRow c = row(0, 0, 1, 10);
+  for (int peer = 1; peer <= 30; ++peer) c.waits.push_back({0, peer, false, 0, peer * 1000.0, 0, 0});
+  set.colls.push_back(c);
+  const Report r = analyse(set, nullptr);
+  EXPECT_EQ(r.waits.size(), 30u);
+  EXPECT_NE(r.wait_summary.find("peer 30 is waited on most"), std::string::npos) << r.wait_summary;
+  const std::string text = render_text(r);
+  EXPECT_LT(text.find("peer   30"), text.find("peer   29"));
+  EXPECT_EQ(text.find("peer    1:"), std::string::npos);
+  EXPECT_NE(text.find("10 more cells"), std::string::npos);
+  EXPECT_NE(render_html(r).find("<svg class=\"heatmap\""), std::string::npos);
+}
+
 TEST(ReportRender, HumanBytes) {
   EXPECT_EQ(human_bytes(8), "8 B");
   EXPECT_EQ(human_bytes(4096), "4 KiB");
