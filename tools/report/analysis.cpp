@@ -20,7 +20,7 @@ double percentile(std::vector<double> v, double p) {
 std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
   struct Acc {
     std::vector<double> time, busbw;
-    std::map<int, std::vector<double>> per_rank;
+    std::map<int, std::vector<double>> per_rank, per_rank_time;
   };
   std::map<std::tuple<std::string, int, uint64_t>, Acc> acc;
   for (const CollRow& c : colls) {
@@ -30,6 +30,7 @@ std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
     const double bw = c.busbw_gbs.value_or(c.algbw_gbs.value_or(0.0));
     a.busbw.push_back(bw);
     a.per_rank[c.rank].push_back(bw);
+    a.per_rank_time[c.rank].push_back(*c.time_us);
   }
   std::vector<SizeRow> rows;
   for (auto& [key, a] : acc) {
@@ -48,6 +49,13 @@ std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
       const double med = percentile(v, 50);
       if (first || med < r.busbw_min) r.busbw_min = med, r.rank_min = rank;
       if (first || med > r.busbw_max) r.busbw_max = med, r.rank_max = rank;
+      first = false;
+    }
+    first = true;
+    for (auto& [rank, v] : a.per_rank_time) {
+      const double med = percentile(v, 50);
+      if (first || med < r.time_min_us) r.time_min_us = med;
+      if (first || med > r.time_max_us) r.time_max_us = med;
       first = false;
     }
     rows.push_back(r);

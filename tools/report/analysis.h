@@ -20,8 +20,9 @@ struct SizeRow {
   size_t records = 0;
   size_t ranks = 0;
   double time_p50_us = 0, time_p99_us = 0;
-  double busbw_p50 = 0, busbw_p99 = 0;  // p99 = the slow tail: 1st percentile of busbw
-  double busbw_min = 0, busbw_max = 0;  // per-rank median busbw: lowest and highest rank
+  double busbw_p50 = 0, busbw_p99 = 0;      // p99 = the slow tail: 1st percentile of busbw
+  double busbw_min = 0, busbw_max = 0;      // per-rank median busbw: lowest and highest rank
+  double time_min_us = 0, time_max_us = 0;  // per-rank median time: fastest and slowest rank
   int rank_min = -1, rank_max = -1;
   std::optional<double> baseline_busbw_p50;
 };

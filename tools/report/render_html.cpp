@@ -74,20 +74,18 @@ std::string render_html(const Report& r) {
   }
   h += "</div>";
 
-  h += "<h2>Per (op, size)</h2><table><tr><th "
-       "class=\"l\">op</th><th>n</th><th>size</th><th>count</th><th>ranks</th>"
-       "<th>time p50 µs</th><th>time p99 µs</th><th>busbw p50</th><th>busbw p99</th><th>min (rank)</th>"
-       "<th>max (rank)</th>";
+  h += "<h2>Per (op, size)</h2><table><tr><th class=\"l\">op</th><th>n</th><th>size</th><th>count</th>"
+       "<th>ranks</th><th>time p50 µs</th><th>time p99 µs</th><th>time min–max µs (rank medians)</th>"
+       "<th>busbw p50</th><th>busbw p99</th><th>busbw min (rank)</th><th>busbw max (rank)</th>";
   if (r.has_baseline) h += "<th>baseline p50</th><th>ratio</th>";
   h += "</tr>";
   for (const SizeRow& s : r.sizes) {
-    h += fmt::format(
-        "<tr><td "
-        "class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}<td>{:.1f}</td><td>{:.2f}</"
-        "td>"
-        "<td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>",
-        xml_escape(s.op), s.nranks, human_bytes(s.bytes), s.records, s.ranks, s.time_p50_us, s.time_p99_us,
-        s.busbw_p50, s.busbw_p99, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
+    h += fmt::format("<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                     xml_escape(s.op), s.nranks, human_bytes(s.bytes), s.records, s.ranks);
+    h += fmt::format("<td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}–{:.1f}</td>", s.time_p50_us, s.time_p99_us,
+                     s.time_min_us, s.time_max_us);
+    h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>", s.busbw_p50,
+                     s.busbw_p99, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
     if (r.has_baseline) {
       if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
         h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td>", *s.baseline_busbw_p50,

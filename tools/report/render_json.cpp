@@ -25,6 +25,8 @@ std::string render_json(const Report& r) {
                 {"ranks", s.ranks},
                 {"time_p50_us", s.time_p50_us},
                 {"time_p99_us", s.time_p99_us},
+                {"time_min_us", s.time_min_us},
+                {"time_max_us", s.time_max_us},
                 {"busbw_p50_gbs", s.busbw_p50},
                 {"busbw_p99_gbs", s.busbw_p99},
                 {"busbw_min_gbs", s.busbw_min},
