@@ -208,3 +208,47 @@ INSTANTIATE_TEST_SUITE_P(Abi, NetVersion, ::testing::Values(3, 4, 5, 6),
 
 }  // namespace
 }  // namespace railscope::abi_test
+
+namespace railscope::abi_test {
+namespace {
+
+TEST(BadInput, UnwritableProfileDirWarnsAndKeepsProfiling) {
+  setenv("RAILSCOPE_PROFILE_DIR", "/proc/railscope-cannot-exist", 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(5);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x42, 0, 2, 1), ncclSuccess) << "a profile that cannot be written must not fail NCCL";
+  EXPECT_NE(drv.mask(), 0);
+  drv.run_coll({}, 1000);
+  EXPECT_EQ(drv.finalize(), ncclSuccess);
+  EXPECT_TRUE(CapturedLog::contains("[profile.write_failed] cannot open /proc/railscope-cannot-exist/"));
+}
+
+TEST(BadInput, InvalidEnvValuesAreReportedAndDefaultsUsed) {
+  const std::string dir = fresh_profile_dir("badenv");
+  setenv("RAILSCOPE_EXPECTED_BUSBW", "fast", 1);
+  setenv("RAILSCOPE_HANG_SECONDS", "-5", 1);
+  setenv("RAILSCOPE_PROFILE_POOL_COLLS", "lots", 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(5);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x43, 0, 8, 1), ncclSuccess);
+  for (uint64_t i = 0; i < 8; ++i) {
+    CollSpec s;
+    s.seq = i;
+    s.count = 64ull << 20;
+    drv.run_coll(s, 100'000'000);  // very slow, but no ceiling is known: no coll.slow
+  }
+  EXPECT_EQ(drv.finalize(), ncclSuccess);
+  for (const char* v : {"RAILSCOPE_EXPECTED_BUSBW", "RAILSCOPE_HANG_SECONDS", "RAILSCOPE_PROFILE_POOL_COLLS"})
+    unsetenv(v);
+  EXPECT_TRUE(CapturedLog::contains("RAILSCOPE_EXPECTED_BUSBW=fast: not a positive number of GB/s"));
+  EXPECT_TRUE(CapturedLog::contains("RAILSCOPE_HANG_SECONDS=-5"));
+  EXPECT_TRUE(CapturedLog::contains("RAILSCOPE_PROFILE_POOL_COLLS=lots"));
+  const auto all = parse_profile(dir);
+  EXPECT_EQ(of_type(all, "coll").size(), 8u) << "defaults used";
+  EXPECT_TRUE(of_type(all, "diag").empty());
+}
+
+}  // namespace
+}  // namespace railscope::abi_test
