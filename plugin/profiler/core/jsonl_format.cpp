@@ -99,7 +99,7 @@ std::string format_diag(const diag::Finding& f, const DiagContext& ctx) {
   std::string out = fmt::format("{{\"type\":\"diag\",\"id\":\"{}\",\"severity\":\"{}\"", f.id(),
                                 diag::to_string(f.severity));
   if (ctx.comm != nullptr)
-    out += fmt::format(",\"comm\":\"{}\",\"rank\":{}", comm_hex(ctx.comm->hash), ctx.comm->rank);
+    out += fmt::format(",\"comm\":\"{}\",\"rank\":{}", comm_hex(ctx.comm->hash), ctx.rank);
   if (!ctx.op.empty()) out += fmt::format(",\"op\":\"{}\",\"seq\":{}", ctx.op, ctx.seq);
   out += fmt::format(",\"detail\":\"{}\",\"fix\":\"{}\",\"unix_ns\":{}", json_escape(f.detail),
                      json_escape(f.effective_fix()), ctx.unix_ns);

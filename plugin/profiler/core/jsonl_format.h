@@ -36,6 +36,7 @@ struct WaitingOp {
 
 struct DiagContext {
   const CommIdentity* comm = nullptr;
+  int rank = -1;        // the record's rank (the comm's, or the descriptor's with ABI v1..v3)
   std::string_view op;  // empty: not about one collective
   uint64_t seq = 0;
   uint64_t unix_ns = 0;

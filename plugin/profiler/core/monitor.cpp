@@ -298,7 +298,7 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
     prom_stats_[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
     if (!r.is_p2p)
       if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto))
-        emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr);
+        emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr, r.rank);
   }
 }
 
@@ -306,8 +306,9 @@ void Monitor::report_hang_locked(CommState* c, CollSlot* s, uint64_t now) {
   s->hang_reported = true;
   const uint64_t bytes = message_bytes(s->op, s->count, datatype_size(s->datatype), c->ident.nranks);
   const std::vector<WaitingOp> waiting = collect_waiting(*s, now);
-  diag::Finding f = diag::make("coll.hang", hang_detail(*s, bytes, c->ident.rank, now, waiting));
-  emit_diag_locked(c, f, op_name(s->op), s->seq, &waiting);
+  diag::Finding f = diag::make(
+      "coll.hang", hang_detail(*s, bytes, c->ident.rank >= 0 ? c->ident.rank : s->rank, now, waiting));
+  emit_diag_locked(c, f, op_name(s->op), s->seq, &waiting, s->rank);
 }
 
 void Monitor::drain_net_errors_locked(CommState* c) {
@@ -324,9 +325,11 @@ void Monitor::drain_net_errors_locked(CommState* c) {
 }
 
 void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string_view op, uint64_t seq,
-                               const std::vector<WaitingOp>* waiting) {
+                               const std::vector<WaitingOp>* waiting, int rank) {
+  if (c->ident.rank >= 0 || rank < 0) rank = c->ident.rank;
   DiagContext ctx;
   ctx.comm = &c->ident;
+  ctx.rank = rank;
   ctx.op = op;
   ctx.seq = seq;
   ctx.unix_ns = to_unix_ns(now_ns());
@@ -334,8 +337,7 @@ void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string
   pending_ += format_diag(f, ctx);
   ++c->monitor.diagnoses;
   ++diag_counts_[std::string(f.id())];
-  RS_WARN("railscope profiler: comm {} rank {}: {}", comm_hex(c->ident.hash), c->ident.rank,
-          diag::one_line(f));
+  RS_WARN("railscope profiler: comm {} rank {}: {}", comm_hex(c->ident.hash), rank, diag::one_line(f));
 }
 
 void Monitor::log_summary_locked(const CommState* c) {

@@ -2,9 +2,12 @@
 // order or twice, exhausted pools, PXN ProxyOps owned by another process, NetPlugin events from a
 // net plugin (NCCL's IB descriptor and railscope's own, with a transport error).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "abi/profiler/profile_json.h"
 
@@ -211,6 +214,36 @@ INSTANTIATE_TEST_SUITE_P(Abi, NetVersion, ::testing::Values(3, 4, 5, 6),
 
 namespace railscope::abi_test {
 namespace {
+
+TEST(Guest, NothingIsWrittenToStdout) {
+  fresh_profile_dir("stdout");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    setenv("RAILSCOPE_HANG_SECONDS", "1", 1);
+    setenv("NCCL_DEBUG", "INFO", 1);  // v1 has no NCCL logger: stderr only, never stdout
+    ProfilerDriver drv(1);
+    if (!drv.loaded() || drv.init(0, 0, 2, 1) != ncclSuccess) _exit(3);
+    drv.run_coll({}, 1000);
+    void* stuck = drv.start_coll({});  // and one that hangs, so the watchdog speaks
+    drv.stop(drv.start_proxy_op(stuck, 0, 1, true));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    fflush(stdout);
+    _exit(drv.finalize() == ncclSuccess ? 0 : 4);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(out, "");
+}
 
 TEST(BadInput, UnwritableProfileDirWarnsAndKeepsProfiling) {
   setenv("RAILSCOPE_PROFILE_DIR", "/proc/railscope-cannot-exist", 1);
