@@ -33,13 +33,14 @@ int run(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-// Child process = one rank. Collective k starts at t0 + k·30 ms; the delayed rank 10 ms later.
+// Child process = one rank. Collective k starts at t0 + k·60 ms; the delayed rank 20 ms later (wide
+// margins: the test machine may be heavily loaded).
 [[noreturn]] void rank_main(int rank, std::chrono::system_clock::time_point t0) {
   ProfilerDriver drv(5);
   if (!drv.loaded() || drv.init(0x5ca1ab1e, rank, kRanks, kRanks) != ncclSuccess) _exit(3);
   for (int k = 0; k < kColls; ++k) {
-    auto at = t0 + std::chrono::milliseconds(30 * k);
-    if (rank == kDelayedRank) at += std::chrono::milliseconds(10);
+    auto at = t0 + std::chrono::milliseconds(60 * k);
+    if (rank == kDelayedRank) at += std::chrono::milliseconds(20);
     std::this_thread::sleep_until(at);
     CollSpec s;
     s.seq = static_cast<uint64_t>(k);
@@ -54,7 +55,7 @@ int run(const std::string& cmd) {
 
 std::string make_multi_rank_profiles() {
   const std::string dir = fresh_profile_dir("ranks");
-  const auto t0 = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
+  const auto t0 = std::chrono::system_clock::now() + std::chrono::milliseconds(1000);
   std::vector<pid_t> kids;
   for (int r = 0; r < kRanks; ++r) {
     const pid_t pid = fork();
@@ -94,8 +95,8 @@ TEST(Report, MergesRanksAndNamesTheStraggler) {
   const auto& st = j.at("stragglers");
   ASSERT_EQ(st.size(), static_cast<size_t>(kRanks));
   EXPECT_EQ(st[0].at("rank"), kDelayedRank) << j.dump(2);
-  EXPECT_GE(st[0].at("times_last").get<int>(), kColls * 3 / 4);
-  EXPECT_GT(st[0].at("mean_late_us").get<double>(), 5000.0);
+  EXPECT_GE(st[0].at("times_last").get<int>(), kColls / 2);
+  EXPECT_GT(st[0].at("mean_late_us").get<double>(), 10000.0);
   EXPECT_NE(j.at("straggler_summary").get<std::string>().find("rank 2 arrived last"), std::string::npos);
   EXPECT_NE(j.at("wait_summary").get<std::string>().find("peer 2 is waited on most"), std::string::npos)
       << j.at("wait_summary");
