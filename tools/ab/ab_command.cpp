@@ -33,7 +33,7 @@ struct AbOptions {
   std::string plugin_dir;
   bool no_tuner = false;
   std::string html;
-  bool json = false;
+  std::string json;
 };
 
 [[noreturn]] void fail(int code, const std::string& msg) {
@@ -117,9 +117,15 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (auto err = compare_runs(per_variant[0], per_variant[1], cmp); !err.empty()) fail(kExitRefused, err);
   cmp.label_a = variants[0].label;
   cmp.label_b = variants[1].label;
-  const std::string text = opt.json ? format_json(cmp) : format_table(cmp);
+  const std::string text = format_table(cmp);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
+  if (!opt.json.empty()) {
+    std::ofstream(opt.json) << format_json(cmp);
+    std::error_code ec;
+    if (fs::file_size(opt.json, ec) == 0 || ec)
+      fail(kExitRunFailed, fmt::format("cannot write {}", opt.json));
+  }
   if (!opt.html.empty()) write_html(opt, runs);
 }
 
@@ -139,7 +145,7 @@ void add_ab(CLI::App& app) {
                   "else NCCL's library search path)");
   sub->add_flag("--no-tuner", opt->no_tuner, "Do not load railscope's tuner in the railscope runs");
   sub->add_option("--html", opt->html, "Also write the comparison page (railscope report --baseline)");
-  sub->add_flag("--json", opt->json, "Print the comparison as JSON");
+  sub->add_option("--json", opt->json, "Also write the comparison as JSON to this file");
   // Everything after `--` (or from the first non-option argument) is the job's command line.
   auto command = std::make_shared<std::vector<std::string>>();
   sub->add_option("command", *command, "The job to run, after --");
