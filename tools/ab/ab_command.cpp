@@ -98,6 +98,7 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
     const fs::path folder = fs::absolute(run.folder, ec);
     EnvChanges env = variants[run.variant].env;
     env["RAILSCOPE_PROFILE_DIR"] = folder.string();
+    env["RAILSCOPE_PROFILE_TAG"] = variants[run.variant].label;
     std::fprintf(stderr, "railscope ab: run %zu/%zu: %s-%d -> %s\n", n, runs.size(),
                  variants[run.variant].label.c_str(), run.index, folder.c_str());
     std::fflush(stderr);
@@ -108,6 +109,10 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
                                        r.describe(), fmt::join(command, " ")));
     ProfileRead read = read_profile_samples(folder);
     if (!read.error.empty()) fail(kExitRefused, read.error);
+    if (read.samples.empty() && read.untimed > 0)
+      fail(kExitRefused, fmt::format("run {}-{}: all {} op records in {} lack a completion time (timing "
+                                     "'enqueue' or incomplete), so no busbw can be compared",
+                                     variants[run.variant].label, run.index, read.untimed, folder.string()));
     per_variant[run.variant].push_back(
         RunSamples{fmt::format("{}-{}", variants[run.variant].label, run.index), folder.string(),
                    std::move(read.samples)});

@@ -17,13 +17,24 @@ using nlohmann::json;
 constexpr const char* kType = "type";
 constexpr const char* kOp = "op";
 constexpr const char* kBytes = "bytes";
-constexpr const char* kBusBw = "busbw_gbps";
+constexpr const char* kBusBw = "busbw_gbs";
+constexpr const char* kComplete = "complete";
 constexpr const char* kTime = "time_us";
 
 bool is_op_record(const json& rec) {
   if (!rec.is_object()) return false;
   auto it = rec.find(kType);
   return it != rec.end() && it->is_string() && (*it == "coll" || *it == "p2p");
+}
+
+// A record without a measured duration: only the enqueue-time stop was seen (`time_us`/`busbw_gbs`
+// null), nranks unknown, or flushed before completion (`complete: false`).
+bool is_untimed(const json& rec) {
+  auto busbw = rec.find(kBusBw);
+  auto time = rec.find(kTime);
+  auto complete = rec.find(kComplete);
+  return busbw == rec.end() || busbw->is_null() || time == rec.end() || time->is_null() ||
+         (complete != rec.end() && complete->is_boolean() && !complete->get<bool>());
 }
 
 // Returns an empty string when the record is a valid op record, else what is wrong with it.
@@ -87,6 +98,10 @@ ProfileRead read_profile_samples(const fs::path& dir) {
       }
       if (!is_op_record(rec)) {
         ++result.skipped_lines;
+        continue;
+      }
+      if (is_untimed(rec)) {
+        ++result.untimed;
         continue;
       }
       OpSample sample;

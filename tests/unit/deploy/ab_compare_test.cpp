@@ -104,11 +104,15 @@ TEST(AbProfile, ReadsOpRecordsSkipsOthersAndToleratesATornLastLine) {
   std::ofstream(dir / "rank-0.jsonl")
       << R"({"type":"header","schema":"railscope-profile","version":1})"
       << "\n"
-      << R"({"type":"coll","op":"AllReduce","bytes":1048576,"busbw_gbps":12.5,"time_us":150.0})"
+      << R"({"type":"coll","op":"AllReduce","bytes":1048576,"busbw_gbs":12.5,"time_us":150.0})"
       << "\n"
       << R"({"type":"diagnosis","id":"mtu.mismatch"})"
       << "\n"
-      << R"({"type":"p2p","op":"Send","bytes":8,"busbw_gbps":0.001,"time_us":8})"
+      << R"({"type":"p2p","op":"Send","bytes":8,"busbw_gbs":0.001,"time_us":8})"
+      << "\n"
+      << R"({"type":"coll","op":"AllReduce","bytes":64,"busbw_gbs":null,"time_us":null,"timing":"enqueue"})"
+      << "\n"
+      << R"({"type":"coll","op":"AllReduce","bytes":64,"busbw_gbs":1.0,"time_us":3.0,"complete":false})"
       << "\n"
       << R"({"type":"coll","op":"AllRed)";
   std::ofstream(dir / "ignored.txt") << "not a profile";
@@ -120,17 +124,18 @@ TEST(AbProfile, ReadsOpRecordsSkipsOthersAndToleratesATornLastLine) {
   EXPECT_EQ(read.samples[0].bytes, 1048576u);
   EXPECT_DOUBLE_EQ(read.samples[0].busbw_gbps, 12.5);
   EXPECT_EQ(read.skipped_lines, 3u);
+  EXPECT_EQ(read.untimed, 2u);
 }
 
 TEST(AbProfile, MalformedRecordsAreErrorsNamingFileAndLine) {
   const fs::path dir = fresh_dir("bad");
   std::ofstream(dir / "rank-0.jsonl")
       << "{not json\n"
-      << R"({"type":"coll","op":"AllReduce","bytes":8,"busbw_gbps":1,"time_us":1})"
+      << R"({"type":"coll","op":"AllReduce","bytes":8,"busbw_gbs":1,"time_us":1})"
       << "\n";
   EXPECT_NE(read_profile_samples(dir).error.find("rank-0.jsonl:1: not valid JSON"), std::string::npos);
   std::ofstream(dir / "rank-0.jsonl")
-      << R"({"type":"coll","op":"AllReduce","bytes":-8,"busbw_gbps":1,"time_us":1})"
+      << R"({"type":"coll","op":"AllReduce","bytes":-8,"busbw_gbs":1,"time_us":1})"
       << "\n";
   EXPECT_NE(read_profile_samples(dir).error.find("'bytes'"), std::string::npos);
   EXPECT_NE(read_profile_samples(dir / "missing").error.find("does not exist"), std::string::npos);

@@ -12,7 +12,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$RAILSCOPE" ab --runs 2 --json "$WORK/ok.json" --out "$WORK/ok" -- python3 "$JOB" > "$WORK/ok.txt" 2> "$WORK/ok.err" \
   || { cat "$WORK/ok.err"; fail "ab exited $?"; }
 for d in railscope-0 railscope-1 nccl-ib-0 nccl-ib-1; do
-  [ -f "$WORK/ok/$d/railscope-rank0.jsonl" ] || fail "missing $d/railscope-rank0.jsonl"
+  [ "$(ls "$WORK/ok/$d"/fakehost-*.jsonl | wc -l)" -eq 2 ] || fail "want 2 profile files in $d"
+  grep -q "\"tag\": \"${d%-*}\"" "$WORK/ok/$d"/fakehost-*.jsonl || fail "RAILSCOPE_PROFILE_TAG not ${d%-*} in $d"
 done
 grep -q "run 1/4: railscope-0" "$WORK/ok.err" || fail "first run is not railscope-0"
 grep -q "run 3/4: nccl-ib-1" "$WORK/ok.err" || fail "runs do not alternate (A B, B A)"

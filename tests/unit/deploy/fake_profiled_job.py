@@ -58,10 +58,23 @@ def main():
     if args.no_profile_on == net:
         return
     sizes = SIZES[:-1] if args.drop_size_on == net else SIZES
+    tag = os.environ.get("RAILSCOPE_PROFILE_TAG", "")
+    if not tag:
+        fail("RAILSCOPE_PROFILE_TAG is not set")
     for rank in range(RANKS):
-        with open(os.path.join(out, f"railscope-rank{rank}.jsonl"), "w") as f:
-            f.write(json.dumps({"type": "header", "schema": "railscope-profile", "version": 1,
-                                "rank": rank, "nranks": RANKS}) + "\n")
+        # One file per process, named <hostname>-<pid>.jsonl as docs/profile-format.md says.
+        with open(os.path.join(out, f"fakehost-{os.getpid() + rank}.jsonl"), "w") as f:
+            f.write(json.dumps({"type": "header", "schema": "railscope.profile", "version": 1,
+                                "railscope_version": "0.1.0", "hostname": "fakehost",
+                                "pid": os.getpid() + rank, "start_unix_ns": 0, "tag": tag,
+                                "net": net, "net_plugin": plugin}) + "\n")
+            f.write(json.dumps({"type": "comm", "comm": "0x00000000000000aa", "name": "", "rank": rank,
+                                "nranks": RANKS, "nnodes": RANKS, "abi": 5, "mask": 0,
+                                "unix_ns": 0}) + "\n")
+            # An op seen only at enqueue: no duration, must be ignored by the comparison.
+            f.write(json.dumps({"type": "coll", "op": "Broadcast", "bytes": 4, "rank": rank,
+                                "nranks": RANKS, "time_us": None, "timing": "enqueue",
+                                "algbw_gbs": None, "busbw_gbs": None, "complete": True}) + "\n")
             seq = 0
             for op, factor in OPS.items():
                 for size in sizes:
@@ -70,9 +83,14 @@ def main():
                         eff = LINK[net] * min(1.0, size / 65536.0) * (1.0 + 0.01 * i)
                         algbw = eff / (factor * (RANKS - 1) / RANKS)
                         time_us = size / (algbw * 1e3)
-                        f.write(json.dumps({"type": "coll", "seq": seq, "rank": rank, "op": op,
-                                            "bytes": size, "time_us": time_us,
-                                            "algbw_gbps": algbw, "busbw_gbps": eff}) + "\n")
+                        f.write(json.dumps({"type": "coll", "comm": "0x00000000000000aa",
+                                            "rank": rank, "nranks": RANKS, "nnodes": RANKS,
+                                            "seq": seq, "op": op, "dtype": "ncclFloat32",
+                                            "count": size // 4, "bytes": size, "root": -1,
+                                            "algo": "RING", "proto": "SIMPLE", "channels": 2,
+                                            "graph": False, "time_us": time_us, "timing": "gpu",
+                                            "algbw_gbs": algbw, "busbw_gbs": eff,
+                                            "complete": True}) + "\n")
                         seq += 1
 
 
