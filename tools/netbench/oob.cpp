@@ -63,6 +63,11 @@ OobSocket::~OobSocket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool OobSocket::readable() const {
+  pollfd pfd{fd_, POLLIN, 0};
+  return ::poll(&pfd, 1, 0) > 0;
+}
+
 void OobSocket::write_all(const void* data, size_t size) {
   const auto* p = static_cast<const char*>(data);
   while (size > 0) {

@@ -37,6 +37,9 @@ class OobSocket {
     return f;
   }
 
+  // True when a message (or EOF) is waiting; never blocks.
+  bool readable() const;
+
   // Sends one framed message.
   void send(uint32_t type, std::span<const unsigned char> payload);
   // Receives one framed message of `type` (any other type, a bad frame, EOF or the deadline: error).

@@ -24,7 +24,7 @@ struct Options {
   uint64_t bytes_per_size = 32ULL << 20;
   uint32_t window = 32;                // receive requests in flight
   uint32_t recvs = 1;                  // buffers per grouped receive
-  uint64_t buffer_cap = 256ULL << 20;  // registered bytes per direction, at most
+  uint64_t buffer_cap = 128ULL << 20;  // registered bytes per direction, at most
   bool verify = true;
   bool json = false;
   std::string mode = "both";  // bw | lat | both

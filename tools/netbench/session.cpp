@@ -73,7 +73,16 @@ void Session::connect(OobSocket& oob) {
 
   // NCCL's proxy keeps calling connect/accept with the same arguments until they return a comm.
   const auto deadline = Clock::now() + timeout_;
+  unsigned polls = 0;
+  bool peer_connected = false;
   while (send_comm_ == nullptr || recv_comm_ == nullptr) {
+    // The peer may have failed (its plugin refused the connection): it says so out of band.
+    if ((++polls & 255) == 0 && oob.readable()) {
+      auto [type, text] = oob.receive_any(timeout_);
+      if (type == kMsgError) throw BenchError("the peer failed: " + std::string(text.begin(), text.end()));
+      if (type != kMsgConnected) throw BenchError("unexpected out-of-band message while connecting");
+      peer_connected = true;
+    }
     bool progressed = false;
     if (send_comm_ == nullptr) {
       check(api_.connect(dev_, peer_handle, &send_comm_), "connect");
@@ -89,7 +98,7 @@ void Session::connect(OobSocket& oob) {
     if (!progressed) sched_yield();
   }
   oob.send(kMsgConnected, {});
-  (void)oob.receive(kMsgConnected, timeout_);
+  if (!peer_connected) (void)oob.receive(kMsgConnected, timeout_);
 }
 
 void Session::register_regions(size_t bytes) {
