@@ -131,8 +131,8 @@ class Engine {
   virtual Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
                        Request** out) = 0;
   virtual Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
-  virtual Status iflush(RecvComm* comm, int n, void** data, const int* sizes, MemHandle** mrs,
-                        Request** out) = 0;
+  // Makes received data visible to the GPU (GPUDirect); *out == nullptr when nothing to do.
+  virtual Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
   // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
   virtual Status test(Request* request, int* done, int* sizes) = 0;
   virtual Status irecv_consumed(RecvComm* comm, int n, Request* request) = 0;
