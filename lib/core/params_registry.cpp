@@ -24,6 +24,39 @@ constexpr Spec kSpecs[] = {
      "Address family wanted by GID selection: AF_INET or AF_INET6"},
     {"NCCL_IB_ADDR_RANGE", T::String, "", 0, 0, "net",
      "CIDR range the selected GID's address must lie in (e.g. 10.0.0.0/16)"},
+
+    // --- net plugin: QP tuning (NCCL's meanings) and railscope's own
+    {"NCCL_IB_TIMEOUT", T::Int, "20", 1, 31, "net",
+     "IB local ACK timeout exponent: 4.096 us x 2^N per try; also sets railscope's stall budget"},
+    {"NCCL_IB_RETRY_CNT", T::Int, "7", 0, 7, "net", "QP transport retry count (7 = infinite on rxe)"},
+    {"NCCL_IB_TC", T::Int, "-1", -1, 255, "net", "RoCE traffic class; -1 = the communicator's, else 0"},
+    {"NCCL_IB_SL", T::Int, "-1", -1, 15, "net", "InfiniBand service level; -1 = the communicator's, else 0"},
+    {"NCCL_IB_QPS_PER_CONNECTION", T::Int, "1", 1, 16, "net",
+     "RC QPs per connection and device; large messages are split across them"},
+    {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
+     "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
+    {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
+     "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
+
+    // --- node inspection (doctor, net, tuner)
+    {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "doctor",
+     "Root of the sysfs tree read for devices, ports, GIDs and netdev MTUs (tests point it at a fake "
+     "tree; libibverbs is only queried with the real /sys)"},
+    // NCCL tuning variables doctor reports when set (env hygiene); railscope reads them, never applies them.
+    {"NCCL_ALGO", T::String, "", 0, 0, "doctor", "NCCL's algorithm override; reported by doctor when set"},
+    {"NCCL_PROTO", T::String, "", 0, 0, "doctor", "NCCL's protocol override; reported by doctor when set"},
+    {"NCCL_MIN_NCHANNELS", T::String, "", 0, 0, "doctor",
+     "NCCL's channel floor; reported by doctor when set"},
+    {"NCCL_MAX_NCHANNELS", T::String, "", 0, 0, "doctor",
+     "NCCL's channel ceiling; reported by doctor when set"},
+    {"NCCL_MIN_CTAS", T::String, "", 0, 0, "doctor", "NCCL's CTA floor; reported by doctor when set"},
+    {"NCCL_MAX_CTAS", T::String, "", 0, 0, "doctor", "NCCL's CTA ceiling; reported by doctor when set"},
+    {"NCCL_NTHREADS", T::String, "", 0, 0, "doctor", "NCCL's threads per block; reported by doctor when set"},
+    {"NCCL_BUFFSIZE", T::String, "", 0, 0, "doctor",
+     "NCCL's Simple buffer size; reported by doctor when set"},
+    {"NCCL_LL_BUFFSIZE", T::String, "", 0, 0, "doctor", "NCCL's LL buffer size; reported by doctor when set"},
+    {"NCCL_LL128_BUFFSIZE", T::String, "", 0, 0, "doctor",
+     "NCCL's LL128 buffer size; reported by doctor when set"},
 };
 
 }  // namespace
