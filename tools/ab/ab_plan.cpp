@@ -40,18 +40,16 @@ std::string plugin_refs_from_dir(const fs::path& dir, PluginRefs& out) {
 
 PluginRefs find_plugin_refs(const fs::path& self_exe) {
   const fs::path bin = self_exe.parent_path();
-  PluginRefs refs;
-  if (plugin_refs_from_dir(bin / ".." / "lib", refs).empty()) return refs;
-  // Build tree: build/tools/railscope next to build/plugin/{net,tuner,profiler}/.
-  const fs::path plugin = bin / ".." / "plugin";
-  if (is_file(plugin / "net" / kNetLib) && is_file(plugin / "tuner" / kTunerLib) &&
-      is_file(plugin / "profiler" / kProfilerLib)) {
+  // Each plugin on its own: an install has all three in ../lib; a build tree has
+  // build/plugin/<kind>/ next to build/tools/railscope, possibly with only some built.
+  auto locate = [&](const char* kind, const char* lib) -> std::string {
     std::error_code ec;
-    return PluginRefs{fs::canonical(plugin / "net" / kNetLib, ec).string(),
-                      fs::canonical(plugin / "tuner" / kTunerLib, ec).string(),
-                      fs::canonical(plugin / "profiler" / kProfilerLib, ec).string()};
-  }
-  return PluginRefs{};
+    for (const fs::path& candidate : {bin / ".." / "lib" / lib, bin / ".." / "plugin" / kind / lib}) {
+      if (is_file(candidate)) return fs::canonical(candidate, ec).string();
+    }
+    return "railscope";
+  };
+  return PluginRefs{locate("net", kNetLib), locate("tuner", kTunerLib), locate("profiler", kProfilerLib)};
 }
 
 Variant railscope_variant(const VariantOptions& opts) {

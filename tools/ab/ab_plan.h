@@ -21,8 +21,8 @@ struct PluginRefs {
 // Absolute paths from `dir` when it holds the three libraries; an error message otherwise.
 std::string plugin_refs_from_dir(const std::filesystem::path& dir, PluginRefs& out);
 
-// Looks next to the running railscope binary (../lib for an install, ../plugin/<kind>/ for a build
-// tree); falls back to the short names.
+// Looks for each library next to the running railscope binary (../lib for an install,
+// ../plugin/<kind>/ for a build tree); a library not found there keeps its short name "railscope".
 PluginRefs find_plugin_refs(const std::filesystem::path& self_exe);
 
 struct Variant {

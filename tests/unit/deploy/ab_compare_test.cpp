@@ -75,6 +75,20 @@ TEST(AbPlan, PluginDirMustHoldAllThreeLibraries) {
   EXPECT_EQ(refs.net, (dir / "libnccl-net-railscope.so").string());
 }
 
+TEST(AbPlan, FindsEachPluginNextToTheBinaryOrKeepsTheShortName) {
+  const fs::path root = fresh_dir("install");
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "lib");
+  fs::create_directories(root / "plugin" / "profiler");
+  std::ofstream(root / "lib" / "libnccl-net-railscope.so") << "x";
+  std::ofstream(root / "plugin" / "profiler" / "libnccl-profiler-railscope.so") << "x";
+  const PluginRefs refs = find_plugin_refs(root / "bin" / "railscope");
+  EXPECT_EQ(refs.net, fs::canonical(root / "lib" / "libnccl-net-railscope.so").string());
+  EXPECT_EQ(refs.tuner, "railscope");
+  EXPECT_EQ(refs.profiler,
+            fs::canonical(root / "plugin" / "profiler" / "libnccl-profiler-railscope.so").string());
+}
+
 TEST(AbEnv, ChangesSetAndRemoveVariables) {
   setenv("RS_AB_TEST_KEEP", "1", 1);
   setenv("RS_AB_TEST_DROP", "1", 1);
