@@ -9,8 +9,15 @@
 set -euo pipefail
 DIR=${1:?usage: setup-npm-tools.sh DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
-command -v node > /dev/null && command -v npm > /dev/null \
-  || { echo "setup-npm-tools: node and npm are required (apt-get install nodejs npm)" >&2; exit 1; }
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  # A bare Debian 12: its own nodejs 18 + npm. (Machines that come with Node.js keep theirs; adding
+  # Debian's npm next to a vendor nodejs package would conflict, hence not in install-deps.sh.)
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get > /dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+  fi
+  command -v node > /dev/null && command -v npm > /dev/null \
+    || { echo "setup-npm-tools: node and npm are required (apt-get install nodejs npm)" >&2; exit 1; }
+fi
 stamp=$(cat "$HERE/npm/package.json" "$HERE/npm/package-lock.json" | sha256sum | cut -c1-16)
 if [ -f "$DIR/.stamp" ] && [ "$(cat "$DIR/.stamp")" = "$stamp" ] && [ -x "$DIR/bin/kubectl" ]; then
   echo "setup-npm-tools: up to date in $DIR"; exit 0
