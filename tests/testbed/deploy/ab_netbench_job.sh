@@ -23,7 +23,7 @@ railscope)
     [[ ${NCCL_NET_PLUGIN:-} == /* ]] && plugin=(--plugin "$NCCL_NET_PLUGIN")
     for size in "${SIZES[@]}"; do
         json=$(timeout 300 "$RS" netbench --pair rxe0,rxe1 "${plugin[@]}" --mode bw --min-size "$size" \
-                 --max-size "$size" --iters 64 --warmup 4 --bytes-per-size 8M --no-verify --json --timeout 60) \
+                 --max-size "$size" --iters 64 --warmup 4 --bytes-per-size 8388608 --no-verify --json --timeout 60) \
             || { echo "job: netbench failed for $size" >&2; exit 3; }
         "$PY" -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; print(r["size"], r["GBps"])' "$json" >> "$results"
     done
