@@ -9,6 +9,7 @@ BUILD_PKGS=(
   libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   valgrind python3
+  chromium  # headless check of `railscope report --html` pages (tests/abi/profiler)
 )
 # The QEMU/TCG soft-RoCE test bed (tests/testbed/).
 TESTBED_PKGS=(

@@ -194,6 +194,24 @@ constexpr Entry kEntries[] = {
     {"coll.slow", S::Warning, "Slow collectives",
      "bus bandwidth stayed well below the expected ceiling for consecutive operations",
      "Check GPUDirect, rails down, PCIe distance and the protocol choice"},
+    {"coll.slow.rail_down", S::Warning, "Slow collectives: one rail down",
+     "busbw sits near (k-1)/k of the k-NIC ceiling: one NIC/port/link of the node is down or unused",
+     "Check every NIC's port state and link (`railscope doctor`, `ibv_devinfo`), NCCL_IB_HCA, and the "
+     "switch port of the missing rail"},
+    {"coll.slow.gdr_off", S::Warning, "Slow collectives: GPUDirect RDMA off or NIC far from the GPU",
+     "busbw at half the ceiling or less: data is staged through host memory (no peer-memory/DMA-BUF) or "
+     "the NIC sits across the CPU interconnect from the GPU",
+     "Load nvidia-peermem or enable DMA-BUF; check NCCL_NET_GDR_LEVEL and the GPU-NIC PCIe distance "
+     "(`nvidia-smi topo -m`)"},
+    {"coll.slow.protocol", S::Warning, "Slow collectives: low-bandwidth protocol for large messages",
+     "LL or LL128 was chosen for large messages (a tuner rule or NCCL_PROTO), capping bandwidth",
+     "Unset NCCL_PROTO / fix the tuner rule so large messages use SIMPLE"},
+    {"profile.dropped", S::Info, "Profiler dropped events",
+     "a fixed event pool of the profiler was full, so some events were not recorded",
+     "Raise RAILSCOPE_PROFILE_POOL_COLLS / RAILSCOPE_PROFILE_POOL_PROXY"},
+    {"profile.write_failed", S::Warning, "Profile cannot be written",
+     "the profile directory or Prometheus textfile is not writable (permissions, full disk)",
+     "Point RAILSCOPE_PROFILE_DIR / RAILSCOPE_PROFILE_PROM at a writable location"},
 };
 
 }  // namespace

@@ -1,0 +1,23 @@
+// Describes a collective stuck in flight: which channels/peers still wait and on what, from the
+// ProxyOps still running and the ProxyStep state each last recorded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugin/profiler/core/events.h"
+#include "plugin/profiler/core/jsonl_format.h"
+
+namespace railscope::profiler {
+
+// Name of a ProxyStep/ProxyOp state ("SendPeerWait", …) and what waiting in it means.
+const char* state_name(uint8_t state);
+const char* state_meaning(uint8_t state);  // peer_late_or_dead | network_path | local_gpu | unknown
+
+std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now);
+// The one-line detail of a coll.hang finding.
+std::string hang_detail(const CollSlot& s, uint64_t bytes, int rank, uint64_t now,
+                        const std::vector<WaitingOp>& waiting);
+
+}  // namespace railscope::profiler

@@ -1,0 +1,386 @@
+#include "plugin/profiler/core/monitor.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "plugin/profiler/core/clock.h"
+#include "plugin/profiler/core/hang_report.h"
+#include "plugin/profiler/core/profiler_core.h"
+#include "plugin/profiler/core/prom.h"
+#include "railscope/core/log.h"
+#include "railscope/core/params.h"
+
+namespace railscope::profiler {
+namespace {
+
+constexpr uint64_t kTickNs = 10'000'000;          // scan period
+constexpr uint64_t kGraceNs = 20'000'000;         // a completed collective waits this long for late children
+constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_locked
+constexpr uint64_t kPromPeriodNs = 10'000'000'000;  // Prometheus textfile refresh
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+int64_t unix_offset_ns() {
+  static const int64_t offset = [] {
+    timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    const uint64_t mono = now_ns();
+    const int64_t real = static_cast<int64_t>(rt.tv_sec) * 1000000000ll + rt.tv_nsec;
+    return real - static_cast<int64_t>(mono);
+  }();
+  return offset;
+}
+
+MonitorConfig read_monitor_config() {
+  MonitorConfig c;
+  c.dir = params::get_string("RAILSCOPE_PROFILE_DIR");
+  c.prom_path = params::get_string("RAILSCOPE_PROFILE_PROM");
+  c.tag = params::get_string("RAILSCOPE_PROFILE_TAG");
+  c.hang_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_HANG_SECONDS")) * 1000000000ull;
+  c.slow.rails = static_cast<int>(params::get_int("RAILSCOPE_EXPECTED_RAILS"));
+  c.slow.fraction = static_cast<double>(params::get_int("RAILSCOPE_SLOW_PERCENT")) / 100.0;
+  c.slow.consecutive = static_cast<int>(params::get_int("RAILSCOPE_SLOW_COUNT"));
+  c.slow.min_bytes = static_cast<uint64_t>(params::get_int("RAILSCOPE_SLOW_MIN_BYTES"));
+  const std::string expected = params::get_string("RAILSCOPE_EXPECTED_BUSBW");
+  if (!expected.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(expected.c_str(), &end);
+    if (end == expected.c_str() || *end != '\0' || !(v > 0.0) || v > 1e6) {
+      RS_WARN("{}",
+              diag::one_line(diag::make(
+                  "config.bad_env",
+                  fmt::format("RAILSCOPE_EXPECTED_BUSBW={}: not a positive number of GB/s; slow-collective "
+                              "diagnosis disabled",
+                              expected))));
+    } else {
+      c.slow.expected_gbs = v;
+    }
+  }
+  return c;
+}
+
+Monitor& Monitor::instance() {
+  // Destroyed when the library is unloaded (or at exit): see ~Monitor.
+  static Monitor m;
+  return m;
+}
+
+Monitor::~Monitor() {
+  // Normally the last finalize already stopped the thread; this covers a process that exits (or
+  // unloads the plugin) with communicators still alive: stop the thread, flush, close.
+  std::unique_lock lock(mu_);
+  stop_ = true;
+  running_ = false;
+  cv_.notify_all();
+  std::thread t = std::move(thread_);
+  lock.unlock();
+  if (t.joinable()) t.join();
+  lock.lock();
+  flush_locked();
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = nullptr;
+}
+
+std::string Monitor::path() const {
+  std::lock_guard lock(mu_);
+  return path_;
+}
+
+void Monitor::add(CommState* c) {
+  std::unique_lock lock(mu_);
+  if (!running_) {
+    cfg_ = read_monitor_config();
+    path_ = fmt::format("{}/{}-{}.jsonl", cfg_.dir, hostname(), getpid());
+    std::error_code ec;
+    std::filesystem::create_directories(cfg_.dir, ec);
+    const bool existed = std::filesystem::exists(path_, ec);
+    if (file_ != nullptr) std::fclose(file_);  // a previous session's file, if its remove() raced with us
+    file_ = std::fopen(path_.c_str(), "a");
+    file_failed_ = file_ == nullptr;
+    if (file_failed_) {
+      RS_WARN("{}", diag::one_line(diag::make("profile.write_failed", fmt::format("cannot open {}: {}", path_,
+                                                                                  std::strerror(errno)))));
+    } else if (!existed) {
+      HeaderInfo h;
+      h.hostname = hostname();
+      h.pid = getpid();
+      h.start_unix_ns = to_unix_ns(now_ns());
+      h.tag = cfg_.tag;
+      h.net = params::raw("NCCL_NET").value_or("");
+      h.net_plugin = params::raw("NCCL_NET_PLUGIN").value_or("");
+      pending_ += format_header(h);
+    }
+    stop_ = false;
+    running_ = true;
+    last_prom_ns_ = now_ns();
+    thread_ = std::thread([this] { run(); });
+  }
+  c->monitor.slow = SlowDetector(cfg_.slow);
+  comms_.push_back(c);
+  pending_ += format_comm(c->ident, c->mask, to_unix_ns(now_ns()));
+  flush_locked();
+}
+
+void Monitor::remove(CommState* c) {
+  std::unique_lock lock(mu_);
+  scan_locked(c, now_ns(), /*force=*/true);
+  drain_net_errors_locked(c);
+  for (const QpStats& q : c->qps)
+    if (q.key.load() != 0) pending_ += format_qp(c->ident, q);
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i) {
+    const uint64_t n = c->dropped[i].load();
+    dropped += n;
+    if (n) drop_counts_[kDropNames[i]] += n;
+  }
+  if (dropped > 0)
+    emit_diag_locked(
+        c,
+        diag::make("profile.dropped", fmt::format("{} profiler events dropped because a fixed pool was "
+                                                  "full (per kind in the summary record)",
+                                                  dropped)),
+        {}, 0, nullptr);
+  pending_ += format_summary(*c, to_unix_ns(now_ns()));
+  log_summary_locked(c);
+  std::erase(comms_, c);
+  flush_locked();
+  if (comms_.empty() && running_) {
+    write_prom_locked();
+    stop_ = true;
+    running_ = false;
+    cv_.notify_all();
+    std::thread t = std::move(thread_);
+    lock.unlock();
+    t.join();
+    lock.lock();
+    if (file_ != nullptr && !running_) {
+      std::fclose(file_);
+      file_ = nullptr;
+    }
+  }
+}
+
+void Monitor::run() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::nanoseconds(kTickNs));
+    if (stop_) break;
+    tick_locked(false);
+  }
+}
+
+void Monitor::tick_locked(bool force_all) {
+  const uint64_t now = now_ns();
+  for (CommState* c : comms_) {
+    scan_locked(c, now, force_all);
+    drain_net_errors_locked(c);
+  }
+  if (!cfg_.prom_path.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  flush_locked();
+}
+
+void Monitor::scan_locked(CommState* c, uint64_t now, bool force) {
+  for (uint32_t i = 0; i < c->colls.capacity(); ++i) {
+    CollSlot& s = c->colls.at(i);
+    const Kind k = s.h.kind.load(std::memory_order_acquire);
+    if (k != Kind::Coll && k != Kind::P2p) continue;
+    const uint64_t cand = s.candidate_ns.load(std::memory_order_acquire);
+    const bool done = cand != 0 && s.alive.load(std::memory_order_acquire) == 0;
+    if (done && (force || now - cand >= kGraceNs)) {
+      finalize_slot_locked(c, &s, true);
+    } else if (force) {
+      finalize_slot_locked(c, &s, false);
+    } else if (!c->tracks_kernel() && s.stopped.load() && s.children_seen.load() == 0 &&
+               now - s.stop_ns.load() >= kChildlessNs) {
+      // Without KernelCh events an op with no proxy work (e.g. intra-node) never gets a child:
+      // written with enqueue timing rather than reported as a hang.
+      finalize_slot_locked(c, &s, true);
+    } else if (!s.hang_reported && now - s.start_ns >= cfg_.hang_ns) {
+      report_hang_locked(c, &s, now);
+    }
+  }
+}
+
+void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
+  CollRecord r;
+  r.is_p2p = s->h.kind.load() == Kind::P2p;
+  r.op = s->op;
+  r.datatype = s->datatype;
+  r.algo = s->algo;
+  r.proto = s->proto;
+  r.seq = s->seq;
+  r.count = s->count;
+  r.root = s->root;
+  r.peer = s->peer;
+  r.channels = s->channels;
+  r.rank = s->rank;
+  r.graph = s->graph;
+  r.complete = complete;
+  r.bytes = message_bytes(s->op, s->count, datatype_size(s->datatype), c->ident.nranks);
+  r.start_unix_ns = to_unix_ns(s->start_ns);
+  const uint64_t gpu_start = s->gpu_min_start.load(), gpu_stop = s->gpu_max_stop.load();
+  const uint64_t kcpu_start = s->kcpu_min_start.load(), kcpu_stop = s->kcpu_max_stop.load();
+  const uint64_t last_child = s->last_child_stop_ns.load();
+  const bool has_children = s->children_seen.load() > 0;
+  uint64_t end_mono = last_child != 0 ? last_child : s->start_ns;
+  if (complete && gpu_stop != 0 && gpu_start != UINT64_MAX && gpu_stop > gpu_start) {
+    r.timing = "gpu";
+    r.time_us = static_cast<double>(gpu_stop - gpu_start) / 1e3;
+  } else if (complete && kcpu_stop != 0 && kcpu_start != UINT64_MAX && kcpu_stop > kcpu_start) {
+    r.timing = "cpu_kernel";
+    r.time_us = static_cast<double>(kcpu_stop - kcpu_start) / 1e3;
+  } else if (complete && has_children && last_child > s->start_ns) {
+    r.timing = "cpu_proxy";
+    r.time_us = static_cast<double>(last_child - s->start_ns) / 1e3;
+  } else {
+    r.timing = "enqueue";
+  }
+  r.end_unix_ns = to_unix_ns(end_mono);
+  if (r.time_us) {
+    r.algbw_gbs = algbw_gbs(r.bytes, *r.time_us);
+    if (auto f = busbw_factor(r.op, c->ident.nranks); f && r.algbw_gbs) r.busbw_gbs = *r.algbw_gbs * *f;
+  }
+  // Collect and recycle the proxy ops.
+  for (ProxyOpSlot* op = s->ops_head.load(); op != nullptr;) {
+    ProxyOpSlot* next = op->next;
+    if (r.waits.size() < kMaxWaitsPerRecord) {
+      WaitEntry w;
+      w.channel = op->channel;
+      w.peer = op->peer;
+      w.is_send = op->is_send;
+      w.steps = op->steps.load();
+      w.bytes = op->bytes.load();
+      w.peer_ns = op->peer_ns.load();
+      w.net_ns = op->net_ns.load();
+      w.gpu_ns = op->gpu_ns.load();
+      if (!complete && !op->stopped.load()) {
+        // Still waiting when written (hang, or finalize mid-flight): count the current wait too.
+        const uint8_t st = op->cur_state.load();
+        const uint64_t since = op->cur_since_ns.load();
+        const uint64_t dt = now_ns() > since ? now_ns() - since : 0;
+        const std::string_view meaning = state_meaning(st);
+        if (meaning == "peer_late_or_dead") w.peer_ns += dt;
+        if (meaning == "network_path") w.net_ns += dt;
+        if (meaning == "local_gpu") w.gpu_ns += dt;
+      }
+      r.waits.push_back(w);
+    } else {
+      ++r.waits_dropped;
+    }
+    op->h.kind.store(Kind::None, std::memory_order_release);
+    c->ops.release(op);
+    op = next;
+  }
+  s->ops_head.store(nullptr);
+  s->h.kind.store(Kind::None, std::memory_order_release);
+  c->colls.release(s);
+
+  pending_ += format_record(c->ident, r);
+  if (r.is_p2p)
+    ++c->monitor.p2ps_written;
+  else
+    ++c->monitor.colls_written;
+  if (!complete) ++c->monitor.incomplete;
+  if (r.busbw_gbs && r.time_us) {
+    c->monitor.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
+    prom_stats_[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
+    if (!r.is_p2p)
+      if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto))
+        emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr);
+  }
+}
+
+void Monitor::report_hang_locked(CommState* c, CollSlot* s, uint64_t now) {
+  s->hang_reported = true;
+  const uint64_t bytes = message_bytes(s->op, s->count, datatype_size(s->datatype), c->ident.nranks);
+  const std::vector<WaitingOp> waiting = collect_waiting(*s, now);
+  diag::Finding f = diag::make("coll.hang", hang_detail(*s, bytes, c->ident.rank, now, waiting));
+  emit_diag_locked(c, f, op_name(s->op), s->seq, &waiting);
+}
+
+void Monitor::drain_net_errors_locked(CommState* c) {
+  NetError e;
+  while (c->net_errors.pop(&e)) {
+    const char* id = e.diag_id != nullptr && diag::find(e.diag_id) != nullptr ? e.diag_id : "wc.error";
+    diag::Finding f = diag::make(
+        id,
+        fmt::format("net plugin reported a failed completion on device {} QP {} (status {}, vendor_err {}{})",
+                    e.device, e.qp, e.status, e.vendor_err,
+                    e.peer >= 0 ? fmt::format(", peer rank {}", e.peer) : std::string()));
+    emit_diag_locked(c, f, {}, 0, nullptr);
+  }
+}
+
+void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string_view op, uint64_t seq,
+                               const std::vector<WaitingOp>* waiting) {
+  DiagContext ctx;
+  ctx.comm = &c->ident;
+  ctx.op = op;
+  ctx.seq = seq;
+  ctx.unix_ns = to_unix_ns(now_ns());
+  ctx.waiting = waiting;
+  pending_ += format_diag(f, ctx);
+  ++c->monitor.diagnoses;
+  ++diag_counts_[std::string(f.id())];
+  RS_WARN("railscope profiler: comm {} rank {}: {}", comm_hex(c->ident.hash), c->ident.rank,
+          diag::one_line(f));
+}
+
+void Monitor::log_summary_locked(const CommState* c) {
+  const auto& m = c->monitor;
+  RS_INFO(NCCL_INIT | NCCL_PROFILE,
+          "railscope profiler: comm {} rank {}/{}: {} collectives, {} p2p, {} incomplete, {} diagnoses; "
+          "profile {}",
+          comm_hex(c->ident.hash), c->ident.rank, c->ident.nranks, m.colls_written, m.p2ps_written,
+          m.incomplete, m.diagnoses, path_);
+  if (m.stats.empty()) return;
+  RS_INFO(NCCL_INIT | NCCL_PROFILE, "railscope profiler: {:<14} {:>10} {:>7} {:>11} {:>11} {:>11} {:>11}",
+          "op", "size>=", "count", "time us", "busbw p50", "busbw min", "busbw max");
+  for (const auto& [key, s] : m.stats)
+    RS_INFO(NCCL_INIT | NCCL_PROFILE,
+            "railscope profiler: {:<14} {:>10} {:>7} {:>11.1f} {:>11.2f} {:>11.2f} {:>11.2f}",
+            op_name(key.first), uint64_t{1} << key.second, s.count,
+            s.time_sum_us / static_cast<double>(s.count), s.busbw_quantile(0.5), s.busbw_min, s.busbw_max);
+}
+
+void Monitor::write_prom_locked() {
+  last_prom_ns_ = now_ns();
+  if (cfg_.prom_path.empty()) return;
+  std::map<std::string, uint64_t> drops = drop_counts_;
+  for (const CommState* c : comms_)
+    for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i)
+      drops[kDropNames[i]] += c->dropped[i].load();
+  if (!write_text_file_atomically(cfg_.prom_path, format_prometheus(prom_stats_, diag_counts_, drops)))
+    RS_WARN("{}", diag::one_line(
+                      diag::make("profile.write_failed",
+                                 fmt::format("cannot write {}: {}", cfg_.prom_path, std::strerror(errno)))));
+}
+
+void Monitor::flush_locked() {
+  if (pending_.empty()) return;
+  if (file_ != nullptr) {
+    if (std::fwrite(pending_.data(), 1, pending_.size(), file_) != pending_.size() ||
+        std::fflush(file_) != 0) {
+      if (!file_failed_)
+        RS_WARN("{}",
+                diag::one_line(diag::make("profile.write_failed", fmt::format("write to {} failed: {}", path_,
+                                                                              std::strerror(errno)))));
+      file_failed_ = true;
+    }
+  }
+  pending_.clear();
+}
+
+}  // namespace railscope::profiler

@@ -1,0 +1,75 @@
+// The profiler's one background thread per process: finalizes completed collectives (after a short
+// grace so a late child can still attach), runs the hang watchdog and the slow-collective
+// detector, drains transport errors reported by the net plugin, and is the only writer of the
+// JSONL profile and the Prometheus textfile. NCCL's threads never wait for it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin/profiler/core/comm_state.h"
+#include "plugin/profiler/core/jsonl_format.h"
+
+namespace railscope::profiler {
+
+struct MonitorConfig {
+  std::string dir;
+  std::string prom_path;
+  std::string tag;
+  uint64_t hang_ns = 300ull * 1000000000ull;
+  SlowConfig slow;
+};
+MonitorConfig read_monitor_config();
+
+class Monitor {
+ public:
+  static Monitor& instance();
+  // Registers a communicator (opens the file and starts the thread for the first one).
+  void add(CommState* c);
+  // Drains everything left for the communicator, writes its summary, logs the summary table, and
+  // unregisters it; stops the thread and closes the file after the last one.
+  void remove(CommState* c);
+  // Path of this process's profile file ("" before the first communicator).
+  std::string path() const;
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+ private:
+  Monitor() = default;
+  void run();
+  void tick_locked(bool force_all);
+  void scan_locked(CommState* c, uint64_t now, bool force);
+  void finalize_slot_locked(CommState* c, CollSlot* s, bool complete);
+  void report_hang_locked(CommState* c, CollSlot* s, uint64_t now);
+  void drain_net_errors_locked(CommState* c);
+  void emit_diag_locked(CommState* c, const diag::Finding& f, std::string_view op, uint64_t seq,
+                        const std::vector<WaitingOp>* waiting);
+  void log_summary_locked(const CommState* c);
+  void write_prom_locked();
+  void flush_locked();
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  bool stop_ = false;
+  bool running_ = false;
+  std::vector<CommState*> comms_;
+  MonitorConfig cfg_;
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  bool file_failed_ = false;
+  std::string pending_;
+  StatsTable prom_stats_;
+  std::map<std::string, uint64_t> diag_counts_;
+  std::map<std::string, uint64_t> drop_counts_;
+  uint64_t last_prom_ns_ = 0;
+};
+
+}  // namespace railscope::profiler

@@ -1,0 +1,20 @@
+// What the monitor thread keeps per communicator (touched only under the monitor's lock).
+#pragma once
+
+#include <cstdint>
+
+#include "plugin/profiler/core/op_stats.h"
+#include "plugin/profiler/core/slow_detector.h"
+
+namespace railscope::profiler {
+
+struct MonitorCommState {
+  uint64_t colls_written = 0;
+  uint64_t p2ps_written = 0;
+  uint64_t incomplete = 0;
+  uint64_t diagnoses = 0;
+  StatsTable stats;
+  SlowDetector slow;
+};
+
+}  // namespace railscope::profiler

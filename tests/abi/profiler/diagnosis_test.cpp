@@ -1,0 +1,195 @@
+// Diagnoses while the job runs, through the real plugin: the hang watchdog on a stream that never
+// completes, and the slow-collective detector on a synthetic 3-of-4-rails stream vs a healthy one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "abi/profiler/profile_json.h"
+
+namespace railscope::abi_test {
+namespace {
+
+bool wait_for_log(const std::string& needle, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (CapturedLog::contains(needle)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return CapturedLog::contains(needle);
+}
+
+TEST(HangWatchdog, NamesOpSeqAndWhatEachPeerWaitsOn) {
+  const std::string dir = fresh_profile_dir("hang");
+  setenv("RAILSCOPE_HANG_SECONDS", "1", 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(5);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x77, 2, 8, 2), ncclSuccess);
+  CollSpec s;
+  s.seq = 41;
+  s.channels = 2;
+  void* coll = drv.start_coll(s);
+  drv.stop(coll);
+  // Channel 0 send to peer 3: data ready, the receiver never sent clear-to-send.
+  void* op_send = drv.start_proxy_op(coll, 0, 3, true);
+  void* st_send = drv.start_proxy_step(op_send, 0);
+  drv.state(st_send, ncclProfilerProxyStepSendGPUWait, 1024);
+  drv.state(st_send, ncclProfilerProxyStepSendPeerWait_v4, 1024);
+  // Channel 1 send to peer 5: posted, the completion never came.
+  void* op_net = drv.start_proxy_op(coll, 1, 5, true);
+  void* st_net = drv.start_proxy_step(op_net, 0);
+  drv.state(st_net, ncclProfilerProxyStepSendWait, 1024);
+  // A collective that does complete must not be reported.
+  CollSpec ok;
+  ok.func = "AllGather";
+  drv.run_coll(ok, 1000);
+
+  EXPECT_TRUE(wait_for_log("coll.hang", std::chrono::milliseconds(4000)));
+  std::string line;
+  for (const auto& l : CapturedLog::lines())
+    if (l.text.find("coll.hang") != std::string::npos) line = l.text;
+  EXPECT_NE(line.find("AllReduce seq 41"), std::string::npos) << line;
+  EXPECT_NE(line.find("peer 3"), std::string::npos) << line;
+  EXPECT_NE(line.find("no clear-to-send from the peer"), std::string::npos) << line;
+  EXPECT_NE(line.find("peer 5"), std::string::npos) << line;
+  EXPECT_NE(line.find("network path"), std::string::npos) << line;
+  EXPECT_EQ(line.find("AllGather"), std::string::npos) << "the completed collective is not named";
+
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_HANG_SECONDS");
+  const auto all = parse_profile(dir);
+  int hangs = 0;
+  for (const auto& d : of_type(all, "diag")) {
+    if (d.at("id") != "coll.hang") continue;
+    ++hangs;
+    EXPECT_EQ(d.at("op"), "AllReduce");
+    EXPECT_EQ(d.at("seq"), 41);
+    EXPECT_EQ(d.at("rank"), 2);
+    ASSERT_EQ(d.at("waiting").size(), 2u);
+    for (const auto& w : d.at("waiting")) {
+      if (w.at("peer") == 3) {
+        EXPECT_EQ(w.at("state"), "SendPeerWait");
+        EXPECT_EQ(w.at("meaning"), "peer_late_or_dead");
+      } else {
+        EXPECT_EQ(w.at("peer"), 5);
+        EXPECT_EQ(w.at("state"), "SendWait");
+        EXPECT_EQ(w.at("meaning"), "network_path");
+      }
+    }
+  }
+  EXPECT_EQ(hangs, 1) << "reported once";
+  // At finalize the stuck collective is written as incomplete; the other one is complete.
+  int incomplete = 0;
+  for (const auto& c : of_type(all, "coll")) {
+    if (c.at("complete").get<bool>()) continue;
+    ++incomplete;
+    // The wait still in progress is counted: > 1 s on the peer (peer 3) and on the network (peer 5).
+    for (const auto& w : c.at("waits")) {
+      const double peer_us = w.at("peer_wait_us"), net_us = w.at("net_us");
+      EXPECT_GT(w.at("peer") == 3 ? peer_us : net_us, 1e6) << w.dump();
+    }
+  }
+  EXPECT_EQ(incomplete, 1);
+}
+
+// Runs 8 AllReduce of 256 MiB at n = 8 whose GPU time gives the wanted busbw; returns the ids
+// of every diagnosis in the profile.
+std::vector<std::string> run_allreduce_stream(double busbw_gbs, const char* proto) {
+  const std::string dir = fresh_profile_dir("slow");
+  setenv("RAILSCOPE_EXPECTED_BUSBW", "100", 1);
+  setenv("RAILSCOPE_EXPECTED_RAILS", "4", 1);
+  setenv("RAILSCOPE_SLOW_COUNT", "5", 1);
+  ProfilerDriver drv(5);
+  EXPECT_TRUE(drv.loaded()) << drv.load_error();
+  EXPECT_EQ(drv.init(0x99, 0, 8, 2), ncclSuccess);
+  const uint64_t count = 64ull << 20;  // floats: 256 MiB
+  const double bytes = static_cast<double>(count) * 4.0;
+  const double factor = 2.0 * 7.0 / 8.0;
+  const auto gpu_ns = static_cast<uint64_t>(bytes * factor / busbw_gbs);  // bytes/ns = GB/s
+  for (uint64_t i = 0; i < 8; ++i) {
+    CollSpec s;
+    s.count = count;
+    s.seq = i;
+    s.proto = proto;
+    drv.run_coll(s, gpu_ns);
+  }
+  EXPECT_EQ(drv.finalize(), ncclSuccess);
+  for (const char* v : {"RAILSCOPE_EXPECTED_BUSBW", "RAILSCOPE_EXPECTED_RAILS", "RAILSCOPE_SLOW_COUNT"})
+    unsetenv(v);
+  std::vector<std::string> ids;
+  for (const auto& d : of_type(parse_profile(dir), "diag")) ids.push_back(d.at("id"));
+  return ids;
+}
+
+TEST(SlowCollective, ThreeOfFourRailsIsNamed) {
+  CapturedLog::clear();
+  const auto ids = run_allreduce_stream(75.0, "SIMPLE");
+  ASSERT_EQ(ids.size(), 1u) << "one finding per streak of 5 (8 slow ops)";
+  EXPECT_EQ(ids[0], "coll.slow.rail_down");
+  EXPECT_TRUE(CapturedLog::contains("one of 4 rails down"));
+}
+
+TEST(SlowCollective, HealthyStreamStaysQuiet) {
+  const auto ids = run_allreduce_stream(93.0, "SIMPLE");
+  EXPECT_TRUE(ids.empty());
+}
+
+TEST(SlowCollective, HalfTheCeilingPointsAtGpuDirect) {
+  const auto ids = run_allreduce_stream(40.0, "SIMPLE");
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], "coll.slow.gdr_off");
+}
+
+TEST(SlowCollective, LowLatencyProtocolForLargeMessagesIsNamed) {
+  const auto ids = run_allreduce_stream(60.0, "LL128");
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], "coll.slow.protocol");
+}
+
+}  // namespace
+}  // namespace railscope::abi_test
+
+namespace railscope::abi_test {
+namespace {
+
+TEST(Outputs, PrometheusTextfileAndSummaryTableAtFinalize) {
+  const std::string dir = fresh_profile_dir("prom");
+  const std::string prom = dir + "/railscope.prom";
+  setenv("RAILSCOPE_PROFILE_PROM", prom.c_str(), 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x1234, 0, 8, 1), ncclSuccess);
+  for (uint64_t i = 0; i < 3; ++i) {
+    CollSpec s;
+    s.seq = i;
+    s.count = 1 << 20;
+    drv.run_coll(s, 100'000);
+  }
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  std::ifstream in(prom);
+  ASSERT_TRUE(in) << "no textfile at " << prom;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  // 4 MiB AllReduce at n=8 in 100 us: busbw = 41.94 × 1.75 = 73.4 GB/s → bucket le=100.
+  EXPECT_NE(text.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"4194304\",le=\"50\"} 0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"4194304\",le=\"100\"} 3"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("railscope_latency_us_count{op=\"AllReduce\",size_bucket=\"4194304\"} 3"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE railscope_events_dropped_total counter"), std::string::npos);
+  EXPECT_TRUE(CapturedLog::contains("railscope profiler: comm 0x0000000000001234 rank 0/8: 3 collectives"));
+  EXPECT_TRUE(CapturedLog::contains("AllReduce")) << "summary table row";
+}
+
+}  // namespace
+}  // namespace railscope::abi_test

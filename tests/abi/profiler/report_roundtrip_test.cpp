@@ -1,0 +1,164 @@
+// Files written by the real plugin in several processes (one per rank, as on a cluster), read back
+// by `railscope report`: the straggler table names the rank that was delayed, the wait matrix the
+// peer everyone waits on, a corrupt line is reported and skipped, and the HTML page loads in
+// headless Chromium with no console error and its plots drawn.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "abi/profiler/profile_json.h"
+
+namespace railscope::abi_test {
+namespace {
+
+constexpr int kRanks = 4;
+constexpr int kDelayedRank = 2;
+constexpr int kColls = 20;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int run(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// Child process = one rank. Collective k starts at t0 + k·30 ms; the delayed rank 10 ms later.
+[[noreturn]] void rank_main(int rank, std::chrono::system_clock::time_point t0) {
+  ProfilerDriver drv(5);
+  if (!drv.loaded() || drv.init(0x5ca1ab1e, rank, kRanks, kRanks) != ncclSuccess) _exit(3);
+  for (int k = 0; k < kColls; ++k) {
+    auto at = t0 + std::chrono::milliseconds(30 * k);
+    if (rank == kDelayedRank) at += std::chrono::milliseconds(10);
+    std::this_thread::sleep_until(at);
+    CollSpec s;
+    s.seq = static_cast<uint64_t>(k);
+    s.count = 1 << 20;
+    s.channels = 1;
+    // The rank after the delayed one waits for its data.
+    const int send_peer = (rank + 1) % kRanks, recv_peer = (rank + kRanks - 1) % kRanks;
+    drv.run_ring_coll(s, 500'000, send_peer, recv_peer, recv_peer == kDelayedRank ? 3000 : 0);
+  }
+  _exit(drv.finalize() == ncclSuccess ? 0 : 4);
+}
+
+std::string make_multi_rank_profiles() {
+  const std::string dir = fresh_profile_dir("ranks");
+  const auto t0 = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
+  std::vector<pid_t> kids;
+  for (int r = 0; r < kRanks; ++r) {
+    const pid_t pid = fork();
+    if (pid == 0) rank_main(r, t0);
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank process failed";
+  }
+  return dir;
+}
+
+TEST(Report, MergesRanksAndNamesTheStraggler) {
+  const std::string dir = make_multi_rank_profiles();
+  ASSERT_EQ(read_profile_lines(dir).size(),
+            static_cast<size_t>(kRanks * (kColls + 3)));  // + header, comm, summary
+  // A damaged line must be reported and skipped, not abort the report.
+  {
+    std::ofstream(dir + "/damaged.jsonl")
+        << "{\"type\":\"header\",\"schema\":\"railscope.profile\",\"version\":1}\n{not json\n";
+  }
+  const std::string out = dir + "/report.json";
+  ASSERT_EQ(
+      run(std::string(RAILSCOPE_CLI) + " report --json " + dir + " > " + out + " 2> " + dir + "/err.txt"), 0)
+      << slurp(dir + "/err.txt");
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(j.at("files"), kRanks + 1);
+  EXPECT_EQ(j.at("records"), kRanks * kColls);
+  ASSERT_EQ(j.at("problems").size(), 1u);
+  EXPECT_NE(j.at("problems")[0].get<std::string>().find("damaged.jsonl:2"), std::string::npos);
+  ASSERT_EQ(j.at("sizes").size(), 1u);
+  EXPECT_EQ(j.at("sizes")[0].at("ranks"), kRanks);
+  EXPECT_EQ(j.at("sizes")[0].at("records"), kRanks * kColls);
+  EXPECT_EQ(j.at("sizes")[0].at("op"), "AllReduce");
+  const auto& st = j.at("stragglers");
+  ASSERT_EQ(st.size(), static_cast<size_t>(kRanks));
+  EXPECT_EQ(st[0].at("rank"), kDelayedRank) << j.dump(2);
+  EXPECT_GE(st[0].at("times_last").get<int>(), kColls * 3 / 4);
+  EXPECT_GT(st[0].at("mean_late_us").get<double>(), 5000.0);
+  EXPECT_NE(j.at("straggler_summary").get<std::string>().find("rank 2 arrived last"), std::string::npos);
+  EXPECT_NE(j.at("wait_summary").get<std::string>().find("peer 2 is waited on most"), std::string::npos)
+      << j.at("wait_summary");
+  // The text table says the same.
+  ASSERT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " > " + dir + "/report.txt 2>&1"), 0);
+  const std::string text = slurp(dir + "/report.txt");
+  EXPECT_NE(text.find("rank 2 arrived last"), std::string::npos) << text;
+  EXPECT_NE(text.find("damaged.jsonl:2: not a JSON object"), std::string::npos) << text;
+}
+
+TEST(Report, MissingDirectoryIsAClearError) {
+  const std::string err = "/tmp/railscope-report-missing.err";
+  EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report /nonexistent/railscope 2> " + err), 2);
+  EXPECT_NE(slurp(err).find("/nonexistent/railscope: no such file or directory"), std::string::npos);
+}
+
+TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
+  ASSERT_EQ(run("command -v chromium > /dev/null"), 0) << "chromium missing: run scripts/install-deps.sh";
+  // Two runs: this one and a baseline 20 % faster, over several sizes so the lines have points.
+  std::string dirs[2];
+  for (int run_index = 0; run_index < 2; ++run_index) {
+    dirs[run_index] = fresh_profile_dir(run_index == 0 ? "html-run" : "html-base");
+    ProfilerDriver drv(5);
+    ASSERT_TRUE(drv.loaded()) << drv.load_error();
+    ASSERT_EQ(drv.init(0x600d, 0, 8, 2), ncclSuccess);
+    for (uint64_t count = 1 << 10, seq = 0; count <= (1u << 24); count <<= 2, ++seq) {
+      CollSpec s;
+      s.count = count;
+      s.seq = seq;
+      drv.run_coll(s, 2000 + count / (run_index == 0 ? 10 : 12));
+      s.func = "AllGather";
+      drv.run_coll(s, 2000 + count / (run_index == 0 ? 10 : 12));
+    }
+    ASSERT_EQ(drv.finalize(), ncclSuccess);
+  }
+  const std::string html = dirs[0] + "/report.html";
+  ASSERT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dirs[0] + " --baseline " + dirs[1] + " --html " +
+                html + " > /dev/null"),
+            0);
+  const std::string page = slurp(html);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"))
+      << "self-contained: no external links";
+  const std::string dom = dirs[0] + "/dom.html", log = dirs[0] + "/chromium.log";
+  const std::string cmd =
+      "timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--user-data-dir=" +
+      dirs[0] +
+      "/chromium-profile --enable-logging=stderr --v=0 "
+      "--dump-dom file://" +
+      html + " > " + dom + " 2> " + log;
+  ASSERT_EQ(run(cmd), 0) << slurp(log);
+  const std::string d = slurp(dom);
+  const std::string console_log = slurp(log);
+  EXPECT_EQ(console_log.find(":CONSOLE"), std::string::npos) << "console output:\n" << console_log;
+  EXPECT_NE(d.find("data-js-errors=\"0\""), std::string::npos);
+  // Two ops × (run + baseline) series, drawn as paths with points; the wait matrix heatmap.
+  EXPECT_NE(d.find("data-plots-drawn=\"4\""), std::string::npos) << d.substr(0, 400);
+  EXPECT_NE(d.find("class=\"series run\" d=\"M"), std::string::npos);
+  EXPECT_NE(d.find("class=\"series baseline\" d=\"M"), std::string::npos);
+  EXPECT_NE(d.find("AllReduce (n = 8)"), std::string::npos);
+  EXPECT_NE(d.find("AllGather (n = 8)"), std::string::npos);
+  EXPECT_NE(d.find("<svg class=\"heatmap\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace railscope::abi_test

@@ -1,0 +1,199 @@
+#include "tools/report/analysis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+namespace railscope::report {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const double pos = std::ceil(p / 100.0 * static_cast<double>(v.size()));
+  const size_t idx = pos < 1.0 ? 0 : static_cast<size_t>(pos) - 1;
+  return v[std::min(idx, v.size() - 1)];
+}
+
+std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
+  struct Acc {
+    std::vector<double> time, busbw;
+    std::map<int, std::vector<double>> per_rank;
+  };
+  std::map<std::tuple<std::string, int, uint64_t>, Acc> acc;
+  for (const CollRow& c : colls) {
+    if (!c.complete || !c.time_us) continue;
+    Acc& a = acc[{c.op, c.nranks, c.bytes}];
+    a.time.push_back(*c.time_us);
+    const double bw = c.busbw_gbs.value_or(c.algbw_gbs.value_or(0.0));
+    a.busbw.push_back(bw);
+    a.per_rank[c.rank].push_back(bw);
+  }
+  std::vector<SizeRow> rows;
+  for (auto& [key, a] : acc) {
+    SizeRow r;
+    r.op = std::get<0>(key);
+    r.nranks = std::get<1>(key);
+    r.bytes = std::get<2>(key);
+    r.records = a.time.size();
+    r.ranks = a.per_rank.size();
+    r.time_p50_us = percentile(a.time, 50);
+    r.time_p99_us = percentile(a.time, 99);
+    r.busbw_p50 = percentile(a.busbw, 50);
+    r.busbw_p99 = percentile(a.busbw, 1);
+    bool first = true;
+    for (auto& [rank, v] : a.per_rank) {
+      const double med = percentile(v, 50);
+      if (first || med < r.busbw_min) r.busbw_min = med, r.rank_min = rank;
+      if (first || med > r.busbw_max) r.busbw_max = med, r.rank_max = rank;
+      first = false;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+namespace {
+
+// Collectives of the same communicator, op and sequence number seen on several ranks.
+using GroupKey = std::tuple<std::string, std::string, uint64_t>;
+
+void stragglers(const std::vector<CollRow>& colls, Report& out) {
+  std::map<GroupKey, std::vector<const CollRow*>> groups;
+  for (const CollRow& c : colls)
+    if (!c.p2p && c.start_unix_ns != 0) groups[{c.comm, c.op, c.seq}].push_back(&c);
+  struct Acc {
+    size_t last = 0, ops = 0;
+    double late_sum = 0, late_max = 0;
+  };
+  std::map<int, Acc> per_rank;
+  std::vector<std::pair<uint64_t, std::map<int, double>>> timeline;  // (first start, rank → lateness)
+  for (auto& [key, rows] : groups) {
+    std::set<int> ranks;
+    for (const CollRow* r : rows) ranks.insert(r->rank);
+    if (ranks.size() < 2) continue;
+    std::vector<double> starts;
+    for (const CollRow* r : rows) starts.push_back(static_cast<double>(r->start_unix_ns));
+    const double median = percentile(starts, 50);
+    const CollRow* last = *std::max_element(rows.begin(), rows.end(), [](const CollRow* a, const CollRow* b) {
+      return a->start_unix_ns < b->start_unix_ns;
+    });
+    std::map<int, double> lateness;
+    uint64_t first = UINT64_MAX;
+    for (const CollRow* r : rows) {
+      per_rank[r->rank].ops++;
+      lateness[r->rank] = (static_cast<double>(r->start_unix_ns) - median) / 1e3;
+      first = std::min(first, r->start_unix_ns);
+    }
+    const double late_us = (static_cast<double>(last->start_unix_ns) - median) / 1e3;
+    if (late_us > 0) {
+      Acc& a = per_rank[last->rank];
+      a.last++;
+      a.late_sum += late_us;
+      a.late_max = std::max(a.late_max, late_us);
+    }
+    timeline.emplace_back(first, std::move(lateness));
+  }
+  for (auto& [rank, a] : per_rank) {
+    StragglerRow r;
+    r.rank = rank;
+    r.times_last = a.last;
+    r.ops = a.ops;
+    r.mean_late_us = a.last ? a.late_sum / static_cast<double>(a.last) : 0.0;
+    r.max_late_us = a.late_max;
+    out.stragglers.push_back(r);
+  }
+  std::sort(out.stragglers.begin(), out.stragglers.end(), [](const StragglerRow& a, const StragglerRow& b) {
+    return std::tie(b.times_last, b.mean_late_us) < std::tie(a.times_last, a.mean_late_us);
+  });
+  if (!out.stragglers.empty() && out.stragglers.front().times_last > 0) {
+    const StragglerRow& s = out.stragglers.front();
+    out.straggler_summary = fmt::format(
+        "rank {} arrived last in {} of {} collectives ({:.0f}%), on average {:.1f} us after the median rank",
+        s.rank, s.times_last, s.ops, 100.0 * static_cast<double>(s.times_last) / static_cast<double>(s.ops),
+        s.mean_late_us);
+  }
+  // Heatmap: rows = ranks, columns = collectives in time order, binned to at most 60 columns.
+  std::sort(timeline.begin(), timeline.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [rank, a] : per_rank) out.heatmap.ranks.push_back(rank);
+  const size_t cols = std::min<size_t>(60, timeline.size());
+  out.heatmap.columns = cols;
+  out.heatmap.us.assign(out.heatmap.ranks.size(), std::vector<double>(cols, 0.0));
+  std::vector<std::vector<int>> counts(out.heatmap.ranks.size(), std::vector<int>(cols, 0));
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    const size_t col = i * cols / timeline.size();
+    for (size_t row = 0; row < out.heatmap.ranks.size(); ++row) {
+      auto it = timeline[i].second.find(out.heatmap.ranks[row]);
+      if (it == timeline[i].second.end()) continue;
+      out.heatmap.us[row][col] += it->second;
+      counts[row][col]++;
+    }
+  }
+  for (size_t row = 0; row < out.heatmap.ranks.size(); ++row)
+    for (size_t col = 0; col < cols; ++col)
+      if (counts[row][col]) out.heatmap.us[row][col] /= counts[row][col];
+}
+
+void wait_matrix(const std::vector<CollRow>& colls, Report& out) {
+  std::map<std::pair<int, int>, WaitCell> cells;
+  for (const CollRow& c : colls)
+    for (const WaitRow& w : c.waits) {
+      WaitCell& cell = cells[{c.rank, w.peer}];
+      cell.rank = c.rank;
+      cell.peer = w.peer;
+      cell.peer_wait_us += w.peer_wait_us;
+      cell.net_us += w.net_us;
+    }
+  std::map<int, double> by_peer;
+  for (auto& [key, cell] : cells) {
+    out.waits.push_back(cell);
+    by_peer[cell.peer] += cell.peer_wait_us;
+  }
+  if (by_peer.empty()) return;
+  const auto worst = std::max_element(by_peer.begin(), by_peer.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto link =
+      std::max_element(out.waits.begin(), out.waits.end(), [](const WaitCell& a, const WaitCell& b) {
+        return a.peer_wait_us + a.net_us < b.peer_wait_us + b.net_us;
+      });
+  double total = 0;
+  for (const auto& [peer, us] : by_peer) total += us;
+  out.wait_summary = fmt::format(
+      "peer {} is waited on most ({:.1f} ms of {:.1f} ms peer-wait across all ranks); slowest link: rank {} "
+      "<-> "
+      "peer {} ({:.1f} ms peer-wait + {:.1f} ms network)",
+      worst->first, worst->second / 1e3, total / 1e3, link->rank, link->peer, link->peer_wait_us / 1e3,
+      link->net_us / 1e3);
+}
+
+}  // namespace
+
+Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
+  Report out;
+  out.files = run.files.size();
+  out.hosts = std::set<std::string>(run.hosts.begin(), run.hosts.end()).size();
+  out.records = run.colls.size();
+  for (const CollRow& c : run.colls) out.incomplete += c.complete ? 0 : 1;
+  out.dropped_events = run.dropped_events;
+  out.tags = run.tags;
+  out.sizes = size_table(run.colls);
+  stragglers(run.colls, out);
+  wait_matrix(run.colls, out);
+  out.diags = run.diags;
+  std::sort(out.diags.begin(), out.diags.end(),
+            [](const DiagRow& a, const DiagRow& b) { return a.unix_ns < b.unix_ns; });
+  out.problems = run.problems;
+  if (baseline != nullptr) {
+    out.has_baseline = true;
+    out.baseline_sizes = size_table(baseline->colls);
+    for (SizeRow& r : out.sizes)
+      for (const SizeRow& b : out.baseline_sizes)
+        if (b.op == r.op && b.nranks == r.nranks && b.bytes == r.bytes) r.baseline_busbw_p50 = b.busbw_p50;
+    for (const std::string& p : baseline->problems) out.problems.push_back("baseline: " + p);
+  }
+  return out;
+}
+
+}  // namespace railscope::report

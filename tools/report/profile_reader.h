@@ -1,0 +1,68 @@
+// Reads railscope profiles (docs/profile-format.md): every *.jsonl file in the given directories
+// (or the files themselves). Unknown record types and members are ignored; a line that is not valid
+// JSON is reported with its file and line number and skipped, never fatal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace railscope::report {
+
+struct WaitRow {
+  int channel = 0;
+  int peer = -1;
+  bool is_send = false;
+  uint64_t bytes = 0;
+  double peer_wait_us = 0;
+  double net_us = 0;
+  double gpu_wait_us = 0;
+};
+
+struct CollRow {
+  std::string comm;
+  int rank = -1;
+  int nranks = 0;
+  uint64_t seq = 0;
+  std::string op;
+  bool p2p = false;
+  int peer = -1;
+  uint64_t bytes = 0;
+  std::optional<double> time_us;
+  std::optional<double> busbw_gbs;
+  std::optional<double> algbw_gbs;
+  uint64_t start_unix_ns = 0;
+  uint64_t end_unix_ns = 0;
+  bool complete = true;
+  std::string timing;
+  std::vector<WaitRow> waits;
+};
+
+struct DiagRow {
+  std::string id;
+  std::string severity;
+  std::string comm;
+  int rank = -1;
+  std::string op;
+  std::optional<uint64_t> seq;
+  std::string detail;
+  std::string fix;
+  uint64_t unix_ns = 0;
+  std::string host;
+};
+
+struct ProfileSet {
+  std::vector<std::string> files;
+  std::vector<std::string> hosts;
+  std::vector<std::string> tags;
+  std::vector<CollRow> colls;
+  std::vector<DiagRow> diags;
+  uint64_t dropped_events = 0;
+  std::vector<std::string> problems;  // "file:line: why" for every skipped line
+};
+
+// Throws std::runtime_error when a path does not exist or holds no profile file.
+ProfileSet read_profiles(const std::vector<std::string>& paths);
+
+}  // namespace railscope::report

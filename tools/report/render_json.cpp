@@ -1,0 +1,72 @@
+#include <nlohmann/json.hpp>
+
+#include "tools/report/render.h"
+
+namespace railscope::report {
+
+std::string render_json(const Report& r) {
+  using nlohmann::json;
+  json j;
+  j["schema"] = "railscope.report";
+  j["version"] = 1;
+  j["files"] = r.files;
+  j["hosts"] = r.hosts;
+  j["records"] = r.records;
+  j["incomplete"] = r.incomplete;
+  j["dropped_events"] = r.dropped_events;
+  j["tags"] = r.tags;
+  j["problems"] = r.problems;
+  json sizes = json::array();
+  for (const SizeRow& s : r.sizes) {
+    json row = {{"op", s.op},
+                {"nranks", s.nranks},
+                {"bytes", s.bytes},
+                {"records", s.records},
+                {"ranks", s.ranks},
+                {"time_p50_us", s.time_p50_us},
+                {"time_p99_us", s.time_p99_us},
+                {"busbw_p50_gbs", s.busbw_p50},
+                {"busbw_p99_gbs", s.busbw_p99},
+                {"busbw_min_gbs", s.busbw_min},
+                {"busbw_min_rank", s.rank_min},
+                {"busbw_max_gbs", s.busbw_max},
+                {"busbw_max_rank", s.rank_max}};
+    if (s.baseline_busbw_p50) row["baseline_busbw_p50_gbs"] = *s.baseline_busbw_p50;
+    sizes.push_back(row);
+  }
+  j["sizes"] = sizes;
+  json st = json::array();
+  for (const StragglerRow& s : r.stragglers)
+    st.push_back({{"rank", s.rank},
+                  {"times_last", s.times_last},
+                  {"ops", s.ops},
+                  {"mean_late_us", s.mean_late_us},
+                  {"max_late_us", s.max_late_us}});
+  j["stragglers"] = st;
+  j["straggler_summary"] = r.straggler_summary;
+  json waits = json::array();
+  for (const WaitCell& w : r.waits)
+    waits.push_back(
+        {{"rank", w.rank}, {"peer", w.peer}, {"peer_wait_us", w.peer_wait_us}, {"net_us", w.net_us}});
+  j["wait_matrix"] = waits;
+  j["wait_summary"] = r.wait_summary;
+  json diags = json::array();
+  for (const DiagRow& d : r.diags) {
+    json dj = {{"id", d.id},    {"severity", d.severity}, {"comm", d.comm}, {"rank", d.rank},
+               {"op", d.op},    {"detail", d.detail},     {"fix", d.fix},   {"unix_ns", d.unix_ns},
+               {"host", d.host}};
+    if (d.seq) dj["seq"] = *d.seq;
+    diags.push_back(dj);
+  }
+  j["diagnoses"] = diags;
+  if (r.has_baseline) {
+    json b = json::array();
+    for (const SizeRow& s : r.baseline_sizes)
+      b.push_back(
+          {{"op", s.op}, {"bytes", s.bytes}, {"busbw_p50_gbs", s.busbw_p50}, {"time_p50_us", s.time_p50_us}});
+    j["baseline_sizes"] = b;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace railscope::report

@@ -1,0 +1,62 @@
+#include <fmt/format.h>
+
+#include "tools/report/render.h"
+
+namespace railscope::report {
+
+std::string human_bytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  double v = static_cast<double>(bytes);
+  while (v >= 1024.0 && unit < 4 && static_cast<uint64_t>(v) % 1024 == 0) {
+    v /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:g} {}", v, kUnits[unit]);
+}
+
+std::string render_text(const Report& r) {
+  std::string out =
+      fmt::format("railscope report: {} files, {} hosts, {} records ({} incomplete), {} events dropped\n",
+                  r.files, r.hosts, r.records, r.incomplete, r.dropped_events);
+  for (const std::string& p : r.problems) out += fmt::format("warning: {}\n", p);
+  out += "\nBus bandwidth per (op, size)  [GB/s; p99 = slowest 1%; min/max = per-rank medians]\n";
+  out += fmt::format("{:<14} {:>5} {:>10} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>15} {:>15}{}\n", "op", "n",
+                     "size", "count", "ranks", "time p50 us", "time p99 us", "busbw p50", "busbw p99",
+                     "min (rank)", "max (rank)", r.has_baseline ? "   baseline p50  ratio" : "");
+  for (const SizeRow& s : r.sizes) {
+    out += fmt::format("{:<14} {:>5} {:>10} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9.2f} {:>15} {:>15}",
+                       s.op, s.nranks > 0 ? std::to_string(s.nranks) : "?", human_bytes(s.bytes), s.records,
+                       s.ranks, s.time_p50_us, s.time_p99_us, s.busbw_p50, s.busbw_p99,
+                       fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min),
+                       fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max));
+    if (r.has_baseline) {
+      if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
+        out +=
+            fmt::format("   {:>12.2f}  {:>5.2f}", *s.baseline_busbw_p50, s.busbw_p50 / *s.baseline_busbw_p50);
+      else
+        out += "              -      -";
+    }
+    out += "\n";
+  }
+  out += "\nStragglers (who arrives last at each collective)\n";
+  if (!r.straggler_summary.empty()) out += "  " + r.straggler_summary + "\n";
+  out += fmt::format("{:>6} {:>10} {:>8} {:>14} {:>13}\n", "rank", "times last", "of ops", "mean late us",
+                     "max late us");
+  for (const StragglerRow& s : r.stragglers)
+    out += fmt::format("{:>6} {:>10} {:>8} {:>14.1f} {:>13.1f}\n", s.rank, s.times_last, s.ops,
+                       s.mean_late_us, s.max_late_us);
+  out += "\nRank x peer wait matrix [ms waiting on the peer (SendPeerWait+RecvWait) / on the network]\n";
+  if (!r.wait_summary.empty()) out += "  " + r.wait_summary + "\n";
+  for (const WaitCell& w : r.waits)
+    out += fmt::format("  rank {:>4} <- peer {:>4}: {:>10.3f} / {:>10.3f}\n", w.rank, w.peer,
+                       w.peer_wait_us / 1e3, w.net_us / 1e3);
+  out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
+  for (const DiagRow& d : r.diags)
+    out += fmt::format("  [{}] {} rank {}{}: {}. Fix: {}\n", d.id, d.severity, d.rank,
+                       d.op.empty() ? std::string() : fmt::format(" {} seq {}", d.op, d.seq.value_or(0)),
+                       d.detail, d.fix);
+  return out;
+}
+
+}  // namespace railscope::report

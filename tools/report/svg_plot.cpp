@@ -1,0 +1,133 @@
+#include "tools/report/svg_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tools/report/render.h"
+
+namespace railscope::report {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {
+  constexpr double W = 640, H = 360, L = 70, R = 20, T = 30, B = 50;
+  double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
+  for (const Series& s : series)
+    for (const auto& [x, y] : s.points) {
+      if (x <= 0 || y <= 0) continue;
+      xmin = std::min(xmin, std::log2(x));
+      xmax = std::max(xmax, std::log2(x));
+      ymin = std::min(ymin, std::log10(y));
+      ymax = std::max(ymax, std::log10(y));
+    }
+  std::string out = fmt::format(
+      "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
+      "{0} {1}\">"
+      "<text x=\"{2}\" y=\"18\" class=\"title\">{3}</text>",
+      W, H, L, xml_escape(title));
+  if (xmin > xmax) return out + "<text x=\"80\" y=\"80\">no timed records</text></svg>";
+  xmin = std::floor(xmin);
+  xmax = std::ceil(xmax);
+  if (xmax - xmin < 1) xmax = xmin + 1;
+  ymin = std::floor(ymin);
+  ymax = std::ceil(ymax);
+  if (ymax - ymin < 1) ymax = ymin + 1;
+  auto px = [&](double lx) { return L + (lx - xmin) / (xmax - xmin) * (W - L - R); };
+  auto py = [&](double ly) { return H - B - (ly - ymin) / (ymax - ymin) * (H - T - B); };
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", L, T, W - L - R,
+                     H - T - B);
+  const int xstep = std::max(1, static_cast<int>(std::ceil((xmax - xmin) / 10.0)));
+  for (int e = static_cast<int>(xmin); e <= static_cast<int>(xmax); e += xstep) {
+    const double x = px(e);
+    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" class=\"grid\"/>", x, T,
+                       H - B);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>", x,
+                       H - B + 16, human_bytes(uint64_t{1} << std::clamp(e, 0, 62)));
+  }
+  for (int e = static_cast<int>(ymin); e <= static_cast<int>(ymax); ++e) {
+    const double y = py(e);
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" class=\"grid\"/>", L, y,
+                       W - R);
+    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:g}</text>", L - 6,
+                       y + 4, std::pow(10.0, e));
+  }
+  out += fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">message size (bytes, log2)</text>",
+      (L + W - R) / 2, H - 12);
+  out += fmt::format(
+      "<text x=\"16\" y=\"{0}\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">busbw "
+      "GB/s "
+      "(log10)</text>",
+      (T + H - B) / 2);
+  int legend = 0;
+  for (const Series& s : series) {
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& [x, y] : s.points)
+      if (x > 0 && y > 0) pts.emplace_back(px(std::log2(x)), py(std::log10(y)));
+    if (pts.empty()) continue;
+    std::sort(pts.begin(), pts.end());
+    std::string d;
+    for (size_t i = 0; i < pts.size(); ++i)
+      d += fmt::format("{}{:.1f} {:.1f} ", i ? "L" : "M", pts[i].first, pts[i].second);
+    out += fmt::format("<path class=\"series {}\" d=\"{}\"/>", s.css_class, d);
+    for (const auto& [x, y] : pts)
+      out +=
+          fmt::format("<circle class=\"point {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"/>", s.css_class, x, y);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"legend {}\">{}</text>", W - R - 160,
+                       T + 16 + 16 * legend++, s.css_class, xml_escape(s.name));
+  }
+  return out + "</svg>";
+}
+
+std::string svg_heatmap(const std::string& title, const std::vector<std::string>& row_labels,
+                        const std::vector<std::string>& col_labels,
+                        const std::vector<std::vector<double>>& values, const std::string& unit) {
+  const double cell_w = col_labels.size() > 30 ? 10 : 28, cell_h = 18, L = 80, T = 30;
+  const double W = L + cell_w * static_cast<double>(col_labels.size()) + 20;
+  const double H = T + cell_h * static_cast<double>(row_labels.size()) + 40;
+  double vmax = 0;
+  for (const auto& row : values)
+    for (double v : row) vmax = std::max(vmax, v);
+  std::string out = fmt::format(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
+      "0 {0} "
+      "{1}\"><text x=\"{2}\" y=\"18\" class=\"title\">{3} (max {4:.1f} {5})</text>",
+      W, H, L, xml_escape(title), vmax, xml_escape(unit));
+  for (size_t r = 0; r < row_labels.size(); ++r) {
+    const double y = T + cell_h * static_cast<double>(r);
+    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>", L - 6,
+                       y + 13, xml_escape(row_labels[r]));
+    for (size_t c = 0; c < col_labels.size() && c < values[r].size(); ++c) {
+      const double v = values[r][c];
+      const double t = vmax > 0 && v > 0 ? v / vmax : 0.0;
+      const int gb = static_cast<int>(255 - 200 * t);
+      out += fmt::format(
+          "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"rgb(255,{},{})\">"
+          "<title>{} / {}: {:.1f} {}</title></rect>",
+          L + cell_w * static_cast<double>(c), y, cell_w - 1, cell_h - 1, gb, gb, xml_escape(row_labels[r]),
+          xml_escape(col_labels[c]), v, xml_escape(unit));
+    }
+  }
+  if (col_labels.size() <= 30)
+    for (size_t c = 0; c < col_labels.size(); ++c)
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+                         L + cell_w * (static_cast<double>(c) + 0.5),
+                         T + cell_h * static_cast<double>(row_labels.size()) + 14, xml_escape(col_labels[c]));
+  return out + "</svg>";
+}
+
+}  // namespace railscope::report
