@@ -65,7 +65,8 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
   argv.insert(argv.end(), {"--html", opt.html});
   for (const auto& run : runs)
     if (run.variant == 0) argv.push_back(run.folder.string());
-  const ChildResult r = run_child(argv, environment_with({}));
+  // Only the page is wanted: report's own text tables would repeat ours.
+  const ChildResult r = run_child(argv, environment_with({}), /*discard_stdout=*/true);
   if (!r.ok())
     fail(kExitReportFailed,
          fmt::format("writing {} with `railscope report --baseline` failed ({})", opt.html, r.describe()));
@@ -108,7 +109,11 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
       fail(kExitRunFailed, fmt::format("run {}-{} failed: {} ({})", variants[run.variant].label, run.index,
                                        r.describe(), fmt::join(command, " ")));
     ProfileRead read = read_profile_samples(folder);
-    if (!read.error.empty()) fail(kExitRefused, read.error);
+    if (!read.error.empty())
+      fail(kExitRefused, fmt::format("run {}-{}: {} (was the profiler loaded? NCCL_DEBUG=INFO shows "
+                                     "'PROFILER/Plugin: Loaded')",
+                                     variants[run.variant].label, run.index, read.error));
+    for (const auto& w : read.warnings) std::fprintf(stderr, "railscope ab: warning: %s\n", w.c_str());
     if (read.samples.empty() && read.untimed > 0)
       fail(kExitRefused, fmt::format("run {}-{}: all {} op records in {} lack a completion time (timing "
                                      "'enqueue' or incomplete), so no busbw can be compared",

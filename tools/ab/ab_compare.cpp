@@ -59,7 +59,8 @@ Stats stats_of(const std::vector<RunSamples>& runs, const OpKey& key) {
   Stats st;
   st.count = busbw.size();
   st.busbw_p50 = percentile(busbw, 50);
-  st.busbw_p99 = percentile(busbw, 99);
+  // The slow tail, as `railscope report` shows it: 99 % of the samples were at least this fast.
+  st.busbw_p99 = percentile(busbw, 1);
   st.time_p50 = percentile(time, 50);
   st.time_p99 = percentile(time, 99);
   return st;

@@ -1,5 +1,6 @@
 #include "child_process.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -80,7 +81,8 @@ std::vector<std::string> environment_with(const EnvChanges& changes) {
   return env;
 }
 
-ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      bool discard_stdout) {
   ChildResult result;
   if (argv.empty()) {
     result.start_error = "empty command";
@@ -91,8 +93,12 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   auto c_argv = c_strings(argv);
   auto c_env = c_strings(env);
   pid_t pid = 0;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (discard_stdout) posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   // posix_spawnp searches PATH from the caller's environment, which is what a user expects.
-  const int rc = posix_spawnp(&pid, c_argv[0], nullptr, nullptr, c_argv.data(), c_env.data());
+  const int rc = posix_spawnp(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     result.start_error = fmt::format("{}: {}", argv[0], std::strerror(rc));
     return result;

@@ -26,7 +26,9 @@ struct ChildResult {
 // The current environment with `changes` applied, as NAME=VALUE strings.
 std::vector<std::string> environment_with(const EnvChanges& changes);
 
-// Starts argv[0] (searched in PATH) with `env`; blocks until it ends.
-ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+// Starts argv[0] (searched in PATH) with `env`; blocks until it ends. `discard_stdout`: the child's
+// standard output goes to /dev/null (its standard error is kept).
+ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      bool discard_stdout = false);
 
 }  // namespace railscope::ab

@@ -1,8 +1,6 @@
-// The per-operation samples `railscope ab` compares, read from a profile folder.
-//
-// Reads the profiler's JSON Lines files (docs/profile-format.md, schema `railscope.profile` v1): only
-// `coll` and `p2p` records with a measured duration are used. Kept small and separate on purpose: when
-// the profiler's report library offers a reader, `read_profile_samples` should delegate to it.
+// The per-operation samples `railscope ab` compares, read from one run's profile folder with the
+// profiler's own reader (tools/report/profile_reader.h, docs/profile-format.md): only `coll` and
+// `p2p` records with a measured duration and busbw count.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +19,12 @@ struct OpSample {
 
 struct ProfileRead {
   std::vector<OpSample> samples;
-  std::size_t files = 0;          // *.jsonl files read
-  std::size_t skipped_lines = 0;  // lines that were not op records (headers, diagnoses, ...)
-  std::size_t untimed = 0;        // op records without a duration (enqueue-only, incomplete)
-  std::string error;              // non-empty: the folder could not be read (first problem found)
+  std::size_t files = 0;              // *.jsonl files read
+  std::size_t untimed = 0;            // op records without a duration (enqueue-only, incomplete)
+  std::vector<std::string> warnings;  // "file:line: why" for every line the reader skipped
+  std::string error;                  // non-empty: the folder could not be read (missing, no profile)
 };
 
-// Reads every `*.jsonl` file directly inside `dir`. Malformed JSON is an error naming file and line.
 ProfileRead read_profile_samples(const std::filesystem::path& dir);
 
 }  // namespace railscope::ab

@@ -27,7 +27,7 @@ for (op, size), r in rows.items():
     a, b = r["railscope"], r["nccl-ib"]
     assert a["samples"] == 2 * 2 * 5 and b["samples"] == 20, r  # runs x ranks x iterations
     assert abs(r["ratio"] - 1.5) < 1e-6, (op, size, r["ratio"])
-    assert a["busbw_p99_gbps"] >= a["busbw_p50_gbps"] > 0, r
+    assert 0 < a["busbw_p99_gbps"] <= a["busbw_p50_gbps"], r  # p99 = the slow tail
     assert b["time_p99_us"] >= b["time_p50_us"] > a["time_p50_us"] > 0, r
 big = rows[("AllReduce", 1 << 20)]
 assert abs(big["railscope"]["busbw_p50_gbps"] - 30.0 * 1.02) < 1e-6, big
@@ -63,7 +63,7 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 3 ] || fail "no profile: exit $rc, want 3"
-grep -q "railscope-0 left no op records" "$WORK/np.err" || fail "missing-records message"
+grep -q "run railscope-0: .*no railscope profile .*PROFILER/Plugin: Loaded" "$WORK/np.err" || { cat "$WORK/np.err"; fail "missing-profile message"; }
 
 # 6. Reusing a non-empty output folder is refused before anything runs (exit 1).
 set +e
