@@ -41,6 +41,16 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "doctor",
      "Root of the sysfs tree read for devices, ports, GIDs and netdev MTUs (tests point it at a fake "
      "tree; libibverbs is only queried with the real /sys)"},
+    // --- net plugin: QP tuning (NCCL's meanings) and railscope's own
+    {"NCCL_IB_TIMEOUT", T::Int, "20", 1, 31, "net",
+     "IB local ACK timeout exponent: 4.096 us x 2^N per try; also sets railscope's stall budget"},
+    {"NCCL_IB_RETRY_CNT", T::Int, "7", 0, 7, "net", "QP transport retry count (7 = infinite on rxe)"},
+    {"NCCL_IB_TC", T::Int, "-1", -1, 255, "net", "RoCE traffic class; -1 = the communicator's, else 0"},
+    {"NCCL_IB_SL", T::Int, "-1", -1, 15, "net", "InfiniBand service level; -1 = the communicator's, else 0"},
+    {"NCCL_IB_QPS_PER_CONNECTION", T::Int, "1", 1, 16, "net",
+     "RC QPs per connection and device; large messages are split across them"},
+    {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
+     "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
      "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
 

@@ -1,0 +1,39 @@
+// What every ABI adapter shares: the process-wide engine (created by the first init, kept alive
+// by a reference count, destroyed when the library is unloaded or the last v11+ context is
+// finalized), the per-communicator context of v11+, and the conversion of a Status into NCCL's
+// result code at the ABI edge (the finding's one line is logged there, once).
+#pragma once
+
+#include <cstdint>
+
+#include "plugin/net/transport.h"
+#include "railscope/nccl/common.h"
+
+namespace railscope::net::abi {
+
+// The context a v11+ init hands NCCL.
+struct Context {
+  CommConfig config;
+};
+
+// Installs the logger, creates the engine if needed and takes a reference. For v11+ pass ctx:
+// it receives a new Context (nullptr on failure, so a later finalize(ctx) is harmless).
+ncclResult_t init(const char* fn, ncclDebugLogger_t logger, ncclProfilerCallback_t profiler,
+                  const CommConfig& config, Context** ctx);
+// Drops the reference taken by a v11+ init; null (failed init) is accepted.
+ncclResult_t finalize(Context* ctx);
+
+// The engine, or nullptr (and a logged error) when init has not succeeded.
+Engine* engine(const char* fn);
+
+// Logs a failure's one line (WARN) and returns its code; success passes through silently.
+ncclResult_t report(const char* fn, const Status& status);
+
+// Common argument check: logs internal.bad_argument naming the function and returns
+// ncclInternalError (NCCL misused the API).
+ncclResult_t bad_argument(const char* fn, const char* what);
+
+// The config a context carries, or the default when ctx is null.
+CommConfig config_of(void* ctx);
+
+}  // namespace railscope::net::abi

@@ -1,0 +1,149 @@
+// The one internal interface between the net plugin's ABI adapters (plugin/net/abi/net_vN.cpp) and
+// a transport engine (verbs today, TCP later; chosen by RAILSCOPE_TRANSPORT). The adapters only
+// convert arguments; everything a transport does lives behind Engine. Engine-neutral: no verbs or
+// socket types appear here.
+//
+// Errors are values: every call returns a Status carrying NCCL's result code and, for failures, a
+// diagnosis Finding (catalogue id + the facts of this case). The ABI edge logs the finding's one
+// line and returns the code; nothing inside throws across it, exits or aborts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "railscope/core/diagnosis.h"
+#include "railscope/nccl/common.h"
+
+namespace railscope::net {
+
+// --- results
+struct Status {
+  ncclResult_t code = ncclSuccess;
+  diag::Finding finding;  // meaningful only when !ok()
+
+  bool ok() const { return code == ncclSuccess; }
+  static Status success() { return {}; }
+  static Status fail(ncclResult_t c, diag::Finding f) { return Status{c, std::move(f)}; }
+  static Status fail(ncclResult_t c, std::string_view id, std::string detail, std::string fix = {}) {
+    return Status{c, diag::make(id, std::move(detail), std::move(fix))};
+  }
+};
+
+// --- opaque objects handed out to NCCL. Each engine derives its own; the adapters pass them
+// through as void* and give them back unchanged.
+struct ListenComm {
+  virtual ~ListenComm() = default;
+};
+struct Comm {  // a send or receive connection
+  virtual ~Comm() = default;
+};
+struct SendComm : Comm {};
+struct RecvComm : Comm {};
+struct MemHandle {
+  virtual ~MemHandle() = default;
+};
+struct Request {
+  virtual ~Request() = default;
+};
+
+// The listen handle NCCL ships to the peer through its bootstrap (NCCL_NET_HANDLE_MAXSIZE bytes).
+inline constexpr size_t kHandleSize = 128;
+using HandleBytes = std::span<std::byte, kHandleSize>;
+
+// --- properties, in a version-independent form; adapters copy what their version has.
+// name and pci_path point into storage the engine keeps until it is destroyed (NCCL keeps the
+// pointers it is given).
+struct DeviceProps {
+  const char* name = "";
+  const char* pci_path = nullptr;  // nullptr: not backed by a PCI device
+  uint64_t guid = 0;
+  int ptr_support = 0x1;  // NCCL_PTR_* bits
+  int reg_is_global = 0;
+  int force_flush = 0;
+  int speed_mbps = 0;
+  int port = 0;
+  float latency_us = 0.0f;
+  int max_comms = 0;
+  int max_recvs = 1;
+  std::vector<int> vdevs;  // physical children; a physical device lists itself
+  size_t max_p2p_bytes = size_t{1} << 40;
+  size_t max_coll_bytes = size_t{512} << 20;
+  int max_multi_request_size = 1;
+  int rail_id = -1;
+  int plane_id = -1;
+};
+
+// What init receives. The logger is installed by the ABI layer before the engine is created.
+struct InitArgs {
+  ncclProfilerCallback_t profiler = nullptr;  // v10+: may be null
+};
+
+// Per-communicator settings (v11+: from init's config; v10: from connect's config).
+struct CommConfig {
+  int traffic_class = -1;  // NCCL_NET_TRAFFIC_CLASS_UNDEF
+  uint64_t comm_id = 0;
+};
+
+// setNetAttr hints (v11+). -1 / all-ones = undefined.
+struct FlowAttr {
+  int32_t max_concurrent_peers = -1, min_concurrent_peers = -1, max_flows_per_peer = -1,
+          min_flows_per_peer = -1;
+};
+struct NetAttr {
+  FlowAttr send, recv;
+  uint32_t op = ~0u, algo = ~0u, proto = ~0u;
+};
+
+// One receive slot of a (grouped) irecv.
+struct RecvBuffer {
+  void* data = nullptr;
+  size_t size = 0;
+  int tag = 0;
+  MemHandle* mr = nullptr;
+  void* phandle = nullptr;  // NCCL's profiler handle for this buffer (v10+), may be null
+};
+
+// --- the engine. All methods may be called from several threads at once (NCCL's proxy threads);
+// an engine serialises what must be serialised. Connect/accept never block: they return success
+// with a null *out until the connection is ready, and are called again with the same arguments.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  virtual const char* name() const = 0;  // "verbs", "tcp" — for logs
+  virtual Status devices(int* ndev) = 0;
+  virtual Status properties(int dev, DeviceProps* props) = 0;
+
+  virtual Status listen(int dev, HandleBytes handle, ListenComm** out) = 0;
+  virtual Status connect(int dev, const CommConfig& config, HandleBytes handle, SendComm** out) = 0;
+  virtual Status accept(ListenComm* listen, RecvComm** out) = 0;
+
+  // type is NCCL_PTR_HOST or NCCL_PTR_CUDA.
+  virtual Status reg_mr(Comm* comm, void* data, size_t size, int type, MemHandle** out) = 0;
+  virtual Status reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                               MemHandle** out) = 0;
+  virtual Status dereg_mr(Comm* comm, MemHandle* mr) = 0;
+
+  // *out == nullptr with success = "cannot post now, call again".
+  virtual Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
+                       Request** out) = 0;
+  virtual Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
+  // Makes received data visible to the GPU (GPUDirect); *out == nullptr when nothing to do.
+  virtual Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
+  // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
+  virtual Status test(Request* request, int* done, int* sizes) = 0;
+  virtual Status irecv_consumed(RecvComm* comm, int n, Request* request) = 0;
+
+  virtual Status close_send(SendComm* comm) = 0;
+  virtual Status close_recv(RecvComm* comm) = 0;
+  virtual Status close_listen(ListenComm* listen) = 0;
+
+  // Fuse physical devices into a virtual one; *d receives its index.
+  virtual Status make_vdevice(std::span<const int> devs, int* d) = 0;
+  virtual Status set_net_attr(const NetAttr& attr) = 0;
+};
+
+}  // namespace railscope::net

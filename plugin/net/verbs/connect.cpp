@@ -1,0 +1,251 @@
+#include "plugin/net/verbs/connect.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "railscope/core/log.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+constexpr int kCqe = 4 * kFifoDepth * kMaxQpsPerConn;
+
+QpCaps sender_caps() { return QpCaps{kFifoDepth * (kMaxRecvs + 1) + 16, 4, 64}; }
+QpCaps receiver_caps() {
+  return QpCaps{kFifoDepth + VerbsRecvComm::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
+}
+
+EndInfo describe_local(const LocalDevice& dev, const LinkParams& link) {
+  EndInfo e;
+  e.host = dev.host;
+  for (const auto* p : dev.ports) e.devs.push_back(p->info());
+  e.qps_per_conn = static_cast<uint8_t>(std::clamp(link.qps_per_conn, 1, kMaxQpsPerConn));
+  e.traffic_class = static_cast<uint8_t>(link.traffic_class);
+  e.service_level = static_cast<uint8_t>(link.service_level);
+  return e;
+}
+
+Status timed_out(const std::string& peer, const char* stage) {
+  return Status::fail(
+      ncclRemoteError, "peer.closed",
+      fmt::format("handshake with {} made no progress for {} s ({})", peer, kHandshakeTimeout.count(), stage),
+      "Check the peer's log; a peer that stops mid-handshake has usually failed");
+}
+
+Status unexpected(const std::string& peer, MessageType got, const char* want) {
+  return Status::fail(
+      ncclRemoteError, "peer.bad_handshake",
+      fmt::format("{} sent message type {} where {} was expected", peer, static_cast<int>(got), want));
+}
+
+}  // namespace
+
+std::string local_host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::string peer_text(const ListenHandle& h) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(h.family == 6 ? AF_INET6 : AF_INET, h.addr.data(), buf, sizeof buf);
+  return h.family == 6 ? fmt::format("[{}]:{}", buf, h.port) : fmt::format("{}:{}", buf, h.port);
+}
+
+// --- sender
+
+SendConnector::SendConnector(const ListenHandle& handle, LocalDevice dev, LinkParams link)
+    : handle_(handle), dev_(std::move(dev)), comm_(std::make_unique<VerbsSendComm>()) {
+  comm_->link = link;
+  comm_->profiler = dev_.profiler;
+  comm_->local = describe_local(dev_, link);
+  deadline_ = Connection::Clock::now() + kHandshakeTimeout;
+}
+
+Status SendConnector::start() {
+  Fd fd;
+  if (Status st = start_connect(handle_, &fd); !st.ok()) return st;
+  comm_->oob = Channel(std::move(fd), peer_text(handle_));
+  return Status::success();
+}
+
+Status SendConnector::step(VerbsSendComm** out) {
+  *out = nullptr;
+  VerbsSendComm& c = *comm_;
+  if (stage_ == Stage::Connecting) {
+    bool ready = false;
+    if (Status st = c.oob.connected(&ready); !st.ok()) return st;
+    if (!ready) return Status::success();  // NCCL keeps polling; TCP's own timeout bounds this
+    if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches, kCqe); !st.ok()) return st;
+    if (Status st = c.prepare(); !st.ok()) return st;
+    Message hello;
+    hello.type = MessageType::Hello;
+    hello.nonce = handle_.nonce;
+    hello.end = c.local_end(c.fifo_rkeys(), c.fifo_addr());
+    c.oob.send(hello);
+    stage_ = Stage::AwaitReply;
+    deadline_ = Connection::Clock::now() + kHandshakeTimeout;
+  }
+  bool flushed = false;
+  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  std::optional<Message> m;
+  if (Status st = c.oob.receive(&m); !st.ok()) return st;
+  if (!m) {
+    if (Connection::Clock::now() > deadline_) return timed_out(c.oob.peer(), "waiting for the receiver");
+    return Status::success();
+  }
+  deadline_ = Connection::Clock::now() + kHandshakeTimeout;
+  if (stage_ == Stage::AwaitReply) {
+    if (m->type != MessageType::Reply) return unexpected(c.oob.peer(), m->type, "REPLY");
+    return on_reply(*m);
+  }
+  if (m->type != MessageType::Ready) return unexpected(c.oob.peer(), m->type, "READY");
+  if (m->status != kOk)
+    return Status::fail(
+        ncclRemoteError, "qp.modify_failed",
+        fmt::format("the receiver {} could not bring its QPs up (see its log); {}", c.oob.peer(), c.where()));
+  RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}", c.where(), c.qps.size(),
+          mtu_bytes(c.path_mtu));
+  *out = comm_.release();
+  return Status::success();
+}
+
+Status SendConnector::on_reply(const Message& m) {
+  VerbsSendComm& c = *comm_;
+  c.remote = m.end;
+  if (m.status != kOk) {
+    // Run the same checks the receiver ran, to name the problem here too.
+    for (const auto& ld : c.local.devs)
+      for (const auto& rd : c.remote.devs) {
+        PathChoice path;
+        if (Status st = check_link(ld, c.local.host, rd, c.remote.host, &path); !st.ok()) return st;
+      }
+    return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                        fmt::format("the receiver {} rejected the connection (code {}); see its log",
+                                    c.oob.peer(), m.status));
+  }
+  const size_t expected = c.local.qps_per_conn * std::max(c.local.devs.size(), c.remote.devs.size());
+  if (c.remote.qpns.size() != expected)
+    return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                        fmt::format("the receiver {} created {} QPs, {} expected", c.oob.peer(),
+                                    c.remote.qpns.size(), expected));
+  if (Status st =
+          c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote.devs.size()), sender_caps());
+      !st.ok())
+    return st;
+  if (Status st = c.connect_qps(c.remote.qpns); !st.ok()) return st;
+  Message q;
+  q.type = MessageType::Qpns;
+  q.qpns = c.qpns();
+  c.oob.send(q);
+  bool flushed = false;
+  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  stage_ = Stage::AwaitReady;
+  return Status::success();
+}
+
+// --- receiver
+
+RecvAcceptor::RecvAcceptor(Fd fd, std::string peer, uint64_t nonce, LocalDevice dev, LinkParams link)
+    : nonce_(nonce), dev_(std::move(dev)), comm_(std::make_unique<VerbsRecvComm>()) {
+  comm_->oob = Channel(std::move(fd), std::move(peer));
+  comm_->link = link;
+  comm_->profiler = dev_.profiler;
+  comm_->local = describe_local(dev_, link);
+  deadline_ = Connection::Clock::now() + kHandshakeTimeout;
+}
+
+Status RecvAcceptor::reject(uint8_t code, Status why) {
+  Message r;
+  r.type = MessageType::Reply;
+  r.status = code;
+  r.end = comm_->local;
+  r.end.qpns.clear();
+  comm_->oob.send(r);
+  bool flushed = false;
+  (void)comm_->oob.flush(&flushed);  // best effort: the sender learns why, we report either way
+  return why;
+}
+
+Status RecvAcceptor::on_hello(const Message& m) {
+  VerbsRecvComm& c = *comm_;
+  if (m.nonce != nonce_)
+    return reject(kRejectNonce,
+                  Status::fail(ncclRemoteError, "peer.bad_handshake",
+                               fmt::format("{} connected with a handle for another listener", c.oob.peer())));
+  if (!m.end.qpns.empty())
+    return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                        fmt::format("{} sent QPNs too early", c.oob.peer()));
+  c.remote = m.end;
+  // The sender decides traffic class and service level; the receiver echoes them (as NCCL does).
+  c.link.traffic_class = c.remote.traffic_class;
+  c.link.service_level = c.remote.service_level;
+  c.local.traffic_class = c.remote.traffic_class;
+  c.local.service_level = c.remote.service_level;
+  c.local.qps_per_conn = c.remote.qps_per_conn;
+  const size_t nl = c.local.devs.size(), nr = c.remote.devs.size();
+  const size_t nqps = c.remote.qps_per_conn * std::max(nl, nr);
+  for (size_t q = 0; q < std::max(nl, nr); ++q) {
+    PathChoice path;
+    if (Status st =
+            check_link(c.local.devs[q % nl], c.local.host, c.remote.devs[q % nr], c.remote.host, &path);
+        !st.ok())
+      return reject(kRejectIncompatible, std::move(st));
+  }
+  if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches, kCqe); !st.ok())
+    return reject(kRejectResources, std::move(st));
+  if (Status st = c.prepare(); !st.ok()) return reject(kRejectResources, std::move(st));
+  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps()); !st.ok())
+    return reject(kRejectResources, std::move(st));
+  Message r;
+  r.type = MessageType::Reply;
+  r.status = kOk;
+  r.end = c.local_end(c.sizes_rkeys(), c.sizes_addr());
+  c.oob.send(r);
+  stage_ = Stage::AwaitQpns;
+  return Status::success();
+}
+
+Status RecvAcceptor::step(VerbsRecvComm** out) {
+  *out = nullptr;
+  VerbsRecvComm& c = *comm_;
+  bool flushed = false;
+  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  if (stage_ == Stage::SendReady) {
+    if (!flushed) return Status::success();
+    RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}", c.where(), c.qps.size(),
+            mtu_bytes(c.path_mtu));
+    *out = comm_.release();
+    return Status::success();
+  }
+  std::optional<Message> m;
+  if (Status st = c.oob.receive(&m); !st.ok()) return st;
+  if (!m) {
+    if (Connection::Clock::now() > deadline_) return timed_out(c.oob.peer(), "waiting for the sender");
+    return Status::success();
+  }
+  deadline_ = Connection::Clock::now() + kHandshakeTimeout;
+  if (stage_ == Stage::AwaitHello) {
+    if (m->type != MessageType::Hello) return unexpected(c.oob.peer(), m->type, "HELLO");
+    if (Status st = on_hello(*m); !st.ok()) return st;
+    return c.oob.flush(&flushed);
+  }
+  if (m->type != MessageType::Qpns) return unexpected(c.oob.peer(), m->type, "QPNS");
+  Message ready;
+  ready.type = MessageType::Ready;
+  if (Status st = c.connect_qps(m->qpns); !st.ok()) {
+    ready.status = kRejectIncompatible;
+    c.oob.send(ready);
+    (void)c.oob.flush(&flushed);
+    return st;
+  }
+  ready.status = kOk;
+  c.oob.send(ready);
+  stage_ = Stage::SendReady;
+  return step(out);
+}
+
+}  // namespace railscope::net::verbs

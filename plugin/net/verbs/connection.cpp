@@ -1,0 +1,207 @@
+#include "plugin/net/verbs/connection.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+#include "railscope/core/log.h"
+
+namespace railscope::net::verbs {
+
+VerbsMr::~VerbsMr() {
+  for (int i = 0; i < ndevs; ++i)
+    if (cache[i] != nullptr) cache[i]->release(token[i]);
+}
+
+Connection::~Connection() {
+  // QPs before CQs before buffers: members are destroyed in reverse order, but be explicit.
+  qps.clear();
+  lanes.clear();
+}
+
+Status Connection::open_lanes(const std::vector<const NetPort*>& ports,
+                              const std::vector<PortHealth*>& health, const std::vector<MrCache*>& caches,
+                              int cqe) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    Lane lane;
+    lane.port = ports[i];
+    lane.health = health[i];
+    lane.health_generation = health[i]->generation();
+    lane.mr_cache = caches[i];
+    if (Status st = create_cq(*ports[i], cqe, &lane.cq); !st.ok()) return st;
+    lanes.push_back(std::move(lane));
+  }
+  return Status::success();
+}
+
+Status Connection::register_buffer(size_t size, int access, RegisteredBuffer* out) {
+  size = (size + kPageSize - 1) & ~(kPageSize - 1);
+  void* p = std::aligned_alloc(kPageSize, size);
+  if (p == nullptr) return Status::fail(ncclSystemError, "internal.unknown_diagnosis", "out of memory");
+  std::memset(p, 0, size);
+  out->mem.reset(p);
+  out->size = size;
+  for (auto& lane : lanes) {
+    ibv_mr* mr = ibv_reg_mr(lane.port->pd.get(), p, size, access);
+    if (mr == nullptr) {
+      int err = errno;
+      return Status::fail(ncclSystemError, reg_mr_finding(err, size, memlock_limit_kib(),
+                                                          fmt::format("{}:{} (connection control buffer)",
+                                                                      lane.port->dev_name, lane.port->port)));
+    }
+    out->mrs.emplace_back(mr);
+  }
+  return Status::success();
+}
+
+Status Connection::create_qps(int nqps, int remote_ndevs, const QpCaps& caps) {
+  for (int q = 0; q < nqps; ++q) {
+    QpLane ql;
+    ql.lane = q % static_cast<int>(lanes.size());
+    ql.remote_dev = q % remote_ndevs;
+    const Lane& lane = lanes[static_cast<size_t>(ql.lane)];
+    if (Status st = create_rc_qp(*lane.port, lane.cq.get(), caps, &ql.qp, &ql.max_inline); !st.ok())
+      return st;
+    if (Status st = qp_to_init(ql.qp.get(), *lane.port, where()); !st.ok()) return st;
+    qps.push_back(std::move(ql));
+  }
+  return Status::success();
+}
+
+Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
+  if (remote_qpns.size() != qps.size())
+    return Status::fail(
+        ncclRemoteError, "peer.bad_handshake",
+        fmt::format("peer {} announced {} QPs, {} expected", oob.peer(), remote_qpns.size(), qps.size()));
+  path_mtu = 0;
+  for (size_t q = 0; q < qps.size(); ++q) {
+    const Lane& lane = lanes[static_cast<size_t>(qps[q].lane)];
+    const DeviceInfo& rdev = remote.devs[static_cast<size_t>(qps[q].remote_dev)];
+    PathChoice path;
+    if (Status st =
+            check_link(local.devs[static_cast<size_t>(qps[q].lane)], local.host, rdev, remote.host, &path);
+        !st.ok())
+      return st;
+    if (q < lanes.size() || q < remote.devs.size())  // once per device pair
+      for (const auto& w : path.warnings) RS_WARN("NET/railscope : {}", diag::one_line(w));
+    if (path_mtu == 0 || path.path_mtu < path_mtu) path_mtu = path.path_mtu;
+    std::string at =
+        fmt::format("{} (QP {} -> remote QPN {:#x})", where(), qps[q].qp->qp_num, remote_qpns[q]);
+    if (Status st = qp_to_rtr(qps[q].qp.get(), *lane.port, rdev, remote_qpns[q], path.path_mtu, link, at);
+        !st.ok())
+      return st;
+    if (Status st = qp_to_rts(qps[q].qp.get(), link, at); !st.ok()) return st;
+  }
+  stall_budget = retry_budget(link.timeout, link.retry_cnt);
+  return Status::success();
+}
+
+std::vector<uint32_t> Connection::qpns() const {
+  std::vector<uint32_t> out;
+  for (const auto& q : qps) out.push_back(q.qp->qp_num);
+  return out;
+}
+
+EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint64_t addr) const {
+  EndInfo e = local;
+  for (size_t i = 0; i < e.devs.size() && i < rkeys_per_lane.size(); ++i) e.devs[i].rkey = rkeys_per_lane[i];
+  e.addr = addr;
+  e.qpns = qpns();
+  return e;
+}
+
+Status Connection::poll() {
+  if (!error_.ok()) return error_;
+  ibv_wc wcs[16];
+  for (auto& lane : lanes) {
+    for (;;) {
+      int n = ibv_poll_cq(lane.cq.get(), 16, wcs);
+      if (n < 0)
+        return fail(
+            Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
+      for (int i = 0; i < n; ++i)
+        if (Status st = on_completion(wcs[i]); !st.ok()) return fail(std::move(st));
+      if (n < 16) break;
+    }
+  }
+  return Status::success();
+}
+
+Status Connection::watch(Clock::time_point now) {
+  if (!error_.ok()) return error_;
+  for (auto& lane : lanes)
+    if (lane.health->generation() != lane.health_generation) {
+      auto f = lane.health->last();
+      f.detail += fmt::format("; connection {}", where());
+      return fail(Status::fail(ncclSystemError, std::move(f)));
+    }
+  if (now >= next_liveness_) {
+    next_liveness_ = now + std::chrono::milliseconds(100);
+    if (Status st = oob.alive(); !st.ok()) {
+      if (Status p = poll(); !p.ok()) return p;  // a completion error explains more than the close
+      st.finding.detail += fmt::format("; connection {}", where());
+      return fail(std::move(st));
+    }
+  }
+  return Status::success();
+}
+
+Status Connection::fail(Status st) {
+  if (error_.ok()) {
+    error_ = std::move(st);
+    stats.error(error_.finding.id());
+  }
+  return error_;
+}
+
+std::string Connection::where() const {
+  std::string l, r;
+  for (const auto& d : local.devs)
+    l +=
+        fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.name, d.port, d.gid_index, gid_text(d.gid));
+  for (const auto& d : remote.devs)
+    r +=
+        fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.name, d.port, d.gid_index, gid_text(d.gid));
+  return fmt::format("{} {} -> peer {} {} ({})", local.host, l, remote.host.empty() ? "?" : remote.host,
+                     r.empty() ? "?" : r, oob.peer());
+}
+
+void Connection::emit_stats(const char* role) {
+  if (!stats_enabled()) return;
+  ConnIdentity who;
+  who.role = role;
+  who.local_host = local.host;
+  for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
+  if (!local.devs.empty()) who.local_gid = gid_text(local.devs[0].gid);
+  who.peer_host = remote.host;
+  for (const auto& d : remote.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.name;
+  if (!remote.devs.empty()) who.peer_gid = gid_text(remote.devs[0].gid);
+  who.peer_addr = oob.peer();
+  who.qps = static_cast<int>(qps.size());
+  who.path_mtu = mtu_bytes(path_mtu);
+  who.seconds = std::chrono::duration<double>(Clock::now() - opened).count();
+  emit_stats_line(stats_json(who, stats));
+}
+
+Status register_on_lanes(Connection& c, void* data, size_t size, int type, VerbsMr** out) {
+  if (type != NCCL_PTR_HOST)
+    return Status::fail(
+        ncclInvalidArgument, "reg.failed",
+        fmt::format("regMr of {} bytes with pointer type {:#x}: this build supports host memory only "
+                    "(ptrSupport=NCCL_PTR_HOST); GPU memory needs the GPUDirect path",
+                    size, type),
+        "Let NCCL stage through host memory (it does so when ptrSupport lacks NCCL_PTR_CUDA)");
+  auto mr = std::make_unique<VerbsMr>();
+  for (auto& lane : c.lanes) {
+    int i = mr->ndevs;
+    if (Status st = lane.mr_cache->acquire(data, size, &mr->mr[i], &mr->token[i]); !st.ok()) return st;
+    mr->cache[i] = lane.mr_cache;
+    mr->ndevs = i + 1;
+  }
+  *out = mr.release();
+  return Status::success();
+}
+
+}  // namespace railscope::net::verbs

@@ -1,0 +1,135 @@
+// What a send and a receive connection share: the local devices ("lanes", one CQ each), the RC QPs
+// striped over them, the out-of-band channel kept open for liveness, link parameters, the negotiated
+// path, registered control buffers, statistics, and the first error (once a connection failed, every
+// later call reports that failure).
+#pragma once
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin/net/transport.h"
+#include "plugin/net/verbs/async_events.h"
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/link_params.h"
+#include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/oob_channel.h"
+#include "plugin/net/verbs/qp.h"
+#include "plugin/net/verbs/stats.h"
+#include "railscope/nccl/net.h"
+
+namespace railscope::net::verbs {
+
+inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding receives
+inline constexpr int kMaxRecvs = 8;
+inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
+inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
+inline constexpr uint64_t kWrKindMask = 0xffull << 56;
+
+// One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
+// straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
+struct alignas(64) CtsEntry {
+  uint64_t addr;
+  uint64_t size;
+  uint32_t rkey[kMaxDevsPerEnd];
+  uint32_t nreqs;
+  int32_t tag;
+  uint64_t seq;
+  uint64_t reserved;
+};
+static_assert(sizeof(CtsEntry) == 64);
+struct CtsSlot {
+  CtsEntry e[kMaxRecvs];
+};
+using SizesSlot = std::array<int32_t, kMaxRecvs>;
+
+// A registered memory handle as NCCL sees it: one MR per local device of the connection.
+struct VerbsMr : MemHandle {
+  int ndevs = 0;
+  ibv_mr* mr[kMaxDevsPerEnd] = {};
+  MrCache* cache[kMaxDevsPerEnd] = {};
+  void* token[kMaxDevsPerEnd] = {};
+  ~VerbsMr() override;
+};
+
+// Page-aligned memory registered on every lane of a connection.
+struct RegisteredBuffer {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> mem;
+  size_t size = 0;
+  std::vector<MrPtr> mrs;  // per lane
+  void* get() const { return mem.get(); }
+};
+
+struct Lane {
+  const NetPort* port = nullptr;
+  PortHealth* health = nullptr;
+  uint32_t health_generation = 0;
+  MrCache* mr_cache = nullptr;
+  CqPtr cq;
+};
+
+struct QpLane {
+  QpPtr qp;
+  int lane = 0;        // local lane index
+  int remote_dev = 0;  // index into the peer's device list
+  uint32_t max_inline = 0;
+};
+
+class Connection {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  virtual ~Connection();
+
+  // Resources, in handshake order.
+  Status open_lanes(const std::vector<const NetPort*>& ports, const std::vector<PortHealth*>& health,
+                    const std::vector<MrCache*>& caches, int cqe);
+  Status register_buffer(size_t size, int access, RegisteredBuffer* out);
+  Status create_qps(int nqps, int remote_ndevs, const QpCaps& caps);
+  // Checks every (local lane, remote device) pair used, logs mtu warnings, moves QPs to RTR and RTS.
+  Status connect_qps(const std::vector<uint32_t>& remote_qpns);
+  std::vector<uint32_t> qpns() const;
+  EndInfo local_end(const std::vector<uint32_t>& rkeys_per_lane, uint64_t addr) const;
+
+  // Data-path helpers.
+  // Drains every lane's CQ, handing each completion to on_completion(). Fails on the first error.
+  Status poll();
+  // Checks that cannot wait for a completion: port health, peer liveness (rate-limited).
+  Status watch(Clock::time_point now);
+  Status fail(Status st);  // records the first error (and counts it), returns it
+  const Status& error() const { return error_; }
+  std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
+  void emit_stats(const char* role);
+
+  LinkParams link;
+  EndInfo local, remote;
+  Channel oob;
+  std::vector<Lane> lanes;
+  std::vector<QpLane> qps;
+  ConnStats stats;
+  uint8_t path_mtu = 0;
+  std::chrono::microseconds stall_budget{0};
+  ncclProfilerCallback_t profiler = nullptr;
+  Clock::time_point opened = Clock::now();
+
+ protected:
+  virtual Status on_completion(const ibv_wc& wc) = 0;
+
+ private:
+  Status error_;
+  Clock::time_point next_liveness_{};
+};
+
+// A MemHandle from reg_mr on a connection's lanes.
+Status register_on_lanes(Connection& c, void* data, size_t size, int type, VerbsMr** out);
+
+}  // namespace railscope::net::verbs

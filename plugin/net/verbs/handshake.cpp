@@ -1,0 +1,338 @@
+#include "plugin/net/verbs/handshake.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "plugin/net/verbs/wire.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+constexpr size_t kHandleConnectIdOffset = 36;
+
+void bad(std::string* why, std::string text) {
+  if (why != nullptr) *why = std::move(text);
+}
+bool fail(std::string* why, std::string text) {
+  bad(why, std::move(text));
+  return false;
+}
+
+void put_device(wire::Writer& w, const DeviceInfo& d) {
+  w.str(d.name);
+  w.str(d.netdev);
+  w.u8(d.port);
+  w.u8(static_cast<uint8_t>(d.link_layer));
+  w.raw(d.gid);
+  w.u16(d.gid_index);
+  w.u8(static_cast<uint8_t>(d.gid_type));
+  w.u8(d.active_mtu);
+  w.u16(d.lid);
+  w.u32(d.netdev_mtu);
+  w.u32(d.speed_mbps);
+  w.u32(d.rkey);
+}
+
+bool get_device(wire::Reader& r, DeviceInfo* d, std::string* why) {
+  d->name = r.str(63);
+  d->netdev = r.str(31);
+  d->port = r.u8();
+  uint8_t ll = r.u8();
+  r.raw(d->gid);
+  d->gid_index = r.u16();
+  uint8_t gt = r.u8();
+  d->active_mtu = r.u8();
+  d->lid = r.u16();
+  d->netdev_mtu = r.u32();
+  d->speed_mbps = r.u32();
+  d->rkey = r.u32();
+  if (r.bad()) return fail(why, "truncated or malformed device record");
+  if (ll > 2 || gt > 3) return fail(why, fmt::format("link layer {} / GID type {} out of range", ll, gt));
+  if (d->active_mtu < 1 || d->active_mtu > 5)
+    return fail(why, fmt::format("active MTU code {} out of range 1..5", d->active_mtu));
+  if (d->netdev_mtu > 1u << 20) return fail(why, "netdev MTU out of range");
+  d->link_layer = static_cast<WireLinkLayer>(ll);
+  d->gid_type = static_cast<WireGidType>(gt);
+  return true;
+}
+
+void put_end(wire::Writer& w, const EndInfo& e) {
+  w.str(e.host);
+  w.u8(static_cast<uint8_t>(e.devs.size()));
+  for (const auto& d : e.devs) put_device(w, d);
+  w.u8(e.qps_per_conn);
+  w.u8(e.traffic_class);
+  w.u8(e.service_level);
+  w.u64(e.addr);
+  w.u16(static_cast<uint16_t>(e.qpns.size()));
+  for (uint32_t q : e.qpns) w.u32(q);
+}
+
+bool get_qpns(wire::Reader& r, std::vector<uint32_t>* qpns, std::string* why) {
+  uint16_t n = r.u16();
+  if (r.bad() || n > kMaxQps) return fail(why, fmt::format("QP count {} out of range 0..{}", n, kMaxQps));
+  qpns->clear();
+  for (uint16_t i = 0; i < n; ++i) {
+    uint32_t q = r.u32();
+    if (q == 0 || q > 0xffffffu) return fail(why, fmt::format("QPN {:#x} out of range", q));
+    qpns->push_back(q);
+  }
+  if (r.bad()) return fail(why, "truncated QPN list");
+  return true;
+}
+
+bool get_end(wire::Reader& r, EndInfo* e, std::string* why) {
+  e->host = r.str(255);
+  uint8_t ndevs = r.u8();
+  if (r.bad()) return fail(why, "truncated end record");
+  if (ndevs < 1 || ndevs > kMaxDevsPerEnd)
+    return fail(why, fmt::format("device count {} out of range 1..{}", ndevs, kMaxDevsPerEnd));
+  e->devs.resize(ndevs);
+  for (auto& d : e->devs)
+    if (!get_device(r, &d, why)) return false;
+  e->qps_per_conn = r.u8();
+  e->traffic_class = r.u8();
+  e->service_level = r.u8();
+  e->addr = r.u64();
+  if (r.bad()) return fail(why, "truncated end record");
+  if (e->qps_per_conn < 1 || e->qps_per_conn > kMaxQpsPerConn)
+    return fail(why,
+                fmt::format("QPs per connection {} out of range 1..{}", e->qps_per_conn, kMaxQpsPerConn));
+  if (e->service_level > 15)
+    return fail(why, fmt::format("service level {} out of range 0..15", e->service_level));
+  return get_qpns(r, &e->qpns, why);
+}
+
+}  // namespace
+
+void encode_handle(const ListenHandle& h, HandleBytes out) {
+  wire::Writer w;
+  w.u32(kHandleMagic);
+  w.u16(kProtocolVersion);
+  w.u16(static_cast<uint16_t>(kHandleSize));
+  w.u8(h.family);
+  w.u8(0);
+  w.u16(h.port);
+  w.raw(h.addr);
+  w.u64(h.nonce);
+  w.u64(h.connect_id);
+  std::fill(out.begin(), out.end(), std::byte{0});
+  std::copy(w.bytes().begin(), w.bytes().end(), out.begin());
+}
+
+std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::string* why) {
+  if (in.size() < kHandleSize) {
+    bad(why, fmt::format("handle is {} bytes, expected {}", in.size(), kHandleSize));
+    return std::nullopt;
+  }
+  wire::Reader r(in.first(kHandleSize));
+  uint32_t magic = r.u32();
+  uint16_t version = r.u16();
+  uint16_t size = r.u16();
+  ListenHandle h;
+  h.family = r.u8();
+  r.u8();
+  h.port = r.u16();
+  r.raw(h.addr);
+  h.nonce = r.u64();
+  h.connect_id = r.u64();
+  if (magic != kHandleMagic) {
+    bad(why, fmt::format("bad magic {:#010x} (not a railscope handle, or truncated)", magic));
+    return std::nullopt;
+  }
+  if (version != kProtocolVersion) {
+    bad(why, fmt::format("handle version {} but this build speaks {}", version, kProtocolVersion));
+    return std::nullopt;
+  }
+  if (size != kHandleSize || (h.family != 4 && h.family != 6) || h.port == 0 || h.nonce == 0) {
+    bad(why, fmt::format("handle fields out of range (size {}, family {}, port {}, nonce {})", size, h.family,
+                         h.port, h.nonce));
+    return std::nullopt;
+  }
+  return h;
+}
+
+void store_connect_id(HandleBytes handle, uint64_t id) {
+  for (int i = 0; i < 8; ++i)
+    handle[kHandleConnectIdOffset + static_cast<size_t>(i)] = static_cast<std::byte>(id >> (8 * i));
+}
+
+std::vector<std::byte> encode_message(const Message& m) {
+  wire::Writer body;
+  switch (m.type) {
+    case MessageType::Hello:
+      body.u64(m.nonce);
+      put_end(body, m.end);
+      break;
+    case MessageType::Reply:
+      body.u8(m.status);
+      put_end(body, m.end);
+      break;
+    case MessageType::Qpns:
+      body.u16(static_cast<uint16_t>(m.qpns.size()));
+      for (uint32_t q : m.qpns) body.u32(q);
+      break;
+    case MessageType::Ready: body.u8(m.status); break;
+  }
+  wire::Writer w;
+  w.u32(kMessageMagic);
+  w.u16(kProtocolVersion);
+  w.u16(static_cast<uint16_t>(m.type));
+  w.u32(static_cast<uint32_t>(body.bytes().size()));
+  auto out = std::move(w.bytes());
+  out.insert(out.end(), body.bytes().begin(), body.bytes().end());
+  return out;
+}
+
+std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSize> header, MessageType* type,
+                                    std::string* why) {
+  wire::Reader r(header);
+  uint32_t magic = r.u32();
+  uint16_t version = r.u16();
+  uint16_t t = r.u16();
+  uint32_t len = r.u32();
+  if (magic != kMessageMagic) {
+    bad(why, fmt::format("bad message magic {:#010x}", magic));
+    return std::nullopt;
+  }
+  if (version != kProtocolVersion) {
+    bad(why, fmt::format("peer speaks handshake version {}, this build {}", version, kProtocolVersion));
+    return std::nullopt;
+  }
+  if (t < 1 || t > 4) {
+    bad(why, fmt::format("unknown message type {}", t));
+    return std::nullopt;
+  }
+  if (len > kMaxMessageBody) {
+    bad(why, fmt::format("message body of {} bytes exceeds {}", len, kMaxMessageBody));
+    return std::nullopt;
+  }
+  *type = static_cast<MessageType>(t);
+  return len;
+}
+
+std::optional<Message> decode_body(MessageType type, std::span<const std::byte> body, std::string* why) {
+  wire::Reader r(body);
+  Message m;
+  m.type = type;
+  bool ok = true;
+  switch (type) {
+    case MessageType::Hello:
+      m.nonce = r.u64();
+      ok = get_end(r, &m.end, why);
+      break;
+    case MessageType::Reply:
+      m.status = r.u8();
+      ok = get_end(r, &m.end, why);
+      break;
+    case MessageType::Qpns: ok = get_qpns(r, &m.qpns, why); break;
+    case MessageType::Ready: m.status = r.u8(); break;
+  }
+  if (!ok) return std::nullopt;
+  if (r.bad()) {
+    bad(why, "truncated message");
+    return std::nullopt;
+  }
+  if (r.remaining() != 0) {
+    bad(why, fmt::format("{} unexpected trailing bytes", r.remaining()));
+    return std::nullopt;
+  }
+  return m;
+}
+
+int mtu_bytes(uint8_t e) { return e >= 1 && e <= 5 ? 128 << e : 0; }
+
+bool gid_is_link_local(const std::array<uint8_t, 16>& g) { return g[0] == 0xfe && (g[1] & 0xc0) == 0x80; }
+
+bool gid_is_ipv4_mapped(const std::array<uint8_t, 16>& g) {
+  for (size_t i = 0; i < 10; ++i)
+    if (g[i] != 0) return false;
+  return g[10] == 0xff && g[11] == 0xff;
+}
+
+std::string gid_text(const std::array<uint8_t, 16>& g) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET6, g.data(), buf, sizeof buf) == nullptr) return "?";
+  return buf;
+}
+
+std::string_view to_string(WireGidType t) {
+  switch (t) {
+    case WireGidType::IB: return "IB";
+    case WireGidType::RoceV1: return "RoCE v1";
+    case WireGidType::RoceV2: return "RoCE v2";
+    case WireGidType::Unknown: break;
+  }
+  return "unknown type";
+}
+
+namespace {
+
+std::string describe(const DeviceInfo& d, const std::string& host) {
+  return fmt::format("{}:{}:{} GID[{}] {} ({}, {}{})", host, d.name, d.port, d.gid_index, gid_text(d.gid),
+                     to_string(d.gid_type), gid_is_ipv4_mapped(d.gid) ? "IPv4" : "IPv6",
+                     gid_is_link_local(d.gid) ? ", link-local" : "");
+}
+
+std::string_view ll_name(WireLinkLayer l) {
+  switch (l) {
+    case WireLinkLayer::InfiniBand: return "InfiniBand";
+    case WireLinkLayer::Ethernet: return "Ethernet (RoCE)";
+    case WireLinkLayer::Unknown: break;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
+                  const std::string& remote_host, PathChoice* out) {
+  std::string both =
+      fmt::format("local {} vs remote {}", describe(local, local_host), describe(remote, remote_host));
+  if (local.link_layer != remote.link_layer)
+    return Status::fail(ncclSystemError, "link.layer_mismatch",
+                        fmt::format("{} is {} but {} is {}: {}", local.name, ll_name(local.link_layer),
+                                    remote.name, ll_name(remote.link_layer), both),
+                        "Select NICs of one link type on every node with NCCL_IB_HCA");
+  if (local.link_layer == WireLinkLayer::Ethernet) {
+    bool ll_local = gid_is_link_local(local.gid), ll_remote = gid_is_link_local(remote.gid);
+    if (ll_local != ll_remote) {
+      const DeviceInfo& wrong = ll_local ? local : remote;
+      const std::string& wrong_host = ll_local ? local_host : remote_host;
+      return Status::fail(
+          ncclSystemError,
+          diag::make(
+              "gid.link_local", diag::Severity::Error,
+              fmt::format("{} uses a link-local GID towards a peer with a routable GID: {}", wrong.name,
+                          both),
+              fmt::format("On {} set NCCL_IB_GID_INDEX to the index of {}'s IPv4-mapped RoCE v2 GID (see "
+                          "`railscope doctor`), or unset NCCL_IB_GID_INDEX on both ends",
+                          wrong_host, wrong.name)));
+    }
+    bool v4_local = gid_is_ipv4_mapped(local.gid), v4_remote = gid_is_ipv4_mapped(remote.gid);
+    if (local.gid_type != remote.gid_type || v4_local != v4_remote)
+      return Status::fail(
+          ncclSystemError, "gid.mismatch", fmt::format("GID type or address family differs: {}", both),
+          "Unset NCCL_IB_GID_INDEX on both ends (railscope then picks the IPv4 RoCE v2 GID), or set "
+          "NCCL_IB_GID_INDEX on each node to an index of the same type and family (`railscope doctor`)");
+  }
+  out->path_mtu = std::min(local.active_mtu, remote.active_mtu);
+  out->warnings.clear();
+  if (local.active_mtu != remote.active_mtu) {
+    auto netdev = [](const DeviceInfo& d) {
+      return d.netdev.empty()
+                 ? std::string("no netdev")
+                 : fmt::format("{} MTU {}", d.netdev, d.netdev_mtu ? std::to_string(d.netdev_mtu) : "?");
+    };
+    out->warnings.push_back(diag::make(
+        "mtu.mismatch", fmt::format("active MTU {} on {}:{} ({}) but {} on {}:{} ({}); using path MTU {}",
+                                    mtu_bytes(local.active_mtu), local_host, local.name, netdev(local),
+                                    mtu_bytes(remote.active_mtu), remote_host, remote.name, netdev(remote),
+                                    mtu_bytes(out->path_mtu))));
+  }
+  return Status::success();
+}
+
+}  // namespace railscope::net::verbs

@@ -1,0 +1,113 @@
+// What the two ends of a verbs connection tell each other, and the checks made on it before any QP
+// moves to RTR. Everything here is pure (no verbs, no sockets) so it is unit-tested directly.
+//
+// The listen handle (128 bytes NCCL ships through its bootstrap) holds where to reach the listener
+// (address family, address, TCP port) and a nonce identifying the listen comm. The connection
+// handshake then runs over that TCP socket:
+//   sender   -> HELLO  (its EndInfo: devices, GIDs, MTUs, FIFO address/rkeys, QP count wanted)
+//   receiver -> REPLY  (its EndInfo incl. QPNs and sizes-area address/rkeys; or a rejection)
+//   sender   -> QPNS   (the sender's QPNs, after its QPs reached RTS)
+//   receiver -> READY  (its QPs reached RTS; or a failure code)
+// Every message starts with magic, version, type and body length and is validated field by field:
+// garbage from the network becomes peer.bad_handshake, never a crash.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plugin/net/transport.h"
+
+namespace railscope::net::verbs {
+
+inline constexpr uint32_t kHandleMagic = 0x314e5352;   // "RSN1"
+inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr int kMaxDevsPerEnd = 4;   // devices of a (virtual) NIC
+inline constexpr int kMaxQpsPerConn = 16;  // NCCL_IB_QPS_PER_CONNECTION upper bound
+inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;
+inline constexpr size_t kMaxMessageBody = 4096;
+inline constexpr size_t kMessageHeaderSize = 12;
+
+// --- listen handle
+struct ListenHandle {
+  uint8_t family = 4;              // 4 or 6
+  std::array<uint8_t, 16> addr{};  // IPv4 in bytes 0..3
+  uint16_t port = 0;
+  uint64_t nonce = 0;       // identifies the listen comm
+  uint64_t connect_id = 0;  // written by connect() into NCCL's copy to find its pending state; 0 = fresh
+};
+void encode_handle(const ListenHandle& h, HandleBytes out);
+// nullopt with *why set when the bytes are not a valid railscope handle.
+std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::string* why);
+// Updates only the connect_id field of an encoded handle.
+void store_connect_id(HandleBytes handle, uint64_t id);
+
+// --- what one end says about itself
+enum class WireLinkLayer : uint8_t { Unknown = 0, InfiniBand = 1, Ethernet = 2 };
+enum class WireGidType : uint8_t { Unknown = 0, IB = 1, RoceV1 = 2, RoceV2 = 3 };
+
+struct DeviceInfo {
+  std::string name;    // "rxe0"
+  std::string netdev;  // "vethA"; empty on IB
+  uint8_t port = 1;
+  WireLinkLayer link_layer = WireLinkLayer::Unknown;
+  std::array<uint8_t, 16> gid{};
+  uint16_t gid_index = 0;
+  WireGidType gid_type = WireGidType::Unknown;
+  uint8_t active_mtu = 0;  // IBV_MTU_* enum value 1..5
+  uint16_t lid = 0;
+  uint32_t netdev_mtu = 0;  // bytes; 0 unknown
+  uint32_t speed_mbps = 0;
+  uint32_t rkey = 0;  // rkey of this end's FIFO (sender) or sizes area (receiver) on this device
+};
+
+struct EndInfo {
+  std::string host;
+  std::vector<DeviceInfo> devs;  // 1..kMaxDevsPerEnd
+  uint8_t qps_per_conn = 1;      // 1..kMaxQpsPerConn
+  uint8_t traffic_class = 0;
+  uint8_t service_level = 0;
+  uint64_t addr = 0;           // FIFO (sender) or sizes area (receiver)
+  std::vector<uint32_t> qpns;  // 0..kMaxQps (HELLO has none)
+};
+
+enum class MessageType : uint16_t { Hello = 1, Reply = 2, Qpns = 3, Ready = 4 };
+
+struct Message {
+  MessageType type = MessageType::Hello;
+  uint64_t nonce = 0;          // Hello: the listen nonce from the handle
+  uint8_t status = 0;          // Reply/Ready: 0 ok, otherwise a rejection (see Reject)
+  EndInfo end;                 // Hello, Reply
+  std::vector<uint32_t> qpns;  // Qpns
+};
+
+enum Reject : uint8_t { kOk = 0, kRejectIncompatible = 1, kRejectResources = 2, kRejectNonce = 3 };
+
+std::vector<std::byte> encode_message(const Message& m);
+// Header check: returns the body length, or nullopt with *why.
+std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSize> header, MessageType* type,
+                                    std::string* why);
+std::optional<Message> decode_body(MessageType type, std::span<const std::byte> body, std::string* why);
+
+// --- checks before RTR
+struct PathChoice {
+  uint8_t path_mtu = 0;                 // IBV_MTU_* enum
+  std::vector<diag::Finding> warnings;  // mtu.mismatch
+};
+// Link layer, GID type/family/link-local compatibility of a local and a remote device, and the path
+// MTU (the smaller active MTU). Failure: a finding naming both ends, both GIDs and the fix.
+Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
+                  const std::string& remote_host, PathChoice* out);
+
+// Small helpers shared with logging.
+int mtu_bytes(uint8_t ibv_mtu_enum);  // 1→256 … 5→4096; 0 when out of range
+std::string gid_text(const std::array<uint8_t, 16>& gid);
+bool gid_is_link_local(const std::array<uint8_t, 16>& gid);
+bool gid_is_ipv4_mapped(const std::array<uint8_t, 16>& gid);
+std::string_view to_string(WireGidType t);
+
+}  // namespace railscope::net::verbs

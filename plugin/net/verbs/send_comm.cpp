@@ -1,0 +1,235 @@
+#include "plugin/net/verbs/send_comm.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <climits>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+constexpr size_t kSplitAlign = 128;  // keeps LL/LL128 flag lines whole within one QP's chunk
+
+// Part of a `size`-byte buffer carried by QP q of nqps.
+void chunk_of(size_t size, size_t q, size_t nqps, size_t* off, size_t* len) {
+  size_t per = (size + nqps - 1) / nqps;
+  per = (per + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
+  *off = q * per;
+  *len = *off < size ? std::min(per, size - *off) : 0;
+  if (*off > size) *off = size;
+}
+
+uint64_t micros(Connection::Clock::duration d) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+}  // namespace
+
+Status VerbsSendComm::prepare() {
+  int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  if (Status st = register_buffer(sizeof(CtsSlot) * kFifoDepth, remote_write, &fifo_); !st.ok()) return st;
+  return register_buffer(sizeof(SizesSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &sizes_);
+}
+
+std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {
+  std::vector<uint32_t> out;
+  for (const auto& mr : fifo_.mrs) out.push_back(mr->rkey);
+  return out;
+}
+
+Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
+  *out = nullptr;
+  if (!error().ok()) return error();
+  if (Status st = poll(); !st.ok()) return st;
+  const uint64_t seq = head_ + 1;
+  const int index = static_cast<int>(head_ % kFifoDepth);
+  SendSlot& s = slots_[static_cast<size_t>(index)];
+  if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
+    ++stats.not_ready;
+    return Status::success();
+  }
+  auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(fifo_.get())) + index * kMaxRecvs;
+  if (fifo[0].seq != seq) {
+    ++stats.not_ready;
+    return Status::success();
+  }
+  uint32_t nreqs = fifo[0].nreqs;
+  if (nreqs < 1 || nreqs > kMaxRecvs)
+    return fail(
+        Status::fail(ncclRemoteError, "peer.bad_handshake",
+                     fmt::format("clear-to-send slot {} from {} announces {} receives (1..{} allowed)", seq,
+                                 oob.peer(), nreqs, kMaxRecvs)));
+  for (uint32_t i = 0; i < nreqs; ++i)
+    if (fifo[i].seq != seq) return Status::success();  // the slot is still being written
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (s.seq != seq) {
+    s = SendSlot{};
+    s.seq = seq;
+    s.nreqs = static_cast<int>(nreqs);
+    for (uint32_t i = 0; i < nreqs; ++i) {
+      s.cts[i].addr = fifo[i].addr;
+      s.cts[i].size = fifo[i].size;
+      for (int d = 0; d < kMaxDevsPerEnd; ++d) s.cts[i].rkey[d] = fifo[i].rkey[d];
+      s.cts[i].tag = fifo[i].tag;
+    }
+  }
+  int entry = -1;
+  for (int i = 0; i < s.nreqs; ++i)
+    if (s.reqs[i] == nullptr && s.cts[i].tag == tag) {
+      entry = i;
+      break;
+    }
+  if (entry < 0) return Status::success();  // no receive with this tag in the oldest slot yet
+  if (size > s.cts[entry].size)
+    return fail(
+        Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                     fmt::format("isend of {} bytes (tag {}) but the receiver posted only {} bytes on {}",
+                                 size, tag, s.cts[entry].size, where())));
+  if (size > 0 && mr == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
+  SendReq* req = pool_.get();
+  if (req == nullptr) {
+    ++stats.not_ready;
+    return Status::success();
+  }
+  req->comm = this;
+  req->slot = index;
+  req->size = size;
+  req->data = data;
+  req->mr = mr;
+  req->event = nullptr;
+  s.reqs[entry] = req;
+  ++s.matched;
+  ++s.live_reqs;
+  stats.posted();
+  if (phandle != nullptr && profiler != nullptr) {
+    req->descr.type = ncclProfileQp;
+    req->descr.qp = {lanes.empty() ? 0 : 0, seq, IBV_WR_RDMA_WRITE_WITH_IMM,
+                     static_cast<int>(qps[0].qp->qp_num), size};
+    profiler(&req->event, ncclProfilerNetEventStart, phandle,
+             static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &req->descr);
+  }
+  if (s.matched == s.nreqs) {
+    if (Status st = post(s, index); !st.ok()) return fail(std::move(st));
+    ++head_;
+  }
+  *out = req;
+  return Status::success();
+}
+
+Status VerbsSendComm::post(SendSlot& s, int index) {
+  const size_t nqps = qps.size();
+  bool sizes_area = s.nreqs > 1 || s.reqs[0]->size > static_cast<size_t>(INT32_MAX);
+  auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
+  for (int i = 0; i < s.nreqs; ++i) (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
+  for (size_t q = 0; q < nqps; ++q) {
+    const QpLane& ql = qps[q];
+    const auto lane = static_cast<size_t>(ql.lane);
+    const auto rd = static_cast<size_t>(ql.remote_dev);
+    ibv_send_wr wrs[kMaxRecvs + 1] = {};
+    ibv_sge sges[kMaxRecvs + 1] = {};
+    int n = 0;
+    for (int i = 0; i < s.nreqs; ++i) {
+      SendReq* r = s.reqs[i];
+      size_t off = 0, len = 0;
+      chunk_of(r->size, q, nqps, &off, &len);
+      if (len == 0) continue;
+      sges[n] = {reinterpret_cast<uint64_t>(r->data) + off, static_cast<uint32_t>(len),
+                 r->mr->mr[lane]->lkey};
+      wrs[n].opcode = IBV_WR_RDMA_WRITE;
+      wrs[n].sg_list = &sges[n];
+      wrs[n].num_sge = 1;
+      wrs[n].wr.rdma.remote_addr = s.cts[i].addr + off;
+      wrs[n].wr.rdma.rkey = s.cts[i].rkey[rd];
+      ++n;
+    }
+    ibv_send_wr* last = nullptr;
+    if (!sizes_area && n == 1) {  // the data write itself carries the immediate
+      last = &wrs[0];
+      last->imm_data = htonl(static_cast<uint32_t>(s.reqs[0]->size));
+    } else {
+      last = &wrs[n];
+      last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      if (sizes_area && q == 0) {
+        sges[n] = {reinterpret_cast<uint64_t>(sizes->data()),
+                   static_cast<uint32_t>(sizeof(int32_t) * s.nreqs), sizes_.mrs[lane]->lkey};
+        last->sg_list = &sges[n];
+        last->num_sge = 1;
+        last->wr.rdma.remote_addr = remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
+        last->wr.rdma.rkey = remote.devs[rd].rkey;
+      } else {
+        last->num_sge = 0;
+        last->wr.rdma.remote_addr = sizes_area ? remote.addr : s.cts[0].addr;
+        last->wr.rdma.rkey = sizes_area ? remote.devs[rd].rkey : s.cts[0].rkey[rd];
+      }
+      last->imm_data = htonl(sizes_area ? kSizesInArea : static_cast<uint32_t>(s.reqs[0]->size));
+      ++n;
+    }
+    last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    last->send_flags = IBV_SEND_SIGNALED;
+    last->wr_id = kWrSend | static_cast<uint64_t>(index);
+    for (int i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
+    for (int i = 0; i < n; ++i)
+      if (wrs[i].num_sge == 1 && sges[&wrs[i] - wrs].length <= ql.max_inline)
+        wrs[i].send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
+      return Status::fail(
+          ncclSystemError, "wc.error",
+          fmt::format("ibv_post_send failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+  }
+  s.pending = static_cast<int>(nqps);
+  s.posted = true;
+  s.posted_at = Clock::now();
+  return Status::success();
+}
+
+Status VerbsSendComm::on_completion(const ibv_wc& wc) {
+  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size()) {
+    size_t bytes = 0;
+    if (index < slots_.size())
+      for (int i = 0; i < slots_[index].nreqs; ++i)
+        if (slots_[index].reqs[i] != nullptr) bytes += slots_[index].reqs[i]->size;
+    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, where()));
+  }
+  --slots_[index].pending;
+  return Status::success();
+}
+
+Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
+  *done = 0;
+  if (Status st = poll(); !st.ok()) return st;
+  SendSlot& s = slots_[static_cast<size_t>(req->slot)];
+  auto now = Clock::now();
+  if (s.posted && s.pending == 0) {
+    *done = 1;
+    if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
+    stats.completed(req->size, micros(now - s.posted_at));
+    if (req->event != nullptr && profiler != nullptr)
+      profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
+    for (auto& r : s.reqs)
+      if (r == req) r = nullptr;
+    --s.live_reqs;
+    if (s.live_reqs == 0) s.posted = false;
+    pool_.put(req);
+    return Status::success();
+  }
+  if (s.posted && now - s.posted_at > stall_budget)
+    return fail(Status::fail(
+        ncclRemoteError, "progress.stalled",
+        fmt::format(
+            "a {}-byte send posted {:.1f} s ago has not completed (retry budget {:.1f} s = 4.096 us x 2^{} x "
+            "{} tries) on {}",
+            req->size, std::chrono::duration<double>(now - s.posted_at).count(),
+            std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1, where()),
+        "The peer stopped acknowledging: check that the peer process is alive, the link is up on both ends "
+        "and the "
+        "netdev MTUs match (`railscope doctor` on both nodes)"));
+  return watch(now);
+}
+
+}  // namespace railscope::net::verbs

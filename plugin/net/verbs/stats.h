@@ -1,0 +1,70 @@
+// Per-connection instrumentation: bytes and messages, requests in flight, post-to-completion time
+// as a log2-spaced histogram, errors by diagnosis id. Updated on the data path without allocation or
+// locks (a connection is driven by one proxy thread); written as one JSON line per connection at
+// close to RAILSCOPE_NET_STATS (a file, or a folder that receives railscope-net-<host>-<pid>.jsonl).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace railscope::net::verbs {
+
+// Bucket i counts samples in [2^(i-1), 2^i) µs; bucket 0 counts samples under 1 µs.
+class LatencyHistogram {
+ public:
+  static constexpr int kBuckets = 32;
+  static int bucket_of(uint64_t us) {
+    if (us == 0) return 0;
+    int b = 64 - __builtin_clzll(us);
+    return b < kBuckets ? b : kBuckets - 1;
+  }
+  void add(uint64_t us) { ++counts_[static_cast<size_t>(bucket_of(us))]; }
+  const std::array<uint64_t, kBuckets>& counts() const { return counts_; }
+  uint64_t total() const;
+  // Upper bound (µs) of the bucket holding quantile q in [0,1]; 0 when empty.
+  uint64_t quantile_upper_us(double q) const;
+
+ private:
+  std::array<uint64_t, kBuckets> counts_{};
+};
+
+struct ConnStats {
+  uint64_t bytes = 0;
+  uint64_t messages = 0;
+  uint64_t inflight = 0;
+  uint64_t max_inflight = 0;
+  uint64_t not_ready = 0;  // isend/irecv answered "call again"
+  LatencyHistogram latency;
+  std::array<std::string_view, 8> error_ids{};
+  std::array<uint64_t, 8> error_counts{};
+
+  void posted() {
+    if (++inflight > max_inflight) max_inflight = inflight;
+  }
+  void completed(uint64_t nbytes, uint64_t us) {
+    --inflight;
+    bytes += nbytes;
+    ++messages;
+    latency.add(us);
+  }
+  void error(std::string_view id);
+};
+
+struct ConnIdentity {
+  std::string role;  // "send" / "recv"
+  std::string local_host, local_dev, local_gid;
+  std::string peer_host, peer_dev, peer_gid, peer_addr;
+  int qps = 0;
+  int path_mtu = 0;
+  double seconds = 0;
+};
+
+std::string stats_json(const ConnIdentity& who, const ConnStats& s);
+// Whether RAILSCOPE_NET_STATS is set.
+bool stats_enabled();
+// Appends one line to RAILSCOPE_NET_STATS when it is set; failures are logged once, never fatal.
+void emit_stats_line(const std::string& line);
+
+}  // namespace railscope::net::verbs

@@ -1,0 +1,326 @@
+#include "plugin/net/verbs/verbs_engine.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+
+#include "plugin/net/verbs/recv_comm.h"
+#include "plugin/net/verbs/send_comm.h"
+#include "railscope/core/log.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+struct VerbsListen : ListenComm {
+  int dev = 0;
+  Fd fd;
+  uint64_t nonce = 0;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<RecvAcceptor>> pending;
+};
+
+uint64_t random_u64() {
+  static std::mutex m;
+  static std::mt19937_64 gen(
+      std::random_device{}() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<uint64_t>(getpid()) << 32));
+  std::lock_guard lock(m);
+  uint64_t v = 0;
+  while (v == 0) v = gen();
+  return v;
+}
+
+Status bad_handle(const std::string& why) {
+  return Status::fail(
+      ncclInvalidArgument, "peer.bad_handshake", fmt::format("invalid connection handle: {}", why),
+      "Pass connect() the handle listen() produced on the peer, unmodified (all 128 bytes); run the "
+      "same railscope build on every node");
+}
+
+std::string peer_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
+    return fmt::format("[{}]:{}", buf, ntohs(a->sin6_port));
+  }
+  auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+  inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+  return fmt::format("{}:{}", buf, ntohs(a->sin_port));
+}
+
+}  // namespace
+
+std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* status) {
+  std::unique_ptr<VerbsEngine> e(new VerbsEngine());
+  e->profiler_ = args.profiler;
+  e->host_ = local_host_name();
+  if (Status st = discover_ports(&e->ports_); !st.ok()) {
+    *status = std::move(st);
+    return nullptr;
+  }
+  std::string summary;
+  for (size_t i = 0; i < e->ports_.size(); ++i) {
+    const NetPort& p = e->ports_[i];
+    e->health_.push_back(std::make_unique<PortHealth>());
+    e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
+    e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path});
+    summary +=
+        fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
+                    p.link_layer == WireLinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index, gid_text(p.gid),
+                    p.netdev.empty() ? "-" : p.netdev, mtu_bytes(static_cast<uint8_t>(p.attr.active_mtu)));
+  }
+  e->async_ = std::make_unique<AsyncEvents>(e->ports_, e->health_);
+  RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : using{}", summary);
+  return e;
+}
+
+VerbsEngine::~VerbsEngine() {
+  async_.reset();
+  pending_.clear();
+}
+
+Status VerbsEngine::devices(int* ndev) {
+  std::shared_lock lock(devices_mutex_);
+  *ndev = static_cast<int>(devices_.size());
+  return Status::success();
+}
+
+Status VerbsEngine::properties(int dev, DeviceProps* props) {
+  std::shared_lock lock(devices_mutex_);
+  if (dev < 0 || static_cast<size_t>(dev) >= devices_.size())
+    return Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                        fmt::format("device {} does not exist ({} devices)", dev, devices_.size()));
+  const Device& d = devices_[static_cast<size_t>(dev)];
+  const NetPort& first = ports_[static_cast<size_t>(d.ports[0])];
+  props->name = d.name.c_str();
+  props->pci_path = d.pci_path.empty() ? nullptr : d.pci_path.c_str();
+  props->guid = first.guid;
+  props->ptr_support = NCCL_PTR_HOST;  // CUDA/DMABUF come with GPUDirect support
+  props->reg_is_global = 1;
+  props->force_flush = 0;
+  props->speed_mbps = 0;
+  props->max_comms = first.max_qp;
+  for (int p : d.ports) {
+    props->speed_mbps += ports_[static_cast<size_t>(p)].speed_mbps;
+    props->max_comms = std::min(props->max_comms, ports_[static_cast<size_t>(p)].max_qp);
+  }
+  props->port = first.port;
+  props->latency_us = 0.0f;
+  props->max_recvs = kMaxRecvs;
+  props->vdevs = d.ports;
+  props->max_p2p_bytes = size_t{1} << 31;  // per-request sizes travel as 31-bit immediates / int sizes
+  props->max_coll_bytes = size_t{512} << 20;
+  props->max_multi_request_size = 1;
+  return Status::success();
+}
+
+Status VerbsEngine::local_device(int dev, LocalDevice* out) const {
+  std::shared_lock lock(devices_mutex_);
+  if (dev < 0 || static_cast<size_t>(dev) >= devices_.size())
+    return Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                        fmt::format("device {} does not exist ({} devices)", dev, devices_.size()));
+  for (int p : devices_[static_cast<size_t>(dev)].ports) {
+    out->ports.push_back(&ports_[static_cast<size_t>(p)]);
+    out->health.push_back(health_[static_cast<size_t>(p)].get());
+    out->caches.push_back(caches_[static_cast<size_t>(p)].get());
+  }
+  out->profiler = profiler_;
+  out->host = host_;
+  return Status::success();
+}
+
+Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
+  LocalDevice ld;
+  if (Status st = local_device(dev, &ld); !st.ok()) return st;
+  auto l = std::make_unique<VerbsListen>();
+  l->dev = dev;
+  l->nonce = random_u64();
+  ListenHandle h;
+  h.family = 4;
+  h.nonce = l->nonce;
+  const NetPort& p = *ld.ports[0];
+  if (gid_is_ipv4_mapped(p.gid))
+    std::copy(p.gid.begin() + 12, p.gid.end(), h.addr.begin());  // the RoCE netdev's own address
+  else
+    fallback_address(&h.addr);
+  if (Status st = open_listener(&l->fd, &h.port, 4); !st.ok()) return st;
+  encode_handle(h, handle);
+  *out = l.release();
+  return Status::success();
+}
+
+Status VerbsEngine::connect(int dev, const CommConfig& config, HandleBytes handle, SendComm** out) {
+  std::string why;
+  auto h = decode_handle(handle, &why);
+  if (!h) return bad_handle(why);
+  std::lock_guard lock(pending_mutex_);
+  uint64_t id = h->connect_id;
+  SendConnector* c = nullptr;
+  if (id == 0) {
+    LocalDevice ld;
+    if (Status st = local_device(dev, &ld); !st.ok()) return st;
+    auto conn =
+        std::make_unique<SendConnector>(*h, std::move(ld), link_params_from_env(config.traffic_class));
+    if (Status st = conn->start(); !st.ok()) return st;
+    id = random_u64();
+    store_connect_id(handle, id);
+    c = conn.get();
+    pending_.emplace(id, std::move(conn));
+  } else {
+    auto it = pending_.find(id);
+    if (it == pending_.end())
+      return bad_handle(
+          fmt::format("it carries connection id {:#x}, which no connect() in this process started", id));
+    c = it->second.get();
+  }
+  VerbsSendComm* comm = nullptr;
+  Status st = c->step(&comm);
+  if (!st.ok() || comm != nullptr) {
+    pending_.erase(id);
+    store_connect_id(handle, 0);
+  }
+  if (!st.ok()) return st;
+  *out = comm;
+  return Status::success();
+}
+
+Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
+  auto* l = dynamic_cast<VerbsListen*>(listen);
+  if (l == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "accept on a foreign listen comm");
+  std::lock_guard lock(l->mutex);
+  for (;;) {
+    Fd fd;
+    if (Status st = accept_one(l->fd, &fd); !st.ok()) return st;
+    if (!fd) break;
+    LocalDevice ld;
+    if (Status st = local_device(l->dev, &ld); !st.ok()) return st;
+    std::string peer = peer_of(fd.get());
+    l->pending.push_back(std::make_unique<RecvAcceptor>(std::move(fd), std::move(peer), l->nonce,
+                                                        std::move(ld), link_params_from_env(-1)));
+  }
+  for (size_t i = 0; i < l->pending.size(); ++i) {
+    VerbsRecvComm* comm = nullptr;
+    Status st = l->pending[i]->step(&comm);
+    if (!st.ok() || comm != nullptr) l->pending.erase(l->pending.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!st.ok()) return st;
+    if (comm != nullptr) {
+      *out = comm;
+      return Status::success();
+    }
+  }
+  return Status::success();
+}
+
+Status VerbsEngine::reg_mr(Comm* comm, void* data, size_t size, int type, MemHandle** out) {
+  auto* c = dynamic_cast<Connection*>(comm);
+  if (c == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "regMr on a foreign comm");
+  VerbsMr* mr = nullptr;
+  if (Status st = register_on_lanes(*c, data, size, type, &mr); !st.ok()) return st;
+  *out = mr;
+  return Status::success();
+}
+
+Status VerbsEngine::reg_mr_dmabuf(Comm* /*comm*/, void* /*data*/, size_t size, int /*type*/,
+                                  uint64_t /*offset*/, int /*fd*/, MemHandle** /*out*/) {
+  return Status::fail(ncclInvalidArgument, "gdr.dmabuf_unsupported",
+                      fmt::format("regMrDmaBuf of {} bytes: this build does not register DMA-BUF memory "
+                                  "(ptrSupport=NCCL_PTR_HOST)",
+                                  size));
+}
+
+Status VerbsEngine::dereg_mr(Comm* /*comm*/, MemHandle* mr) {
+  delete mr;  // VerbsMr releases its cache references
+  return Status::success();
+}
+
+Status VerbsEngine::isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
+                          Request** out) {
+  return static_cast<VerbsSendComm*>(comm)->isend(data, size, tag, static_cast<VerbsMr*>(mr), phandle, out);
+}
+
+Status VerbsEngine::irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {
+  return static_cast<VerbsRecvComm*>(comm)->irecv(buffers, out);
+}
+
+Status VerbsEngine::iflush(RecvComm* /*comm*/, std::span<const RecvBuffer> /*buffers*/, Request** out) {
+  *out = nullptr;  // host memory only: received data is already visible
+  return Status::success();
+}
+
+Status VerbsEngine::test(Request* request, int* done, int* sizes) {
+  if (auto* s = dynamic_cast<SendReq*>(request)) return s->comm->test(s, done, sizes);
+  if (auto* r = dynamic_cast<RecvSlot*>(request)) return r->comm->test(r, done, sizes);
+  return Status::fail(ncclInternalError, "internal.bad_argument", "test of a foreign request");
+}
+
+Status VerbsEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
+  return Status::success();  // nothing to recycle: receive slots are released by test()
+}
+
+Status VerbsEngine::close_send(SendComm* comm) {
+  auto* c = static_cast<VerbsSendComm*>(comm);
+  c->emit_stats("send");
+  delete c;
+  return Status::success();
+}
+
+Status VerbsEngine::close_recv(RecvComm* comm) {
+  auto* c = static_cast<VerbsRecvComm*>(comm);
+  c->emit_stats("recv");
+  delete c;
+  return Status::success();
+}
+
+Status VerbsEngine::close_listen(ListenComm* listen) {
+  delete listen;
+  return Status::success();
+}
+
+Status VerbsEngine::make_vdevice(std::span<const int> devs, int* d) {
+  std::unique_lock lock(devices_mutex_);
+  Device v;
+  for (int p : devs) {
+    if (p < 0 || static_cast<size_t>(p) >= ports_.size())
+      return Status::fail(
+          ncclInvalidArgument, "internal.bad_argument",
+          fmt::format("makeVDevice: {} is not a physical device (0..{})", p, ports_.size() - 1));
+    for (int q : v.ports)
+      if (q == p)
+        return Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                            fmt::format("makeVDevice: device {} listed twice", p));
+    if (!v.ports.empty() &&
+        ports_[static_cast<size_t>(p)].link_layer != ports_[static_cast<size_t>(v.ports[0])].link_layer)
+      return Status::fail(ncclInvalidArgument, "link.layer_mismatch",
+                          fmt::format("makeVDevice: {} and {} have different link layers",
+                                      ports_[static_cast<size_t>(p)].dev_name,
+                                      ports_[static_cast<size_t>(v.ports[0])].dev_name));
+    v.ports.push_back(p);
+    v.name += (v.name.empty() ? "" : "+") + ports_[static_cast<size_t>(p)].dev_name;
+  }
+  if (v.ports.empty() || v.ports.size() > static_cast<size_t>(kMaxDevsPerEnd))
+    return Status::fail(
+        ncclInvalidArgument, "internal.bad_argument",
+        fmt::format("makeVDevice: {} devices (1..{} allowed)", v.ports.size(), kMaxDevsPerEnd));
+  v.pci_path = ports_[static_cast<size_t>(v.ports[0])].pci_path;
+  *d = static_cast<int>(devices_.size());
+  RS_INFO(NCCL_NET, "NET/railscope : virtual device {} = {}", *d, v.name);
+  devices_.push_back(std::move(v));
+  return Status::success();
+}
+
+Status VerbsEngine::set_net_attr(const NetAttr& /*attr*/) {
+  return Status::success();  // accepted; the verbs engine has no per-pattern tuning yet
+}
+
+}  // namespace railscope::net::verbs

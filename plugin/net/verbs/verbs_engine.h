@@ -1,0 +1,73 @@
+// The verbs engine: RDMA RC transport over libibverbs (InfiniBand, RoCE, soft-RoCE). Owns the
+// discovered ports, their MR caches and async-event threads, the device list NCCL sees (physical
+// ports, then fused virtual devices), and the connect state machines NCCL polls.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "plugin/net/transport.h"
+#include "plugin/net/verbs/async_events.h"
+#include "plugin/net/verbs/connect.h"
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/mr_cache.h"
+
+namespace railscope::net::verbs {
+
+class VerbsEngine final : public Engine {
+ public:
+  // nullptr with *status explaining (device.none, device.filtered_out, port.down) when unusable.
+  static std::unique_ptr<VerbsEngine> create(const InitArgs& args, Status* status);
+  ~VerbsEngine() override;
+
+  const char* name() const override { return "verbs"; }
+  Status devices(int* ndev) override;
+  Status properties(int dev, DeviceProps* props) override;
+  Status listen(int dev, HandleBytes handle, ListenComm** out) override;
+  Status connect(int dev, const CommConfig& config, HandleBytes handle, SendComm** out) override;
+  Status accept(ListenComm* listen, RecvComm** out) override;
+  Status reg_mr(Comm* comm, void* data, size_t size, int type, MemHandle** out) override;
+  Status reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                       MemHandle** out) override;
+  Status dereg_mr(Comm* comm, MemHandle* mr) override;
+  Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
+               Request** out) override;
+  Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
+  Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
+  Status test(Request* request, int* done, int* sizes) override;
+  Status irecv_consumed(RecvComm* comm, int n, Request* request) override;
+  Status close_send(SendComm* comm) override;
+  Status close_recv(RecvComm* comm) override;
+  Status close_listen(ListenComm* listen) override;
+  Status make_vdevice(std::span<const int> devs, int* d) override;
+  Status set_net_attr(const NetAttr& attr) override;
+
+ private:
+  VerbsEngine() = default;
+  struct Device {
+    std::vector<int> ports;  // indices into ports_
+    std::string name;
+    std::string pci_path;
+  };
+  Status local_device(int dev, LocalDevice* out) const;
+
+  ncclProfilerCallback_t profiler_ = nullptr;
+  std::string host_;
+  std::vector<NetPort> ports_;
+  std::vector<std::unique_ptr<PortHealth>> health_;
+  std::vector<std::unique_ptr<MrCache>> caches_;
+  std::unique_ptr<AsyncEvents> async_;
+
+  mutable std::shared_mutex devices_mutex_;
+  std::deque<Device> devices_;  // deque: names stay put while devices are added
+
+  std::mutex pending_mutex_;
+  std::unordered_map<uint64_t, std::unique_ptr<SendConnector>> pending_;
+  uint64_t next_connect_id_ = 0;
+};
+
+}  // namespace railscope::net::verbs
