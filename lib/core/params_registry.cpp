@@ -24,6 +24,22 @@ constexpr Spec kSpecs[] = {
      "Address family wanted by GID selection: AF_INET or AF_INET6"},
     {"NCCL_IB_ADDR_RANGE", T::String, "", 0, 0, "net",
      "CIDR range the selected GID's address must lie in (e.g. 10.0.0.0/16)"},
+
+    // --- tuner
+    {"RAILSCOPE_TUNER_CONFIG", T::Path, "", 0, 0, "tuner",
+     "Tuner rules file: `rule`/`measure`/`node` lines and/or NCCL example-tuner CSV rules (docs/tuner.md)"},
+    {"RAILSCOPE_TUNER_STRICT", T::Bool, "1", 0, 0, "tuner",
+     "1: a config error fails communicator creation; 0: warn and ignore the bad line"},
+    {"RAILSCOPE_TUNER_NICS", T::Int, "0", 0, 64, "tuner",
+     "NICs (rails) per node for the cost model; 0 = read the node"},
+    {"RAILSCOPE_TUNER_NIC_GBPS", T::Int, "0", 0, 100000, "tuner",
+     "Line rate of each NIC in Gbit/s for the cost model; 0 = read the node"},
+    {"RAILSCOPE_TUNER_INTRA_GBPS", T::Int, "0", 0, 100000, "tuner",
+     "Per-GPU intra-node bus bandwidth in GB/s; 0 = standard figure for NVLink (360) or PCIe (24)"},
+    {"NCCL_ALGO", T::String, "", 0, 0, "tuner",
+     "NCCL's algorithm filter; the tuner leaves the table alone for collectives it restricts"},
+    {"NCCL_PROTO", T::String, "", 0, 0, "tuner",
+     "NCCL's protocol filter; the tuner leaves the table alone for collectives it restricts"},
 };
 
 }  // namespace
