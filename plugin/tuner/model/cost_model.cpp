@@ -30,11 +30,16 @@ double ring_busbw(const Shape& s) { return s.multi ? std::min(s.intra_gbs, s.net
 
 Coeffs ring(const Shape& s, const Figures& f, int coll, int p) {
   const int a = kRing;
-  const int steps = coll == kAllReduce ? 2 * (s.n - 1) : s.n - 1;
-  const double hop = s.multi ? f.hw_lat_us[kHwNet][a][p] : f.hw_lat_us[s.intra_hw][a][p];
+  // A chunk's journey: AllReduce goes round the ring twice (reduce-scatter, then all-gather), the
+  // others once; of each traversal's hops, one per island boundary crosses the NICs.
+  const int traversals = coll == kAllReduce ? 2 : 1;
+  const int steps = traversals * (s.n - 1);
+  const int net_steps = s.multi ? traversals * (s.islands - 1) : 0;
+  const double latency =
+      (steps - net_steps) * f.hw_lat_us[s.intra_hw][a][p] + net_steps * f.hw_lat_us[kHwNet][a][p];
   const double bw = ring_busbw(s) * f.proto_eff[p];
   Coeffs c;
-  c.alpha_us = static_cast<float>(f.base_lat_us[a][p] + steps * hop);
+  c.alpha_us = static_cast<float>(f.base_lat_us[a][p] + latency);
   c.beta_us_per_byte = static_cast<float>(bus_factor(coll, s.n) / (bw * kBytesPerUsPerGbs));
   c.latency_per_op = true;
   c.source = CostSource::Model;

@@ -5,8 +5,9 @@
 //
 //   time(S) = α · latency_count(numPipeOps) + β · S + min(S, chunk) · fill
 //
-// Ring: α = base + steps · hop latency of the slowest link (the NIC when there is more than one
-//       island), β = bus factor / bus bandwidth, bus bandwidth = min(intra link, NICs × rails × η)
+// Ring: α = base + the hops of one chunk's journey (2·(n−1) for AllReduce, n−1 otherwise), those
+//       crossing an island boundary at NIC latency, the rest at NVLink/PCIe latency; β = bus factor /
+//       bus bandwidth, bus bandwidth = min(intra link, NICs × rails × η)
 //       × protocol efficiency. Tree (AllReduce): depth up and down (intra chain + log2 islands),
 //       tree efficiency, plus a fill term for the pipeline depth. PAT (AllGather/ReduceScatter, one
 //       rank per island, Simple): log2(ranks) network steps. CollNet and NVLS have no model here:
