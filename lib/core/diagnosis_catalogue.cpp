@@ -36,6 +36,9 @@ constexpr Entry kEntries[] = {
     {"port.down", S::Warning, "Port not active",
      "the port's state is not ACTIVE (cable, switch port, or netdev down)",
      "Bring the link up (`ip link set <netdev> up`, check cable/switch); NCCL skips inactive ports"},
+    {"port.none_active", S::Error, "No active port",
+     "every RDMA port NCCL_IB_HCA selects is down; NCCL has no IB device to use and falls back to sockets",
+     "Bring a link up (`ip link set <netdev> up`, cable, switch) or select an active port with NCCL_IB_HCA"},
     {"port.no_netdev", S::Warning, "RoCE port without a netdev",
      "a RoCE port has no network interface bound to it, so its GIDs cannot be checked",
      "Check the driver binding (`rdma link show`)"},
@@ -86,6 +89,10 @@ constexpr Entry kEntries[] = {
      "ibv_reg_mr fails with ENOMEM",
      "Run with `ulimit -l unlimited` (limits.conf `* - memlock unlimited`, Docker `--ulimit "
      "memlock=-1`, Kubernetes: add the IPC_LOCK capability)"},
+    {"memlock.finite", S::Info, "Finite locked-memory limit",
+     "RLIMIT_MEMLOCK is finite: enough for a small job, but NCCL documents `unlimited` and large jobs "
+     "register more",
+     "Run with `ulimit -l unlimited` (limits.conf `* - memlock unlimited`)"},
     {"reg.failed", S::Error, "Memory registration failed",
      "ibv_reg_mr failed for a reason other than the memlock limit", "See the errno in the message"},
 

@@ -24,6 +24,28 @@ constexpr Spec kSpecs[] = {
      "Address family wanted by GID selection: AF_INET or AF_INET6"},
     {"NCCL_IB_ADDR_RANGE", T::String, "", 0, 0, "net",
      "CIDR range the selected GID's address must lie in (e.g. 10.0.0.0/16)"},
+    {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
+     "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
+
+    // --- node inspection (doctor, net, tuner)
+    {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "doctor",
+     "Root of the sysfs tree read for devices, ports, GIDs and netdev MTUs (tests point it at a fake "
+     "tree; libibverbs is only queried with the real /sys)"},
+    // NCCL tuning variables doctor reports when set (env hygiene); railscope reads them, never applies them.
+    {"NCCL_ALGO", T::String, "", 0, 0, "doctor", "NCCL's algorithm override; reported by doctor when set"},
+    {"NCCL_PROTO", T::String, "", 0, 0, "doctor", "NCCL's protocol override; reported by doctor when set"},
+    {"NCCL_MIN_NCHANNELS", T::String, "", 0, 0, "doctor",
+     "NCCL's channel floor; reported by doctor when set"},
+    {"NCCL_MAX_NCHANNELS", T::String, "", 0, 0, "doctor",
+     "NCCL's channel ceiling; reported by doctor when set"},
+    {"NCCL_MIN_CTAS", T::String, "", 0, 0, "doctor", "NCCL's CTA floor; reported by doctor when set"},
+    {"NCCL_MAX_CTAS", T::String, "", 0, 0, "doctor", "NCCL's CTA ceiling; reported by doctor when set"},
+    {"NCCL_NTHREADS", T::String, "", 0, 0, "doctor", "NCCL's threads per block; reported by doctor when set"},
+    {"NCCL_BUFFSIZE", T::String, "", 0, 0, "doctor",
+     "NCCL's Simple buffer size; reported by doctor when set"},
+    {"NCCL_LL_BUFFSIZE", T::String, "", 0, 0, "doctor", "NCCL's LL buffer size; reported by doctor when set"},
+    {"NCCL_LL128_BUFFSIZE", T::String, "", 0, 0, "doctor",
+     "NCCL's LL128 buffer size; reported by doctor when set"},
 
     // --- tuner
     {"RAILSCOPE_TUNER_CONFIG", T::Path, "", 0, 0, "tuner",
@@ -36,10 +58,6 @@ constexpr Spec kSpecs[] = {
      "Line rate of each NIC in Gbit/s for the cost model; 0 = read the node"},
     {"RAILSCOPE_TUNER_INTRA_GBPS", T::Int, "0", 0, 100000, "tuner",
      "Per-GPU intra-node bus bandwidth in GB/s; 0 = standard figure for NVLink (360) or PCIe (24)"},
-    {"NCCL_ALGO", T::String, "", 0, 0, "tuner",
-     "NCCL's algorithm filter; the tuner leaves the table alone for collectives it restricts"},
-    {"NCCL_PROTO", T::String, "", 0, 0, "tuner",
-     "NCCL's protocol filter; the tuner leaves the table alone for collectives it restricts"},
 };
 
 }  // namespace

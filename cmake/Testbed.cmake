@@ -1,0 +1,81 @@
+# railscope soft-RoCE test bed (tests/testbed/): CTest helpers.
+#
+#   include(cmake/Testbed.cmake)
+#   railscope_add_testbed_test(NAME <name>
+#       [MTU_A n] [MTU_B n] [USER u] [MEMLOCK kib] [TIMEOUT s] [SINGLE]
+#       [ENV K=V ...] COMMAND <cmd> [args...])
+#   railscope_add_testbed_selftests()
+#
+# Every test boots its own QEMU/TCG guest (~8 s of overhead). They carry the
+# label "testbed" and share RESOURCE_LOCK railscope_testbed, so that only one VM
+# runs at a time on a 2-core machine (`ctest -L testbed`, `ctest -LE testbed`).
+# The kernel is downloaded into ${RAILSCOPE_TESTBED_CACHE:-~/.cache/railscope-testbed}
+# on first use. Status 124 = timeout / hung VM, 125 = test-bed failure.
+
+set(RAILSCOPE_TESTBED_DIR "${CMAKE_CURRENT_LIST_DIR}/../tests/testbed"
+    CACHE INTERNAL "railscope test bed folder")
+get_filename_component(RAILSCOPE_TESTBED_DIR "${RAILSCOPE_TESTBED_DIR}" ABSOLUTE)
+set(RAILSCOPE_TESTBED "${RAILSCOPE_TESTBED_DIR}/testbed" CACHE INTERNAL "railscope test bed entry point")
+# Extra wall time allowed over the guest-side timeout: boot, rxe setup, shutdown.
+set(RAILSCOPE_TESTBED_MARGIN 120 CACHE STRING "Seconds added to TIMEOUT for the CTest timeout of testbed tests")
+
+function(_railscope_testbed_props name timeout)
+  math(EXPR _ctest_timeout "${timeout} + ${RAILSCOPE_TESTBED_MARGIN}")
+  set_tests_properties(${name} PROPERTIES
+    LABELS testbed
+    RESOURCE_LOCK railscope_testbed
+    TIMEOUT ${_ctest_timeout})
+endfunction()
+
+function(railscope_add_testbed_test)
+  cmake_parse_arguments(PARSE_ARGV 0 TB "SINGLE" "NAME;MTU_A;MTU_B;USER;MEMLOCK;TIMEOUT" "ENV;COMMAND")
+  if(NOT TB_NAME)
+    message(FATAL_ERROR "railscope_add_testbed_test: NAME is required")
+  endif()
+  if(NOT TB_COMMAND)
+    message(FATAL_ERROR "railscope_add_testbed_test(${TB_NAME}): COMMAND is required")
+  endif()
+  if(TB_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "railscope_add_testbed_test(${TB_NAME}): unknown arguments ${TB_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TB_TIMEOUT)
+    set(TB_TIMEOUT 300)
+  endif()
+  set(_args --timeout ${TB_TIMEOUT})
+  foreach(_opt MTU_A MTU_B USER MEMLOCK)
+    if(DEFINED TB_${_opt} AND NOT "${TB_${_opt}}" STREQUAL "")
+      string(TOLOWER "${_opt}" _flag)
+      string(REPLACE "_" "-" _flag "${_flag}")
+      list(APPEND _args --${_flag} ${TB_${_opt}})
+    endif()
+  endforeach()
+  if(TB_SINGLE)
+    list(APPEND _args --single)
+  endif()
+  foreach(_kv IN LISTS TB_ENV)
+    list(APPEND _args --env "${_kv}")
+  endforeach()
+  add_test(NAME ${TB_NAME}
+    COMMAND "${RAILSCOPE_TESTBED}" run ${_args} -- ${TB_COMMAND}
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  _railscope_testbed_props(${TB_NAME} ${TB_TIMEOUT})
+endfunction()
+
+# Selftests of the test bed (tests/testbed/selftest/).
+function(railscope_add_testbed_selftests)
+  set(_st "${RAILSCOPE_TESTBED_DIR}/selftest")
+  railscope_add_testbed_test(NAME testbed.topology TIMEOUT 180
+    COMMAND "${_st}/topology.sh")
+  railscope_add_testbed_test(NAME testbed.mtu MTU_A 9000 MTU_B 1500 TIMEOUT 120
+    COMMAND "${_st}/mtu.sh" 4096 1024)
+  railscope_add_testbed_test(NAME testbed.user USER nobody MEMLOCK 64 TIMEOUT 120
+    COMMAND "${_st}/user.sh")
+  railscope_add_testbed_test(NAME testbed.guest_lib TIMEOUT 180
+    COMMAND "${_st}/lib.sh")
+  railscope_add_testbed_test(NAME testbed.single SINGLE TIMEOUT 120
+    COMMAND "${_st}/single.sh")
+  # Host-side: boots three VMs itself.
+  add_test(NAME testbed.exit_codes COMMAND "${_st}/exit-codes.sh"
+    WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
+  _railscope_testbed_props(testbed.exit_codes 300)
+endfunction()

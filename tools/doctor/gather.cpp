@@ -1,0 +1,28 @@
+// Gathering the node's facts once for every section.
+#include "doctor.h"
+#include "railscope/core/params.h"
+
+namespace railscope::doctor {
+
+NodeFacts gather(const GatherOptions& options) {
+  NodeFacts f;
+  f.inventory = node::discover({options.sysfs_root, options.use_verbs});
+  f.gid_policy = node::gid_policy_from_env(&f.config_problems);
+  f.hca = node::parse_hca_filter(params::get_string("NCCL_IB_HCA"));
+  f.memlock = node::read_memlock();
+  f.env = node::process_env();
+  return f;
+}
+
+bool port_selected(const NodeFacts& facts, const node::Device& d, const node::Port& p) {
+  return facts.hca.selects(d.name, p.number);
+}
+
+std::string port_name(const node::Device& d, const node::Port& p) {
+  return d.name + ":" + std::to_string(p.number);
+}
+
+nlohmann::json known(int64_t v) { return v == 0 ? nlohmann::json(nullptr) : nlohmann::json(v); }
+nlohmann::json known(const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); }
+
+}  // namespace railscope::doctor
