@@ -2,6 +2,7 @@
 // table's indices), with the names users write in rules files and NCCL_ALGO / NCCL_PROTO.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -41,12 +42,11 @@ constexpr bool algo_proto_possible(int algo, int proto) {
 
 // Size bucket used to log each decision once: floor(log2(bytes)), 0 for 0 and 1.
 constexpr int size_bucket(uint64_t bytes) {
-  int b = 0;
-  while (bytes > 1) {
-    bytes >>= 1;
-    ++b;
-  }
-  return b;
+  return bytes <= 1 ? 0 : static_cast<int>(std::bit_width(bytes)) - 1;
 }
+
+static_assert(size_bucket(0) == 0 && size_bucket(1) == 0 && size_bucket(4096) == 12 &&
+              size_bucket(8191) == 12);
+static_assert(size_bucket(~0ull) == 63);
 
 }  // namespace railscope::tuner
