@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "tuner_driver.h"
@@ -13,8 +14,6 @@
 
 namespace railscope::abi_test {
 namespace {
-
-const std::string kFixtures = RAILSCOPE_TUNER_FIXTURES;
 
 // Every test starts from the same environment: 4 × 400 Gb/s NICs, no config, no NCCL filters.
 class TunerAbi : public ::testing::TestWithParam<int> {
@@ -115,6 +114,42 @@ TEST_P(TunerAbi, WithoutNicFactsInitSucceedsAndNcclChoosesMultiNode) {
     EXPECT_EQ(std::memcmp(&table, &before, sizeof table), 0);
   }
   EXPECT_EQ(channels, 0);
+}
+
+// NIC facts read from the node by lib/node (a fake sysfs tree: four active 400 Gb/s InfiniBand rails,
+// one active 25 Gb/s management port, one rail down).
+TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
+  unsetenv("RAILSCOPE_TUNER_NICS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  const std::filesystem::path root =
+      std::filesystem::path(::testing::TempDir()) / ("tuner-sysfs-v" + std::to_string(version()));
+  std::filesystem::remove_all(root);
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  };
+  auto port = [&](const std::string& dev, const char* state, const char* layer, const char* rate) {
+    const std::string p = "class/infiniband/" + dev + "/ports/1/";
+    put("class/infiniband/" + dev + "/node_guid", "b8a4:02ff:fe11:2233\n");
+    put(p + "state", state);
+    put(p + "phys_state", "5: LinkUp\n");
+    put(p + "link_layer", layer);
+    put(p + "rate", rate);
+  };
+  for (int i = 0; i < 4; ++i)
+    port("mlx5_" + std::to_string(i), "4: ACTIVE\n", "InfiniBand\n", "400 Gb/sec (4X NDR)\n");
+  port("mlx5_4", "1: DOWN\n", "InfiniBand\n", "400 Gb/sec (4X NDR)\n");
+  port("mlx5_5", "4: ACTIVE\n", "Ethernet\n", "25 Gb/sec (1X EDR)\n");
+  setenv("RAILSCOPE_SYSFS_ROOT", root.c_str(), 1);
+  const ncclResult_t r = tuner().init(32, 4);
+  unsetenv("RAILSCOPE_SYSFS_ROOT");
+  ASSERT_EQ(r, ncclSuccess);
+  EXPECT_TRUE(CapturedLog::contains("NICs 4 x 400 Gb/s infiniband (node)"));
+  CostTable table;
+  int channels = 0;
+  tuner().coll_info(ncclFuncAllReduce, 8ull << 30, 1, table, 0, &channels);
+  EXPECT_EQ(choice(table), std::make_pair(int(NCCL_ALGO_RING), int(NCCL_PROTO_SIMPLE)));
+  std::filesystem::remove_all(root);
 }
 
 TEST_P(TunerAbi, PinnedRuleWinsOnlyWhereSupported) {

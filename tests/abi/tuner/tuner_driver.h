@@ -10,6 +10,8 @@
 
 namespace railscope::abi_test {
 
+inline const std::string kFixtures = RAILSCOPE_TUNER_FIXTURES;
+
 struct CostTable {
   float t[7][3];
   CostTable();  // NCCL's usual multi-node table: Tree and Ring with every protocol, the rest IGNORE
