@@ -99,6 +99,18 @@ constexpr Spec kSpecs[] = {
      "NCCL's choice of network (IB, Socket, or a plugin's name); recorded in the profile header"},
     {"NCCL_NET_PLUGIN", T::String, "", 0, 0, "profiler",
      "NCCL's net plugin selection; recorded in the profile header"},
+
+    // --- tuner
+    {"RAILSCOPE_TUNER_CONFIG", T::Path, "", 0, 0, "tuner",
+     "Tuner rules file: `rule`/`measure`/`node` lines and/or NCCL example-tuner CSV rules (docs/tuner.md)"},
+    {"RAILSCOPE_TUNER_STRICT", T::Bool, "1", 0, 0, "tuner",
+     "1: a config error fails communicator creation; 0: warn and ignore the bad line"},
+    {"RAILSCOPE_TUNER_NICS", T::Int, "0", 0, 64, "tuner",
+     "NICs (rails) per node for the cost model; 0 = read the node"},
+    {"RAILSCOPE_TUNER_NIC_GBPS", T::Int, "0", 0, 100000, "tuner",
+     "Line rate of each NIC in Gbit/s for the cost model; 0 = read the node"},
+    {"RAILSCOPE_TUNER_INTRA_GBPS", T::Int, "0", 0, 100000, "tuner",
+     "Per-GPU intra-node bus bandwidth in GB/s; 0 = standard figure for NVLink (360) or PCIe (24)"},
 };
 
 }  // namespace

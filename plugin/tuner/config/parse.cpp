@@ -1,0 +1,106 @@
+// The whole-file pass: split lines, strip comments, hand each line to its format, then check what
+// only the whole file shows (overlapping railscope rules, measured figures given twice).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "plugin/tuner/config/line_parsers.h"
+
+namespace railscope::tuner {
+
+std::string ConfigError::to_string() const {
+  return fmt::format("{}:{}:{}: {}", file, line, column, message);
+}
+
+namespace detail {
+bool LineSink::error(int column, std::string message) const {
+  errors->push_back({std::string(file), line, column, std::move(message)});
+  return false;
+}
+}  // namespace detail
+
+namespace {
+
+bool rules_overlap(const Rule& a, const Rule& b) {
+  return (a.coll_mask & b.coll_mask) != 0 && a.bytes.overlaps(b.bytes) && a.nodes.overlaps(b.nodes) &&
+         a.ranks.overlaps(b.ranks) && a.pipe_ops.overlaps(b.pipe_ops) &&
+         (a.reg_buff < 0 || b.reg_buff < 0 || a.reg_buff == b.reg_buff);
+}
+
+}  // namespace
+
+ParsedConfig parse_config_text(std::string_view text, std::string_view file_name) {
+  ParsedConfig out;
+  out.config.path = std::string(file_name);
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos <= text.size()) {
+    const size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+
+    const detail::LineSink sink{file_name, line_no, &out.errors};
+    if (detail::is_csv_line(line)) {
+      detail::parse_csv_line(line, sink, out.config);
+      continue;
+    }
+    const size_t rules_before = out.config.rules.size();
+    int range_col = 1;
+    if (!detail::parse_railscope_line(line, sink, out.config, range_col)) continue;
+    if (out.config.rules.size() == rules_before) continue;  // not a rule
+    // Railscope rules must not overlap (NCCL CSV rules keep NCCL's first-match order instead).
+    const Rule& added = out.config.rules.back();
+    for (size_t i = 0; i + 1 < out.config.rules.size(); ++i) {
+      const Rule& earlier = out.config.rules[i];
+      if (earlier.format != RuleFormat::Railscope || !rules_overlap(earlier, added)) continue;
+      sink.error(range_col, fmt::format("rule overlaps the rule at line {} (same collective and intersecting "
+                                        "bytes/nodes/ranks/pipeops/regbuff ranges)",
+                                        earlier.line));
+      out.config.rules.pop_back();
+      break;
+    }
+  }
+  // A measured entry given twice is ambiguous.
+  for (size_t i = 0; i < out.config.measured.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const MeasuredFigure& a = out.config.measured[i].figure;
+      const MeasuredFigure& b = out.config.measured[j].figure;
+      if (a.coll == b.coll && a.algo == b.algo && a.proto == b.proto && a.nodes == b.nodes) {
+        out.errors.push_back(
+            {std::string(file_name), out.config.measured[i].line, 1,
+             fmt::format("measure {} {} {} nodes={} already given at line {}", coll_name(a.coll),
+                         algo_name(a.algo), proto_name(a.proto), a.nodes, out.config.measured[j].line)});
+        out.config.measured.erase(out.config.measured.begin() + static_cast<std::ptrdiff_t>(i));
+        --i;
+        break;
+      }
+    }
+  return out;
+}
+
+ParsedConfig load_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    ParsedConfig out;
+    out.config.path = path;
+    out.errors.push_back({path, 0, 0, "cannot open the tuner config file"});
+    return out;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_config_text(ss.str(), path);
+}
+
+std::vector<MeasuredFigure> measured_figures(const Config& config) {
+  std::vector<MeasuredFigure> out;
+  out.reserve(config.measured.size());
+  for (const MeasuredEntry& m : config.measured) out.push_back(m.figure);
+  return out;
+}
+
+}  // namespace railscope::tuner

@@ -1,0 +1,87 @@
+// The tuner's one internal interface. Each ABI adapter (abi/tuner_vN.cpp) converts NCCL's arguments
+// and calls an Engine; `railscope tuner explain` builds the same Engine from its flags. An Engine is
+// immutable after create() except for the "already logged" bits, so NCCL may call it from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "plugin/tuner/config/config.h"
+#include "plugin/tuner/config/nccl_env.h"
+#include "plugin/tuner/explain/decision.h"
+#include "plugin/tuner/model/cost_model.h"
+#include "plugin/tuner/model/figures.h"
+#include "plugin/tuner/model/topology.h"
+#include "railscope/core/diagnosis.h"
+#include "railscope/nccl/tuner.h"
+
+namespace railscope::tuner {
+
+struct EngineInputs {
+  int abi_version = 6;
+  uint64_t comm_id = 0;
+  CommShape shape;
+  const ncclTunerConstants_v5_t* constants = nullptr;  // v5+: NCCL's constants (read only here)
+  NodeOverrides overrides;                             // highest priority (CLI flags); sources "cli"
+  std::optional<std::string> config_path;              // unset: RAILSCOPE_TUNER_CONFIG
+  std::optional<bool> strict;                          // unset: RAILSCOPE_TUNER_STRICT
+  std::optional<NicFacts> discovered;                  // unset: read the node (lib/node) when needed
+  bool log_decisions = true;                           // once per (collective, size bucket)
+};
+
+class Engine;
+struct EngineOrError {
+  std::unique_ptr<Engine> engine;
+  std::optional<diag::Finding> error;  // set only when strict mode refuses a bad config
+};
+
+class Engine {
+ public:
+  static EngineOrError create(const EngineInputs& inputs);
+
+  // The decision function (pure): what NCCL's table would get for this call.
+  Decision decide(int coll, uint64_t bytes, int pipe_ops, int reg_buff, TableView table) const;
+
+  // ABI v3-v6: validates the arguments (a bad table is left untouched and the reason logged once),
+  // decides, applies, logs the decision once per (collective, size bucket). Never fails.
+  void get_coll_info(int coll, uint64_t bytes, int pipe_ops, float** cost_table, int num_algo, int num_proto,
+                     int reg_buff, int* n_channels) const;
+  // ABI v2: a choice instead of a table edit; -1 leaves NCCL's choice.
+  void choose(int coll, uint64_t bytes, int collnet_support, int nvls_support, int pipe_ops, int* algo,
+              int* proto, int* n_channels) const;
+  // ABI v6: true when a rule set *chunk.
+  bool chunk_size(int coll, uint64_t bytes, int algo, int proto, uint64_t* chunk) const;
+
+  const Topology& topology() const { return topo_; }
+  const Figures& figures() const { return figures_; }
+  const CostModel& model() const { return model_; }
+  const Config& config() const { return config_; }
+  const UserRestrictions& restrictions() const { return user_; }
+  Policy policy() const;
+  std::string summary() const;  // one line for the init log and the CLI header
+
+ private:
+  Engine() = default;
+  void log_once(const Decision& d) const;
+
+  int abi_version_ = 0;
+  uint64_t comm_id_ = 0;
+  Topology topo_;
+  Figures figures_;
+  Config config_;
+  CostModel model_;
+  UserRestrictions user_;
+  bool log_decisions_ = true;
+  int config_errors_ignored_ = 0;
+  mutable std::atomic<uint64_t> logged_[kNumColls] = {};
+  mutable std::atomic<bool> bad_args_logged_{false};
+};
+
+// The node's NICs as lib/node reads them (active ports, their speed and link layer); unknown (count
+// 0) when the node library is not built in or finds nothing.
+NicFacts discover_node_nics();
+
+}  // namespace railscope::tuner

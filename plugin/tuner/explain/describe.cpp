@@ -1,0 +1,89 @@
+#include <fmt/format.h>
+
+#include "plugin/tuner/explain/decision.h"
+
+namespace railscope::tuner {
+namespace {
+
+std::string entry(int a, int p) { return fmt::format("{}/{}", algo_name(a), proto_name(p)); }
+
+std::string_view source_of(const Candidate& c) {
+  return c.source == CostSource::None ? std::string_view("nccl") : to_string(c.source);
+}
+
+std::string human_bytes(uint64_t b) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.4g} {}", v, kUnits[u]);
+}
+
+}  // namespace
+
+std::string_view to_string(Reason r) {
+  switch (r) {
+    case Reason::Rule: return "rule";
+    case Reason::Model: return "model";
+    case Reason::NcclNoModel: return "nccl-no-model";
+    case Reason::UserRestricted: return "user-restricted";
+    case Reason::NoCandidate: return "no-candidate";
+  }
+  return "?";
+}
+
+std::string deciding_term(const Decision& d) {
+  if (d.algo < 0 || d.runner_algo < 0) return "no runner-up";
+  const Candidate& w = d.cand[d.algo][d.proto];
+  const Candidate& r = d.cand[d.runner_algo][d.runner_proto];
+  if (w.source == CostSource::None || r.source == CostSource::None)
+    return fmt::format("total cost ({:.2f} vs {:.2f} us; NCCL's estimate on one side)", w.cost, r.cost);
+  const float lat_gain = r.terms.latency_us - w.terms.latency_us;
+  const float bw_gain = r.terms.bandwidth_us - w.terms.bandwidth_us;
+  if (lat_gain >= bw_gain)
+    return fmt::format("latency term ({:.2f} vs {:.2f} us)", w.terms.latency_us, r.terms.latency_us);
+  return fmt::format("bandwidth term ({:.2f} vs {:.2f} us)", w.terms.bandwidth_us, r.terms.bandwidth_us);
+}
+
+std::string describe(const Decision& d, std::string_view config_path) {
+  std::string head =
+      fmt::format("{} {} (pipeOps {}, regBuff {}): ", coll_name(d.coll), human_bytes(d.bytes), d.pipe_ops,
+                  d.reg_buff < 0 ? std::string("n/a") : std::to_string(d.reg_buff));
+  std::string skipped;
+  if (d.rule_skipped != nullptr)
+    skipped = fmt::format("; rule at {}:{} ignored: NCCL does not support its pin here", config_path,
+                          d.rule_skipped->line);
+  switch (d.reason) {
+    case Reason::NoCandidate: return head + "no supported entry; table untouched";
+    case Reason::UserRestricted:
+      return head + "NCCL_ALGO/NCCL_PROTO restrict this collective; NCCL's choice stands";
+    case Reason::NcclNoModel:
+      return head + "no model for any supported entry; NCCL's choice stands" + skipped;
+    case Reason::Rule:
+    case Reason::Model: break;
+  }
+  if (d.algo < 0)
+    return head + fmt::format("rule at {}:{} sets channels={} only; NCCL's choice stands", config_path,
+                              d.rule->line, d.channels);
+  const Candidate& w = d.cand[d.algo][d.proto];
+  std::string out =
+      head + fmt::format("chose {} {:.2f} us [{}]", entry(d.algo, d.proto), w.cost, source_of(w));
+  if (d.runner_algo >= 0) {
+    const Candidate& r = d.cand[d.runner_algo][d.runner_proto];
+    out += fmt::format("; runner-up {} {:.2f} us [{}]", entry(d.runner_algo, d.runner_proto), r.cost,
+                       source_of(r));
+  }
+  if (d.reason == Reason::Rule) {
+    out += fmt::format("; decided by rule at {}:{}", config_path, d.rule->line);
+    if (d.rule->algo < 0 || d.rule->proto < 0) out += " (model within the pin: " + deciding_term(d) + ")";
+  } else {
+    out += "; decided by " + deciding_term(d);
+  }
+  if (d.channels > 0) out += fmt::format("; channels {}", d.channels);
+  return out + skipped;
+}
+
+}  // namespace railscope::tuner

@@ -1,0 +1,108 @@
+// `railscope tuner explain --json` says what the plugin does: for every size it prints, the choice
+// equals what the built .so (loaded through the ABI harness, v6) writes into NCCL's table for the
+// same topology. Also: the CLI's exit code and message on a bad config.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tuner_driver.h"
+
+namespace railscope::abi_test {
+namespace {
+
+struct CliRun {
+  int rc = -1;
+  std::string out;
+};
+
+CliRun run_cli(const std::string& args) {
+  CliRun r;
+  const std::string cmd = std::string(RAILSCOPE_CLI_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const char* const kAlgos[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+const char* const kProtos[] = {"ll", "ll128", "simple"};
+
+TEST(TunerExplainCli, ChoicesEqualThePluginsForEverySize) {
+  for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "RAILSCOPE_TUNER_NICS",
+                        "RAILSCOPE_TUNER_NIC_GBPS"})
+    unsetenv(v);
+  const std::string config = kFixtures + "/railscope_rules.conf";
+  const CliRun r = run_cli(
+      "tuner explain --nodes 4 --gpus-per-node 8 --nic-gbps 400 --nics 4 --coll allreduce --json "
+      "--config " +
+      config);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["rows"].size(), 32u);  // 8 B ... 16 GiB
+  EXPECT_EQ(j["rows"][0]["bytes"], 8);
+  EXPECT_EQ(j["rows"][31]["bytes"], 16ull << 30);
+
+  // The plugin, same topology and config (NICs through env, as a job would give them).
+  setenv("RAILSCOPE_TUNER_NICS", "4", 1);
+  setenv("RAILSCOPE_TUNER_NIC_GBPS", "400", 1);
+  setenv("RAILSCOPE_TUNER_CONFIG", config.c_str(), 1);
+  TunerDriver plugin(6);
+  ASSERT_TRUE(plugin.loaded());
+  ASSERT_EQ(plugin.init(32, 4), ncclSuccess);
+  int rules = 0;
+  for (const auto& row : j["rows"]) {
+    CostTable table;
+    int channels = 0;
+    plugin.coll_info(ncclFuncAllReduce, row["bytes"].get<size_t>(), 1, table, 0, &channels);
+    std::string chosen = "none";
+    for (int a = 0; a < 7; ++a)
+      for (int p = 0; p < 3; ++p)
+        if (table.t[a][p] == 0.0f) chosen = std::string(kAlgos[a]) + "/" + kProtos[p];
+    ASSERT_FALSE(row["choice"].is_null()) << row.dump();
+    const std::string cli =
+        row["choice"]["algo"].get<std::string>() + "/" + row["choice"]["proto"].get<std::string>();
+    EXPECT_EQ(cli, chosen) << "at " << row["bytes"] << " bytes";
+    EXPECT_EQ(row.value("channels", 0), channels) << "at " << row["bytes"] << " bytes";
+    rules += row["reason"] == "rule";
+  }
+  EXPECT_GT(rules, 0);  // the fixture's pins show up in both
+  for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBPS"})
+    unsetenv(v);
+}
+
+TEST(TunerExplainCli, TextTableListsEveryCandidate) {
+  const CliRun r =
+      run_cli("tuner explain --nodes 2 --gpus-per-node 8 --nic-gbps 200 --nics 8 --coll allgather");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("ring/ll128"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("16G"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decided by"), std::string::npos) << r.out;
+}
+
+TEST(TunerExplainCli, BadConfigIsExitTwoWithFileLineColumn) {
+  const std::string path = ::testing::TempDir() + "/explain_bad.conf";
+  std::ofstream(path) << "rule coll=allreduce algo=ring\nrule coll=allreduce bytes=1x algo=tree\n";
+  const CliRun r = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --config " + path);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(path + ":2:27: bytes: '1x' is not a number"), std::string::npos) << r.out;
+  const CliRun lax = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --no-strict --config " + path);
+  EXPECT_EQ(lax.rc, 0) << lax.out;
+}
+
+TEST(TunerExplainCli, UnknownCollectiveIsExitTwo) {
+  const CliRun r = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --coll alltoall");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown collective 'alltoall'"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace railscope::abi_test

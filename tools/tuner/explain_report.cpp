@@ -1,0 +1,140 @@
+#include "explain_report.h"
+
+#include <fmt/format.h>
+
+#include "plugin/tuner/explain/simulated_table.h"
+
+namespace railscope::cli::tuner_explain {
+
+using namespace railscope::tuner;
+
+namespace {
+
+std::string human(uint64_t b) {
+  static constexpr const char* kUnits[] = {"B", "K", "M", "G", "T"};
+  int u = 0;
+  while (b >= 1024 && b % 1024 == 0 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{}{}", b, kUnits[u]);
+}
+
+std::string entry(int a, int p) {
+  return a < 0 ? std::string("nccl") : fmt::format("{}/{}", algo_name(a), proto_name(p));
+}
+
+// Why, in a few words, for the table's last column.
+std::string why(const Decision& d, const Config& config) {
+  switch (d.reason) {
+    case Reason::Rule: return fmt::format("rule {}:{}", config.path, d.rule->line);
+    case Reason::Model: return deciding_term(d);
+    case Reason::NcclNoModel: return "no model: NCCL's choice";
+    case Reason::UserRestricted: return "NCCL_ALGO/NCCL_PROTO: NCCL's choice";
+    case Reason::NoCandidate: return "nothing supported";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<Decision> explain(const Engine& engine, const Request& req) {
+  float table[kNumAlgos][kNumProtos];
+  // NCCL's own estimates are unknown offline: supported entries carry a placeholder that no model
+  // entry is compared against unless the model has nothing (then NCCL's choice is reported).
+  simulated_nccl_table(engine.topology(), req.coll, 0.5f, table);
+  std::vector<Decision> rows;
+  for (uint64_t s = req.min_bytes; s <= req.max_bytes && s != 0; s *= 2)
+    rows.push_back(engine.decide(req.coll, s, req.pipe_ops, req.reg_buff,
+                                 TableView{&table[0][0], kNumAlgos, kNumProtos}));
+  return rows;
+}
+
+std::string render_text(const Engine& engine, const std::vector<Decision>& rows) {
+  std::string out = fmt::format("# {}\n", engine.summary());
+  if (rows.empty()) return out;
+  std::vector<std::pair<int, int>> cols;
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (rows.front().cand[a][p].supported()) cols.emplace_back(a, p);
+  out += fmt::format(
+      "# {} — cost per candidate in microseconds ([m] model, [x] measured, nccl = NCCL's own "
+      "estimate, unknown offline)\n",
+      coll_name(rows.front().coll));
+  out +=
+      fmt::format("{:>6}  {:<12} {:>11}  {:<12} {:>11}", "size", "choice", "cost_us", "runner-up", "cost_us");
+  for (auto [a, p] : cols) out += fmt::format(" {:>13}", entry(a, p));
+  out += "  decided by\n";
+  for (const Decision& d : rows) {
+    const bool chosen = d.changes_table();
+    out += fmt::format("{:>6}  {:<12} {:>11}  {:<12} {:>11}", human(d.bytes), entry(d.algo, d.proto),
+                       chosen ? fmt::format("{:.2f}", d.cost) : "-",
+                       d.runner_algo >= 0 && chosen ? entry(d.runner_algo, d.runner_proto) : "-",
+                       d.runner_algo >= 0 && chosen ? fmt::format("{:.2f}", d.runner_cost) : "-");
+    for (auto [a, p] : cols) {
+      const Candidate& c = d.cand[a][p];
+      const char* tag = c.source == CostSource::Measured ? "x" : "m";
+      out += c.source == CostSource::None ? fmt::format(" {:>13}", "nccl")
+                                          : fmt::format(" {:>10.2f}[{}]", c.cost, tag);
+    }
+    out += "  " + why(d, engine.config()) + "\n";
+  }
+  return out;
+}
+
+nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& rows) {
+  const Topology& t = engine.topology();
+  nlohmann::json j;
+  j["summary"] = engine.summary();
+  j["topology"] = {{"ranks", t.shape.n_ranks},
+                   {"nodes", t.shape.n_nodes},
+                   {"islands", t.islands},
+                   {"ranks_per_island", t.ranks_per_island},
+                   {"intra", std::string(to_string(t.intra))},
+                   {"intra_gbytes_per_s", t.intra_gbps},
+                   {"nics", t.nics.count},
+                   {"nic_gbps", t.nics.gbps},
+                   {"nic_source", t.nics.source}};
+  j["config"] = engine.config().path;
+  j["rows"] = nlohmann::json::array();
+  for (const Decision& d : rows) {
+    nlohmann::json row;
+    row["collective"] = std::string(coll_name(d.coll));
+    row["bytes"] = d.bytes;
+    row["reason"] = std::string(to_string(d.reason));
+    row["decided_by"] = why(d, engine.config());
+    if (d.changes_table())
+      row["choice"] = {{"algo", std::string(algo_name(d.algo))},
+                       {"proto", std::string(proto_name(d.proto))},
+                       {"cost_us", d.cost}};
+    else
+      row["choice"] = nullptr;
+    if (d.changes_table() && d.runner_algo >= 0)
+      row["runner_up"] = {{"algo", std::string(algo_name(d.runner_algo))},
+                          {"proto", std::string(proto_name(d.runner_proto))},
+                          {"cost_us", d.runner_cost}};
+    else
+      row["runner_up"] = nullptr;
+    if (d.channels > 0) row["channels"] = d.channels;
+    row["candidates"] = nlohmann::json::array();
+    for (int a = 0; a < kNumAlgos; ++a)
+      for (int p = 0; p < kNumProtos; ++p) {
+        const Candidate& c = d.cand[a][p];
+        if (!c.supported()) continue;
+        nlohmann::json cj = {{"algo", std::string(algo_name(a))}, {"proto", std::string(proto_name(p))}};
+        if (c.source == CostSource::None) {
+          cj["source"] = "nccl";
+        } else {
+          cj["source"] = std::string(to_string(c.source));
+          cj["cost_us"] = c.cost;
+          cj["latency_us"] = c.terms.latency_us;
+          cj["bandwidth_us"] = c.terms.bandwidth_us;
+        }
+        row["candidates"].push_back(cj);
+      }
+    j["rows"].push_back(row);
+  }
+  return j;
+}
+
+}  // namespace railscope::cli::tuner_explain

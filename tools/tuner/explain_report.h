@@ -1,0 +1,30 @@
+// The rows `railscope tuner explain` prints: for each size, the Engine's decision over the table NCCL
+// would pass, rendered as a text table or JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "plugin/tuner/engine.h"
+
+namespace railscope::cli::tuner_explain {
+
+struct Request {
+  int coll = railscope::tuner::kAllReduce;
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 16ull << 30;
+  int pipe_ops = 1;
+  int reg_buff = 0;
+};
+
+// Decisions for min_bytes, 2·min_bytes, … max_bytes, through Engine::decide.
+std::vector<railscope::tuner::Decision> explain(const railscope::tuner::Engine& engine, const Request& req);
+
+std::string render_text(const railscope::tuner::Engine& engine,
+                        const std::vector<railscope::tuner::Decision>& rows);
+nlohmann::json render_json(const railscope::tuner::Engine& engine,
+                           const std::vector<railscope::tuner::Decision>& rows);
+
+}  // namespace railscope::cli::tuner_explain
