@@ -5,7 +5,8 @@ function(railscope_target_defaults target)
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
     -Wimplicit-fallthrough -Werror)
   if(RAILSCOPE_SANITIZE)
-    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer
+    # GCC 12 reports false maybe-uninitialized warnings inside libstdc++ when sanitizers are on.
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized
                                               -fno-sanitize-recover=undefined)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
