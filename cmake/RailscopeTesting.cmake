@@ -8,6 +8,9 @@ function(railscope_add_unit_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR})
   railscope_target_defaults(${name})
+  # A list-valued property must reach the generated test script with its separators escaped.
+  set(_labels unit ${ARG_LABELS})
+  string(REPLACE ";" "\\;" _labels "${_labels}")
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES LABELS "unit;${ARG_LABELS}" TIMEOUT 120)
+                       PROPERTIES LABELS "${_labels}" TIMEOUT 120)
 endfunction()
