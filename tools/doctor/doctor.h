@@ -27,11 +27,13 @@ struct NodeFacts {
   node::MemlockState memlock;
   node::EnvLookup env;
   std::vector<diag::Finding> config_problems;  // bad NCCL_IB_* values met while reading the policy
+  std::string topo_file;  // hwloc XML for the GPUDirect section; empty: RAILSCOPE_TOPO_FILE or this system
 };
 
 struct GatherOptions {
   std::string sysfs_root;  // empty: RAILSCOPE_SYSFS_ROOT or /sys
   bool use_verbs = true;
+  std::string topo_file;
 };
 NodeFacts gather(const GatherOptions& options);
 
@@ -55,6 +57,7 @@ Section section_gids(const NodeFacts& facts);
 Section section_mtu(const NodeFacts& facts);
 Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
+Section section_gpudirect(const NodeFacts& facts);
 
 // Ports NCCL would use: selected by NCCL_IB_HCA (every port when unset).
 bool port_selected(const NodeFacts& facts, const node::Device& d, const node::Port& p);

@@ -11,6 +11,7 @@ NodeFacts gather(const GatherOptions& options) {
   f.hca = node::parse_hca_filter(params::get_string("NCCL_IB_HCA"));
   f.memlock = node::read_memlock();
   f.env = node::process_env();
+  f.topo_file = options.topo_file;
   return f;
 }
 

@@ -14,7 +14,7 @@ constexpr SectionSpec kSections[] = {
     {"mtu", "MTU", section_mtu},
     {"memlock", "Locked memory", section_memlock},
     {"env", "Environment", section_env},
-    // The GPU×NIC matrix (lib/gpu) plugs in here as one more entry.
+    {"gpudirect", "GPUDirect RDMA", section_gpudirect},
 };
 
 int exit_code_for(diag::Severity s) {
