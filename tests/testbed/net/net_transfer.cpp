@@ -3,6 +3,7 @@
 //   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE]   both ends in this process
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
+//   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
 #include <fcntl.h>
 #include <unistd.h>
@@ -299,7 +300,7 @@ int loopback(bool expect_mtu_warning, const char* stats_file) {
   return g_failures == 0 ? 0 : 1;
 }
 
-int server(const std::string& handle_file) {
+int server(const std::string& handle_file, bool loop) {
   Net net;
   if (!net.open()) return 1;
   int dev = net.device("rxe1");
@@ -327,21 +328,22 @@ int server(const std::string& handle_file) {
   void* rmr = nullptr;
   CHECK(net.t->regMr(rc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr) == ncclSuccess, "regMr");
   uint64_t seed = 1;
-  for (size_t size : sweep_sizes()) {
-    void* req = nullptr;
-    void* data = rbuf.data();
-    size_t rsize = kMaxSize;
-    int tag = 1;
-    std::memset(rbuf.data(), 0xee, size + 1);
-    if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &req); }, &req,
-                    "irecv"))
-      return 1;
-    int got = -1;
-    if (!wait_done(net.t, req, &got, "recv")) return 1;
-    fill(expect, size, seed++);
-    CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
-    CHECK(std::memcmp(expect.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
-  }
+  for (int round = 0; round == 0 || loop; ++round)
+    for (size_t size : sweep_sizes()) {
+      void* req = nullptr;
+      void* data = rbuf.data();
+      size_t rsize = kMaxSize;
+      int tag = 1;
+      std::memset(rbuf.data(), 0xee, size + 1);
+      if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &req); }, &req,
+                      "irecv"))
+        return 1;
+      int got = -1;
+      if (!wait_done(net.t, req, &got, "recv")) return 1;
+      fill(expect, size, seed++);
+      CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
+      CHECK(std::memcmp(expect.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
+    }
   net.t->deregMr(rc, rmr);
   net.t->closeRecv(rc);
   net.t->closeListen(lc);
@@ -350,7 +352,7 @@ int server(const std::string& handle_file) {
   return g_failures == 0 ? 0 : 1;
 }
 
-int client(const std::string& handle_file) {
+int client(const std::string& handle_file, bool loop) {
   Net net;
   if (!net.open()) return 1;
   int dev = net.device("rxe0");
@@ -378,16 +380,17 @@ int client(const std::string& handle_file) {
   void* smr = nullptr;
   CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr");
   uint64_t seed = 1;
-  for (size_t size : sweep_sizes()) {
-    fill(sbuf, size, seed++);
-    void* req = nullptr;
-    if (!post_until([&] { return net.t->isend(sc, sbuf.data(), size, 1, smr, nullptr, &req); }, &req,
-                    "isend"))
-      return 1;
-    int s = -1;
-    if (!wait_done(net.t, req, &s, "send")) return 1;
-    CHECK(s == static_cast<int>(size), "send size %d", s);
-  }
+  for (int round = 0; round == 0 || loop; ++round)
+    for (size_t size : sweep_sizes()) {
+      fill(sbuf, size, seed++);
+      void* req = nullptr;
+      if (!post_until([&] { return net.t->isend(sc, sbuf.data(), size, 1, smr, nullptr, &req); }, &req,
+                      "isend"))
+        return 1;
+      int s = -1;
+      if (!wait_done(net.t, req, &s, "send")) return 1;
+      CHECK(s == static_cast<int>(size), "send size %d", s);
+    }
   net.t->deregMr(sc, smr);
   net.t->closeSend(sc);
   net.t->finalize(net.ctx);
@@ -416,8 +419,9 @@ int main(int argc, char** argv) {
     }
     return loopback(mtu, stats);
   }
-  if (mode == "server" && argc == 3) return server(argv[2]);
-  if (mode == "client" && argc == 3) return client(argv[2]);
+  bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
+  if (mode == "server" && argc >= 3) return server(argv[2], loop);
+  if (mode == "client" && argc >= 3) return client(argv[2], loop);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }
