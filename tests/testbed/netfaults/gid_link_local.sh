@@ -2,6 +2,9 @@
 # Fault: the GID index forced to 0 (fe80:: link-local) on the receiving end only, default selection on the
 # other. The connection must fail with [gid.mismatch] or [qp.rtr_*] within 60 s, no crash, no hang.
 # usage: gid_link_local.sh RAILSCOPE_CLI
+# KNOWN FAILURE (net plugin at net@bb45e8f): both ends fail the connection within ~1 s with a clear line, but
+# under the id [gid.link_local] (a Warning-severity catalogue entry, "Link-local GID selected") instead of
+# the error [gid.mismatch] (families IPv6 vs IPv4 differ) or [qp.rtr_*]. Not weakened here on purpose.
 set -uo pipefail
 . "$TESTBED_LIB"
 . "$(dirname "$0")/faultlib.sh"
