@@ -45,7 +45,7 @@ netbench() {  # netbench MODE SIZE ITERS
 }
 
 for size in "${SIZES[@]}"; do
-    n=$(( (100 << 20) / $(bytes "$size") )); (( n < 10 )) && n=10
+    n=$(( (64 << 20) / $(bytes "$size") )); (( n < 10 )) && n=10
     # P N P N P for each reference: every netbench run sits between two perftest runs.
     perftest ib_write_bw "$size" $n
     perftest ib_send_bw "$size" $n

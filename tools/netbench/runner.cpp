@@ -213,7 +213,7 @@ int run_client(const Options& o) {
         const Payload bw(params.seed, l.send_slots);
         prepare_slots(s, plan, bw, l.send_slots, l.recv_slots);
         (void)oob.receive(kMsgReady, oob_timeout(o));
-        const SendResult sr = send_stream(s, plan, bw, o.verify);
+        const SendResult sr = send_stream(s, plan, o.verify);
         const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
         row.bw_messages = plan.messages - plan.warmup;
         row.bytes_per_s = sr.elapsed_ns > 0

@@ -96,7 +96,7 @@ void prepare_slots(Session& s, const SizePlan& plan, const Payload& payload, uin
   std::memset(s.recv_region().data(), 0xa5, size * recv_slots);
 }
 
-SendResult send_stream(Session& s, const SizePlan& plan, const Payload& /*payload*/, bool verify) {
+SendResult send_stream(Session& s, const SizePlan& plan, bool verify) {
   const SlotLayout l = slot_layout(plan);
   const uint32_t window = l.recv_slots;  // sends in flight
   const size_t size = plan.size;

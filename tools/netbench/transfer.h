@@ -25,7 +25,8 @@ struct SlotLayout {
 SlotLayout slot_layout(const SizePlan& plan);
 
 // Bandwidth phase.
-SendResult send_stream(Session& s, const SizePlan& plan, const Payload& payload, bool verify);
+// The send slots hold their patterns already (prepare_slots); only sequence numbers are stamped.
+SendResult send_stream(Session& s, const SizePlan& plan, bool verify);
 PhaseResult receive_stream(Session& s, const SizePlan& plan, const Payload& payload, bool verify);
 
 // Latency phase: the client measures each round trip; the server echoes.

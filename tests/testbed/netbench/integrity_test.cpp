@@ -173,7 +173,9 @@ TEST_F(NetIntegrity, SixteenConcurrentComms) {
         int d = 0, sz = -1;
         ASSERT_EQ(api.test(req, &d, &sz), ncclSuccess) << "request " << i;
         if (d) {
-          if (i < rreqs.size()) EXPECT_EQ(sz, static_cast<int>(kSize));
+          if (i < rreqs.size()) {
+            EXPECT_EQ(sz, static_cast<int>(kSize));
+          }
           done[i] = true;
           --remaining;
         }

@@ -25,7 +25,9 @@ Plugin::Plugin() {
 }
 
 Plugin::~Plugin() {
-  if (inited) EXPECT_EQ(opened.api->finalize(), ncclSuccess);
+  if (inited) {
+    EXPECT_EQ(opened.api->finalize(), ncclSuccess);
+  }
 }
 
 int Plugin::device(const std::string& name) {
@@ -37,9 +39,15 @@ int Plugin::device(const std::string& name) {
 Link::~Link() { close(); }
 void Link::close() {
   if (api == nullptr) return;
-  if (send_comm) EXPECT_EQ(api->close_send(send_comm), ncclSuccess);
-  if (recv_comm) EXPECT_EQ(api->close_recv(recv_comm), ncclSuccess);
-  if (listen_comm) EXPECT_EQ(api->close_listen(listen_comm), ncclSuccess);
+  if (send_comm) {
+    EXPECT_EQ(api->close_send(send_comm), ncclSuccess);
+  }
+  if (recv_comm) {
+    EXPECT_EQ(api->close_recv(recv_comm), ncclSuccess);
+  }
+  if (listen_comm) {
+    EXPECT_EQ(api->close_listen(listen_comm), ncclSuccess);
+  }
   send_comm = recv_comm = listen_comm = nullptr;
 }
 
@@ -74,7 +82,9 @@ Mr::Mr(NetApi& a, void* c, size_t bytes) : api(&a), comm(c), storage(bytes + 409
   EXPECT_EQ(api->reg_mr(comm, data, size, &mh), ncclSuccess) << "regMr " << bytes;
 }
 Mr::~Mr() {
-  if (mh) EXPECT_EQ(api->dereg_mr(comm, mh), ncclSuccess);
+  if (mh) {
+    EXPECT_EQ(api->dereg_mr(comm, mh), ncclSuccess);
+  }
 }
 
 std::vector<int> wait_request(NetApi& api, void* request, int n, std::chrono::seconds limit) {

@@ -2,7 +2,7 @@
 # Helpers for the net-plugin fault tests (guest side). Source after "$TESTBED_LIB".
 #   nf_start NAME CMD...        run CMD in the background, output in $TESTBED_SCRATCH/NAME.log; pid in NF_PIDS[NAME]
 #   nf_wait_diag REGEX LIMIT LOG...
-#                               wait until a plugin log line (NCCL WARN/INFO) carries one of the diagnosis ids
+#                               wait until a plugin WARN line (NCCL WARN) carries one of the diagnosis ids
 #                               in REGEX (e.g. 'peer\.closed|progress\.stalled'); prints the line, sets NF_DIAG_AT
 #                               (seconds since nf_mark); fails after LIMIT seconds
 #   nf_wait_exit NAME LIMIT     wait until NAME exits (status in NF_RC[NAME]); fails (and kills it) after LIMIT s
@@ -38,7 +38,7 @@ nf_wait_diag() {
     local regex=$1 limit=$2; shift 2
     local line deadline=$(( ${EPOCHREALTIME/./} + limit * 1000000 ))
     while (( ${EPOCHREALTIME/./} < deadline )); do
-        line=$(grep -hE "NCCL (WARN|INFO).*\[($regex)\]" "$@" 2>/dev/null | head -n1)
+        line=$(grep -hE "NCCL WARN.*\[($regex)\]" "$@" 2>/dev/null | head -n1)
         if [[ -n $line ]]; then
             NF_DIAG_AT=$(nf_elapsed)
             echo "diagnosis after ${NF_DIAG_AT} s: $line"

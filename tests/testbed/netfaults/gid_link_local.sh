@@ -2,6 +2,9 @@
 # Fault: the GID index forced to 0 (fe80:: link-local) on the receiving end only, default selection on the
 # other. The connection must fail with [gid.mismatch] or [qp.rtr_*] within 60 s, no crash, no hang.
 # usage: gid_link_local.sh RAILSCOPE_CLI
+# KNOWN FAILURE (net plugin at net@bb45e8f): both ends fail the connection within ~1 s with a clear line, but
+# under the id [gid.link_local] (a Warning-severity catalogue entry, "Link-local GID selected") instead of
+# the error [gid.mismatch] (families IPv6 vs IPv4 differ) or [qp.rtr_*]. Not weakened here on purpose.
 set -uo pipefail
 . "$TESTBED_LIB"
 . "$(dirname "$0")/faultlib.sh"
@@ -13,7 +16,7 @@ nf_start server env NCCL_IB_GID_INDEX=0 timeout 120 "$RS" netbench server --dev 
 tb_wait_tcp_listen $port 30 || nf_fail "server did not listen"
 nf_start client timeout 120 "$RS" netbench client --dev rxe1 --oob-host 127.0.0.1 --oob-port $port \
     --max-size 64K --iters 10 --lat-iters 5 --timeout 90
-if ! nf_wait_diag 'gid\.mismatch|gid\.link_local|qp\.rtr_[a-z]+' 60 "$(nf_log server)" "$(nf_log client)"; then
+if ! nf_wait_diag 'gid\.mismatch|qp\.rtr_[a-z]+' 60 "$(nf_log server)" "$(nf_log client)"; then
     nf_fail "no [gid.mismatch]/[qp.rtr_*] diagnosis within 60 s"
 fi
 nf_wait_exit client 100 || nf_fail "client hangs (killed after 100 s)"
