@@ -1,0 +1,427 @@
+// Test-bed program: loads the net plugin through its ABI (the harness, as NCCL would) and moves data
+// between rxe0 and rxe1 of the soft-RoCE test bed, checking every byte.
+//   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE]   both ends in this process
+//   net_transfer server HANDLE_FILE                                     receive end (rxe1)
+//   net_transfer client HANDLE_FILE                                     send end (rxe0)
+//   (server/client take --loop: repeat the sweep until something fails)
+// Exit status 0 = every check passed; failures are printed to stderr.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "abi/plugin_loader.h"
+#include "railscope/nccl/net.h"
+
+using namespace railscope::abi_test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int g_failures = 0;
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    if (!(cond)) {                                              \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                        \
+      std::fprintf(stderr, "\n");                               \
+      ++g_failures;                                             \
+    }                                                           \
+  } while (0)
+
+constexpr size_t kMaxSize = 4u << 20;
+
+std::vector<size_t> sweep_sizes() {
+  std::vector<size_t> s = {0, 1, 3, 7, 8, 13, 127, 128, 129, 1000, 4095, 4097, 65537, 999999, 3u << 20};
+  for (size_t p = 1; p <= kMaxSize; p <<= 1) s.push_back(p);
+  return s;
+}
+
+void fill(std::vector<uint8_t>& buf, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + n);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(&buf[i], &v, 8);
+  }
+  for (; i < n; ++i) buf[i] = static_cast<uint8_t>(rng());
+}
+
+struct Net {
+  LoadedPlugin plugin;
+  const ncclNet_v11_t* t = nullptr;
+  void* ctx = nullptr;
+
+  bool open() {
+    plugin = load(PluginKind::Net, built_plugin_path(PluginKind::Net), NcclRelease::V2_28_9);
+    if (!plugin) {
+      std::fprintf(stderr, "cannot load the plugin: %s\n", plugin.error.c_str());
+      return false;
+    }
+    t = static_cast<const ncclNet_v11_t*>(plugin.table);
+    ncclNetCommConfig_v11_t config{-1};
+    if (t->init(&ctx, 0xabc, &config, CapturedLog::logger, nullptr) != ncclSuccess) {
+      std::fprintf(stderr, "init failed\n");
+      return false;
+    }
+    return true;
+  }
+  int device(const char* name) {
+    int n = 0;
+    t->devices(&n);
+    for (int d = 0; d < n; ++d) {
+      ncclNetProperties_v11_t p{};
+      if (t->getProperties(d, &p) == ncclSuccess && std::strcmp(p.name, name) == 0) {
+        CHECK(p.ptrSupport == NCCL_PTR_HOST, "ptrSupport %d", p.ptrSupport);
+        CHECK(p.regIsGlobal == 1 && p.maxRecvs == 8 && p.speed > 0, "properties of %s", name);
+        return d;
+      }
+    }
+    std::fprintf(stderr, "no device named %s among %d\n", name, n);
+    return -1;
+  }
+};
+
+// Polls until *req is non-null (isend/irecv may answer "call again").
+template <class Post>
+bool post_until(Post post, void** req, const char* what) {
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (*req == nullptr) {
+    if (post() != ncclSuccess) {
+      std::fprintf(stderr, "%s failed\n", what);
+      return false;
+    }
+    if (*req == nullptr && Clock::now() > deadline) {
+      std::fprintf(stderr, "%s: no request within 60 s\n", what);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool wait_done(const ncclNet_v11_t* t, void* req, int* sizes, const char* what) {
+  auto deadline = Clock::now() + std::chrono::seconds(90);
+  int done = 0;
+  while (!done) {
+    if (t->test(req, &done, sizes) != ncclSuccess) {
+      std::fprintf(stderr, "%s: test failed\n", what);
+      return false;
+    }
+    if (!done && Clock::now() > deadline) {
+      std::fprintf(stderr, "%s: not done within 90 s\n", what);
+      return false;
+    }
+  }
+  return true;
+}
+
+// One send of `size` bytes and the matching receive, both in this process.
+void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
+                  void* smr, void* rmr, size_t size, uint64_t seed) {
+  fill(sbuf, size, seed);
+  std::memset(rbuf.data(), 0xee, std::min(rbuf.size(), size + 64));
+  void* rreq = nullptr;
+  void* data = rbuf.data();
+  size_t rsize = kMaxSize;  // larger than what is sent: allowed
+  int tag = 7;
+  if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &rreq); }, &rreq,
+                  "irecv"))
+    return ++g_failures, void();
+  void* sreq = nullptr;
+  if (!post_until([&] { return net.t->isend(sc, sbuf.data(), size, 7, smr, nullptr, &sreq); }, &sreq,
+                  "isend"))
+    return ++g_failures, void();
+  int ssize = -1, got = -1;
+  if (!wait_done(net.t, sreq, &ssize, "send") || !wait_done(net.t, rreq, &got, "recv"))
+    return ++g_failures, void();
+  CHECK(ssize == static_cast<int>(size), "send size %d != %zu", ssize, size);
+  CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
+  CHECK(std::memcmp(sbuf.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
+  CHECK(size + 1 > rbuf.size() || rbuf[size] == 0xee, "byte after a %zu-byte receive was overwritten", size);
+}
+
+// Grouped receive of n buffers (tags 100+i), sends posted in reverse tag order.
+void grouped(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf, void* smr,
+             void* rmr, int n, uint64_t seed) {
+  constexpr size_t kSlice = 256 << 10;
+  void* data[8];
+  size_t sizes[8];
+  int tags[8];
+  void* mhs[8];
+  size_t send_sizes[8];
+  for (int i = 0; i < n; ++i) {
+    data[i] = rbuf.data() + i * kSlice;
+    sizes[i] = kSlice;
+    tags[i] = 100 + i;
+    mhs[i] = rmr;
+    send_sizes[i] = (static_cast<size_t>(i) * 37777 + seed * 131) % kSlice;
+  }
+  fill(sbuf, n * kSlice, seed);
+  std::memset(rbuf.data(), 0, n * kSlice);
+  void* rreq = nullptr;
+  if (!post_until([&] { return net.t->irecv(rc, n, data, sizes, tags, mhs, nullptr, &rreq); }, &rreq,
+                  "grouped irecv"))
+    return ++g_failures, void();
+  void* sreq[8] = {};
+  for (int i = n - 1; i >= 0; --i)
+    if (!post_until(
+            [&] {
+              return net.t->isend(sc, sbuf.data() + i * kSlice, send_sizes[i], 100 + i, smr, nullptr,
+                                  &sreq[i]);
+            },
+            &sreq[i], "grouped isend"))
+      return ++g_failures, void();
+  for (int i = 0; i < n; ++i) {
+    int s = -1;
+    if (!wait_done(net.t, sreq[i], &s, "grouped send")) return ++g_failures, void();
+    CHECK(s == static_cast<int>(send_sizes[i]), "grouped send %d size %d", i, s);
+  }
+  int got[8] = {};
+  if (!wait_done(net.t, rreq, got, "grouped recv")) return ++g_failures, void();
+  for (int i = 0; i < n; ++i) {
+    CHECK(got[i] == static_cast<int>(send_sizes[i]), "n=%d buffer %d: %d bytes, %zu sent", n, i, got[i],
+          send_sizes[i]);
+    CHECK(std::memcmp(sbuf.data() + i * kSlice, rbuf.data() + i * kSlice, send_sizes[i]) == 0,
+          "n=%d buffer %d payload differs", n, i);
+  }
+}
+
+bool connect_pair(Net& net, int dev_send, int dev_recv, void** sc, void** rc) {
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  void* lc = nullptr;
+  if (net.t->listen(net.ctx, dev_recv, handle.data(), &lc) != ncclSuccess || lc == nullptr) return false;
+  ncclNetDeviceHandle_v11_t* sdev = nullptr;
+  ncclNetDeviceHandle_v11_t* rdev = nullptr;
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (*sc == nullptr || *rc == nullptr) {
+    if (*sc == nullptr && net.t->connect(net.ctx, dev_send, handle.data(), sc, &sdev) != ncclSuccess)
+      return false;
+    if (*rc == nullptr && net.t->accept(lc, rc, &rdev) != ncclSuccess) return false;
+    if (Clock::now() > deadline) return false;
+  }
+  CHECK(sdev == nullptr && rdev == nullptr, "device handles must stay untouched");
+  net.t->closeListen(lc);
+  return true;
+}
+
+void bad_handles(Net& net, int dev_send, int dev_recv) {
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  void* lc = nullptr;
+  CHECK(net.t->listen(net.ctx, dev_recv, handle.data(), &lc) == ncclSuccess, "listen");
+  auto truncated = handle;
+  std::fill(truncated.begin() + 16, truncated.end(), std::byte{0});
+  void* sc = nullptr;
+  ncclNetDeviceHandle_v11_t* dh = nullptr;
+  CapturedLog::clear();
+  CHECK(net.t->connect(net.ctx, dev_send, truncated.data(), &sc, &dh) != ncclSuccess && sc == nullptr,
+        "connect with a truncated handle must fail");
+  CHECK(CapturedLog::contains("[peer.bad_handshake]"), "no peer.bad_handshake line for a truncated handle");
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 100; ++i) {
+    std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> random{};
+    for (auto& b : random) b = static_cast<std::byte>(rng());
+    CapturedLog::clear();
+    CHECK(net.t->connect(net.ctx, dev_send, random.data(), &sc, &dh) != ncclSuccess && sc == nullptr,
+          "connect with a random handle must fail");
+    CHECK(CapturedLog::contains("[peer.bad_handshake]"), "no peer.bad_handshake line for a random handle");
+  }
+  net.t->closeListen(lc);
+}
+
+int loopback(bool expect_mtu_warning, const char* stats_file) {
+  Net net;
+  if (!net.open()) return 1;
+  int a = net.device("rxe0"), b = net.device("rxe1");
+  if (a < 0 || b < 0) return 1;
+  CapturedLog::clear();
+  void* sc = nullptr;
+  void* rc = nullptr;
+  if (!connect_pair(net, a, b, &sc, &rc)) {
+    std::fprintf(stderr, "connection rxe0 -> rxe1 failed\n");
+    return 1;
+  }
+  if (expect_mtu_warning) {
+    CHECK(CapturedLog::contains("[mtu.mismatch]"), "no mtu.mismatch warning");
+    CHECK(CapturedLog::contains("MTU 9000") && CapturedLog::contains("MTU 1500"),
+          "warning does not name both MTUs");
+    CHECK(CapturedLog::contains("path MTU 1024"), "path MTU is not 1024");
+  } else {
+    CHECK(!CapturedLog::contains("[mtu.mismatch]"), "unexpected mtu.mismatch warning");
+  }
+  std::vector<uint8_t> sbuf(kMaxSize + 4096), rbuf(kMaxSize + 4096);
+  void *smr = nullptr, *rmr = nullptr;
+  CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr send");
+  CHECK(net.t->regMr(rc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr) == ncclSuccess, "regMr recv");
+  // A registration inside a registered range is a cache hit (and must work for data too).
+  void* sub = nullptr;
+  CHECK(net.t->regMr(sc, sbuf.data() + 4096, 8192, NCCL_PTR_HOST, &sub) == ncclSuccess, "regMr sub-range");
+  void* cuda = nullptr;
+  CapturedLog::clear();
+  CHECK(net.t->regMr(sc, sbuf.data(), 4096, NCCL_PTR_CUDA, &cuda) == ncclInvalidArgument && cuda == nullptr,
+        "regMr of CUDA memory must be refused");
+  CHECK(CapturedLog::contains("host memory only"), "CUDA refusal without a clear message");
+  uint64_t seed = 1;
+  for (size_t size : sweep_sizes()) transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, size, seed++);
+  for (int rep = 0; rep < 3; ++rep)  // more messages than the FIFO has slots
+    for (int i = 0; i < 40; ++i)
+      transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, static_cast<size_t>(i * 97), seed++);
+  for (int n = 1; n <= 8; ++n) grouped(net, sc, rc, sbuf, rbuf, smr, rmr, n, seed++);
+  std::printf("loopback transfers done (%d failures)\n", g_failures);
+  CHECK(net.t->deregMr(sc, sub) == ncclSuccess, "deregMr sub");
+  CHECK(net.t->deregMr(sc, smr) == ncclSuccess, "deregMr send");
+  CHECK(net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr recv");
+  CHECK(net.t->closeSend(sc) == ncclSuccess, "closeSend");
+  CHECK(net.t->closeRecv(rc) == ncclSuccess, "closeRecv");
+  bad_handles(net, a, b);
+  CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
+  if (stats_file != nullptr) {
+    std::ifstream in(stats_file);
+    std::string line;
+    int lines = 0, send_lines = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      if (line.find("\"role\":\"send\"") != std::string::npos &&
+          line.find("\"bytes\":0,") == std::string::npos)
+        ++send_lines;
+    }
+    CHECK(lines >= 2 && send_lines >= 1, "stats file %s: %d lines, %d send lines with bytes", stats_file,
+          lines, send_lines);
+  }
+  std::printf("loopback: %s\n", g_failures == 0 ? "PASS" : "FAIL");
+  return g_failures == 0 ? 0 : 1;
+}
+
+int server(const std::string& handle_file, bool loop) {
+  Net net;
+  if (!net.open()) return 1;
+  int dev = net.device("rxe1");
+  if (dev < 0) return 1;
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  void* lc = nullptr;
+  if (net.t->listen(net.ctx, dev, handle.data(), &lc) != ncclSuccess) return 1;
+  {
+    std::string tmp = handle_file + ".tmp";
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(handle.data()), handle.size());
+    out.close();
+    std::rename(tmp.c_str(), handle_file.c_str());
+  }
+  void* rc = nullptr;
+  ncclNetDeviceHandle_v11_t* dh = nullptr;
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (rc == nullptr) {
+    if (net.t->accept(lc, &rc, &dh) != ncclSuccess || Clock::now() > deadline) {
+      std::fprintf(stderr, "accept failed\n");
+      return 1;
+    }
+  }
+  std::vector<uint8_t> rbuf(kMaxSize + 4096), expect(kMaxSize + 4096);
+  void* rmr = nullptr;
+  CHECK(net.t->regMr(rc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr) == ncclSuccess, "regMr");
+  uint64_t seed = 1;
+  for (int round = 0; round == 0 || loop; ++round)
+    for (size_t size : sweep_sizes()) {
+      void* req = nullptr;
+      void* data = rbuf.data();
+      size_t rsize = kMaxSize;
+      int tag = 1;
+      std::memset(rbuf.data(), 0xee, size + 1);
+      if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &req); }, &req,
+                      "irecv"))
+        return 1;
+      int got = -1;
+      if (!wait_done(net.t, req, &got, "recv")) return 1;
+      fill(expect, size, seed++);
+      CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
+      CHECK(std::memcmp(expect.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
+    }
+  net.t->deregMr(rc, rmr);
+  net.t->closeRecv(rc);
+  net.t->closeListen(lc);
+  net.t->finalize(net.ctx);
+  std::printf("server: %s\n", g_failures == 0 ? "PASS" : "FAIL");
+  return g_failures == 0 ? 0 : 1;
+}
+
+int client(const std::string& handle_file, bool loop) {
+  Net net;
+  if (!net.open()) return 1;
+  int dev = net.device("rxe0");
+  if (dev < 0) return 1;
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    std::ifstream in(handle_file, std::ios::binary);
+    if (in.read(reinterpret_cast<char*>(handle.data()), handle.size())) break;
+    if (Clock::now() > deadline) {
+      std::fprintf(stderr, "no handle file %s\n", handle_file.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  void* sc = nullptr;
+  ncclNetDeviceHandle_v11_t* dh = nullptr;
+  while (sc == nullptr) {
+    if (net.t->connect(net.ctx, dev, handle.data(), &sc, &dh) != ncclSuccess || Clock::now() > deadline) {
+      std::fprintf(stderr, "connect failed\n");
+      return 1;
+    }
+  }
+  std::vector<uint8_t> sbuf(kMaxSize + 4096);
+  void* smr = nullptr;
+  CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr");
+  uint64_t seed = 1;
+  for (int round = 0; round == 0 || loop; ++round)
+    for (size_t size : sweep_sizes()) {
+      fill(sbuf, size, seed++);
+      void* req = nullptr;
+      if (!post_until([&] { return net.t->isend(sc, sbuf.data(), size, 1, smr, nullptr, &req); }, &req,
+                      "isend"))
+        return 1;
+      int s = -1;
+      if (!wait_done(net.t, req, &s, "send")) return 1;
+      CHECK(s == static_cast<int>(size), "send size %d", s);
+    }
+  net.t->deregMr(sc, smr);
+  net.t->closeSend(sc);
+  net.t->finalize(net.ctx);
+  std::printf("client: %s\n", g_failures == 0 ? "PASS" : "FAIL");
+  return g_failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(
+        stderr,
+        "usage: %s loopback [--expect-mtu-warning] [--check-stats FILE] | server FILE | client FILE\n",
+        argv[0]);
+    return 2;
+  }
+  CapturedLog::set_echo(std::getenv("NET_TRANSFER_ECHO") != nullptr);
+  std::string mode = argv[1];
+  if (mode == "loopback") {
+    bool mtu = false;
+    const char* stats = nullptr;
+    for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--expect-mtu-warning") == 0) mtu = true;
+      if (std::strcmp(argv[i], "--check-stats") == 0 && i + 1 < argc) stats = argv[++i];
+    }
+    return loopback(mtu, stats);
+  }
+  bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
+  if (mode == "server" && argc >= 3) return server(argv[2], loop);
+  if (mode == "client" && argc >= 3) return client(argv[2], loop);
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}
