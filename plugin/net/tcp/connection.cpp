@@ -36,9 +36,17 @@ std::string TcpConnection::where() const {
   return fmt::format("{} ({}) over {}", params_.peer_host, params_.peer_addr, params_.local_dev);
 }
 
-Status TcpConnection::fail(Status st) {
-  stats_.error(st.finding.id());
+Status TcpConnection::fail(const Status& st) {
   error_.set(st);
+  return failure();
+}
+
+Status TcpConnection::failure() {
+  Status st = error_.get();
+  if (!error_counted_) {
+    stats_.error(st.finding.id());
+    error_counted_ = true;
+  }
   return st;
 }
 

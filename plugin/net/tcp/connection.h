@@ -45,9 +45,10 @@ class TcpConnection {
   void emit_stats(const char* role) const;
 
  protected:
-  // Records the first failure (stats, error state) and returns it.
-  Status fail(Status st);
-  Status failure() const { return error_.get(); }
+  // Records a failure and returns the connection's first one (later calls keep returning it).
+  Status fail(const Status& st);
+  // The first failure (set here or by a helper thread), counted once in the statistics.
+  Status failure();
   bool failed() const { return error_.failed(); }
   // Queues a message's chunks on the lanes (pending is raised first) and wakes their threads.
   void queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending);
@@ -58,6 +59,7 @@ class TcpConnection {
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::unique_ptr<LaneWorker>> workers_;
   ErrorState error_;
+  bool error_counted_ = false;
   verbs::ConnStats stats_;
   Clock::time_point opened_ = Clock::now();
   bool sending_;

@@ -3,7 +3,7 @@
 # the net plugin's two test processes talk across a real (virtual) link: the command runs in
 # namespace A (interface rsta<id>, 10.77.<n>.1/30); its peer process enters namespace B
 # (RAILSCOPE_TEST_PEER_NETNS; interface rstb<id>, 10.77.<n>.2/30). Both ends select their
-# interface with NCCL_SOCKET_IFNAME=rst. Everything is deleted on exit. Needs root and iproute2;
+# interface with NCCL_SOCKET_IFNAME=rst; RAILSCOPE_TEST_PEER_ADDR is B's address. Everything is deleted on exit. Needs root and iproute2;
 # exits 77 (skipped) without them. Addresses exist only inside these namespaces.
 #
 # usage: in_netns_pair.sh CMD [ARGS...]
@@ -39,7 +39,7 @@ ip -n "$ns_a" link set "$if_a" up
 ip -n "$ns_b" link set "$if_b" up
 
 export RAILSCOPE_TEST_PEER_NETNS="$ns_b" RAILSCOPE_TEST_LOCAL_IFNAME="$if_a" RAILSCOPE_TEST_EXPECT_IFNAME="$if_a"
-export NCCL_SOCKET_IFNAME=rst
+export NCCL_SOCKET_IFNAME=rst RAILSCOPE_TEST_PEER_ADDR="10.77.$net.2"
 set +e
 ip netns exec "$ns_a" "$@"
 rc=$?

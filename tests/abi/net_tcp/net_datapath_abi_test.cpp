@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "abi/net_tcp/peer.h"
@@ -156,6 +157,22 @@ int stop_receiving(int fd, int /*version*/) {
   char note = 1;
   write_all(fd, &note, 1);
   for (;;) ::pause();  // stops receiving; killed by the test
+}
+
+int send_three_mib(int fd, int /*version*/) {
+  auto a = ready_api(12);
+  if (!a) return 10;
+  void* comm = nullptr;
+  if (establish_send(*a, kDev, fd, &comm) != ncclSuccess) return 11;
+  std::vector<unsigned char> buf(1 << 20, 9);
+  for (int i = 0; i < 3; ++i) {
+    void* req = nullptr;
+    if (post_send(*a, comm, buf.data(), buf.size(), 0, nullptr, &req) != ncclSuccess) return 12;
+    if (wait_request(*a, req, nullptr) != ncclSuccess) return 13;
+  }
+  char ok = 0;
+  if (!read_all(fd, &ok, 1)) return 14;
+  return a->close_send(comm) == ncclSuccess ? 0 : 15;
 }
 
 class DataIntegrity : public ::testing::TestWithParam<int> {};
@@ -460,6 +477,44 @@ TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the link come back before later tests
 }
 
+// RAILSCOPE_NET_STATS: one JSON line per connection at close, in the verbs engine's format.
+TEST(NetDataPath, StatsLineAtClose) {
+  const char* engine = std::getenv("RAILSCOPE_TRANSPORT");
+  if (engine == nullptr || std::string(engine) != "tcp") GTEST_SKIP() << "checks the TCP engine's line";
+  std::string path = "/tmp/rs-tcp-stats-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  ::setenv("RAILSCOPE_NET_STATS", path.c_str(), 1);
+  auto api = ready_api(12);
+  ASSERT_TRUE(api);
+  Peer peer = spawn_peer("send_three_mib");
+  void *rcomm = nullptr, *lcomm = nullptr;
+  ASSERT_EQ(establish_recv(*api, kDev, peer.fd, &rcomm, &lcomm), ncclSuccess);
+  std::vector<unsigned char> buf(1 << 20);
+  for (int i = 0; i < 3; ++i) {
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 0;
+    void* mh = nullptr;
+    void* req = nullptr;
+    ASSERT_EQ(post_recv(*api, rcomm, 1, &data, &cap, &tag, &mh, &req), ncclSuccess);
+    ASSERT_EQ(wait_request(*api, req, nullptr), ncclSuccess);
+  }
+  char ok = 1;
+  write_all(peer.fd, &ok, 1);
+  EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
+  EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
+  EXPECT_EQ(peer.wait(), 0);
+  ::unsetenv("RAILSCOPE_NET_STATS");
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "no stats line in " << path;
+  EXPECT_NE(line.find("\"engine\":\"tcp\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"role\":\"recv\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"bytes\":3145728"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"messages\":3,"), std::string::npos) << line;
+  std::remove(path.c_str());
+}
+
 // Random bytes, a handle cut short (the rest zero) and a handle with a flipped address byte: each is
 // refused by connect with peer.bad_handshake, and nothing is left behind.
 TEST(NetDataPath, BadHandlesArePeerBadHandshake) {
@@ -501,6 +556,7 @@ int peer_main(const std::string& role, int fd, int version) {
   if (role == "close_loop_sender") return close_loop_sender(fd, version);
   if (role == "stream_forever") return stream_forever(fd, version);
   if (role == "stop_receiving") return stop_receiving(fd, version);
+  if (role == "send_three_mib") return send_three_mib(fd, version);
   return 99;
 }
 

@@ -143,13 +143,17 @@ TEST(TcpWire, ChunkPlanCoversEveryByteOnce) {
           EXPECT_EQ(p.offset(i), covered);
           size_t len = p.length(i, size);
           EXPECT_GT(len, 0u);
-          if (i + 1 < p.count) EXPECT_GE(len, size_t{65536});
+          if (i + 1 < p.count) {
+            EXPECT_GE(len, size_t{65536});
+          }
           covered += len;
           sockets.insert(p.socket(i, nsocks));
         }
         EXPECT_EQ(covered, size) << "nsocks " << nsocks << " size " << size;
         EXPECT_EQ(sockets.size(), static_cast<size_t>(p.count));
-        if (size > 0) EXPECT_EQ(p.socket(0, nsocks), static_cast<int>(seq % static_cast<uint64_t>(nsocks)));
+        if (size > 0) {
+          EXPECT_EQ(p.socket(0, nsocks), static_cast<int>(seq % static_cast<uint64_t>(nsocks)));
+        }
       }
 }
 
