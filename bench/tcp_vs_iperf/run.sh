@@ -23,7 +23,7 @@ exec "$root/tests/abi/net_tcp/in_netns_pair.sh" bash -c '
   best_iperf=0; best_plugin=0
   for r in $(seq 1 '"$rounds"'); do
     ip=$(iperf3 -c "$RAILSCOPE_TEST_PEER_ADDR" -P 4 -t 5 -J | python3 -c "import json,sys; print(json.load(sys.stdin)[\"end\"][\"sum_received\"][\"bits_per_second\"]/1e9)")
-    pl=$("'"$bw"'" --size 67108864 --count 64 --inflight 4 | cut -d" " -f4)
+    pl=$("'"$bw"'" --size 67108864 --count 128 --inflight 4 | cut -d" " -f4)
     echo "round $r: iperf3 -P 4: $(printf %.2f "$ip") Gbit/s   railscope tcp (ABI, 64 MiB): $pl Gbit/s   ratio $(python3 -c "print(f\"{$pl/$ip:.2f}\")")"
     best_iperf=$(python3 -c "print(max($best_iperf,$ip))"); best_plugin=$(python3 -c "print(max($best_plugin,$pl))")
   done
