@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Guest side of bench/net_vs_perftest (runs inside one test-bed boot): alternates perftest and
+# `railscope netbench --pair rxe0,rxe1` on the same pair and direction (rxe1 sends to rxe0), writing
+# each tool's raw output and a manifest (order, tool, size, file) into OUT. ratios.py reads them.
+# usage: guest.sh RAILSCOPE_CLI OUT [SIZES...]     SIZES default: 1M 4M
+set -uo pipefail
+. "$TESTBED_LIB"
+RS=$1 OUT=$2; shift 2
+SIZES=("${@:-1M 4M}")
+[[ $# -eq 0 ]] && SIZES=(1M 4M)
+mkdir -p "$OUT"
+manifest=$OUT/manifest.txt
+: > "$manifest"
+tb_gid_index_v4 rxe0 g0
+tb_gid_index_v4 rxe1 g1
+seq=0
+
+bytes() { case $1 in *M) echo $(( ${1%M} << 20 ));; *K) echo $(( ${1%K} << 10 ));; *) echo "$1";; esac; }
+
+perftest() {  # perftest TOOL SIZE ITERS
+    local tool=$1 size=$2 iters=$3 f
+    f=$OUT/$(printf '%02d' $seq)-$tool-$size.txt
+    local port=$((18515 + seq))
+    timeout 120 "$tool" -d rxe0 -x "$g0" -s "$(bytes "$size")" -n "$iters" -F -p $port > "$f.server" 2>&1 &
+    local spid=$!
+    tb_wait_tcp_listen $port 30
+    timeout 120 stdbuf -oL "$tool" -d rxe1 -x "$g1" -s "$(bytes "$size")" -n "$iters" -F -p $port 10.0.0.1 > "$f" 2>&1
+    wait $spid
+    echo "$seq $tool $size $f" >> "$manifest"
+    seq=$((seq + 1))
+}
+
+netbench() {  # netbench MODE SIZE ITERS
+    local mode=$1 size=$2 iters=$3 f
+    f=$OUT/$(printf '%02d' $seq)-netbench_$mode-$size.json
+    if [[ $mode == bw ]]; then
+        timeout 300 "$RS" netbench --pair rxe0,rxe1 --mode bw --min-size "$size" --max-size "$size" \
+            --iters "$iters" --warmup 4 --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+    else
+        timeout 300 "$RS" netbench --pair rxe0,rxe1 --mode lat --min-size "$size" --max-size "$size" \
+            --lat-iters "$iters" --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+    fi
+    echo "$seq netbench_$mode $size $f" >> "$manifest"
+    seq=$((seq + 1))
+}
+
+for size in "${SIZES[@]}"; do
+    n=$(( (64 << 20) / $(bytes "$size") )); (( n < 10 )) && n=10
+    # P N P N P for each reference: every netbench run sits between two perftest runs.
+    perftest ib_write_bw "$size" $n
+    perftest ib_send_bw "$size" $n
+    netbench bw "$size" $n
+    perftest ib_write_bw "$size" $n
+    perftest ib_send_bw "$size" $n
+    netbench bw "$size" $n
+    perftest ib_write_bw "$size" $n
+    perftest ib_send_bw "$size" $n
+done
+perftest ib_write_lat 8 2000
+netbench lat 8 2000
+perftest ib_write_lat 8 2000
+netbench lat 8 2000
+perftest ib_write_lat 8 2000
+echo "guest: $seq runs, manifest $manifest"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Test bed: `railscope netbench --pair rxe0,rxe1` end to end over soft-RoCE with railscope's plugin:
+# every size from 8 B to 64 MiB verified (pattern + checksum), grouped receives, and JSON output.
+# usage: pair_rxe.sh RAILSCOPE_CLI
+set -uo pipefail
+RS=$1
+out=$TESTBED_SCRATCH/netbench.json
+fail=0
+
+echo "== netbench --pair rxe0,rxe1, 8 B .. 64 MiB, verified"
+if ! timeout 600 stdbuf -oL "$RS" netbench --pair rxe0,rxe1 --min-size 8 --max-size 64M --iters 200 \
+        --lat-iters 50 --bytes-per-size 16M --buffer-bytes 134217728 --timeout 60 --json > "$out"; then
+    echo "FAIL: netbench --pair exited non-zero"; fail=1
+fi
+cat "$out"
+python3 - "$out" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["results"]
+sizes = [r["size"] for r in rows]
+want = [8 << i for i in range(24)]
+assert sizes == want, f"sizes {sizes}"
+for r in rows:
+    assert r["mismatches"] == 0, r
+    assert r["verified_messages"] > 0, r
+    assert r["GBps"] > 0 and r["lat_p50_us"] > 0, r
+print("OK: 24 sizes, all verified;",
+      "1 MiB: %.3f Gb/s, 8 B p50 %.1f us" % ([r["Gbps"] for r in rows if r["size"] == 1 << 20][0], rows[0]["lat_p50_us"]))
+PY
+
+echo "== grouped receives n=8, 16 comms worth of window"
+if ! timeout 300 stdbuf -oL "$RS" netbench --pair rxe0,rxe1 --min-size 1K --max-size 256K --recvs 8 --window 4 \
+        --iters 256 --mode bw --timeout 60; then
+    echo "FAIL: netbench --recvs 8"; fail=1
+fi
+exit $fail

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fault: vethA (rxe0's netdev) goes down during a transfer. Both ends must end with a diagnosis
+# ([progress.stalled], [wc.retry_exceeded] or the port event [async.port_error]) within 60 s, no crash,
+# no hang. Runs in its own boot: a QP sending into a dead link can soft-lock rxe (docs/testbed.md).
+# usage: link_down.sh RAILSCOPE_CLI
+set -uo pipefail
+. "$TESTBED_LIB"
+. "$(dirname "$0")/faultlib.sh"
+RS=$1
+ids='progress\.stalled|wc\.retry_exceeded|async\.port_error'
+port=18620
+nf_start server timeout 150 "$RS" netbench server --dev rxe0 --oob-port $port --timeout 90 --buffer-bytes 134217728
+tb_wait_tcp_listen $port 30 || nf_fail "server did not listen"
+nf_start client timeout 150 stdbuf -oL "$RS" netbench client --dev rxe1 --oob-host 127.0.0.1 --oob-port $port \
+    --min-size 64M --max-size 64M --iters 40 --mode bw --no-verify --timeout 90 --buffer-bytes 134217728
+for ((i = 0; i < 300; i++)); do
+    grep -q '^# railscope netbench' "$(nf_log client)" && break
+    tb_sleep 0.2
+done
+tb_sleep 2
+nf_mark
+tb_link_down vethA
+echo "vethA down at $(nf_elapsed) s"
+nf_wait_diag "$ids" 60 "$(nf_log client)" "$(nf_log server)" ||
+    nf_fail "no [progress.stalled]/[wc.retry_exceeded]/[async.port_error] within 60 s of the link going down"
+nf_wait_exit client 100 || nf_fail "client hangs (killed after 100 s)"
+nf_wait_exit server 100 || nf_fail "server hangs (killed after 100 s)"
+tb_link_up vethA
+nf_show server client
+[[ ${NF_RC[client]} == 1 || ${NF_RC[server]} == 1 ]] || nf_fail "no end reported the failure"
+for n in server client; do
+    [[ ${NF_RC[$n]} == 0 || ${NF_RC[$n]} == 1 ]] || nf_fail "$n ended with status ${NF_RC[$n]} (crash or kill?)"
+done
+nf_result

@@ -1,0 +1,127 @@
+// `railscope netbench` end to end on the host, through a real dlopen'ed plugin (the loopback test
+// plugin next to this test): --pair, server/client, JSON, grouped receives, verification failures.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+  double seconds = 0;
+};
+
+Result run(const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + " " RAILSCOPE_CLI " netbench " + args + " 2>&1";
+  const auto t0 = std::chrono::steady_clock::now();
+  Result r;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(f);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+const std::string kPlugin = " --plugin " LOOPBACK_PLUGIN;
+
+TEST(NetbenchCli, PairMeasuresAndVerifiesEverySize) {
+  const Result r = run("--pair lo,lo --min-size 0 --max-size 1M --iters 50 --lat-iters 20 --json" + kPlugin);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["plugin"]["symbol"], "ncclNetPlugin_v12");
+  EXPECT_EQ(j["plugin"]["name"], "loopback-test");
+  ASSERT_EQ(j["results"].size(), 22u);  // 0, 1, 2, ... 1M
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["mismatches"], 0);
+    EXPECT_GT(row["verified_messages"].get<int>(), 0);
+    EXPECT_GT(row["lat_p50_us"].get<double>(), 0);
+    EXPECT_GE(row["lat_p99_us"].get<double>(), row["lat_p50_us"].get<double>());
+    if (row["size"].get<uint64_t>() > 0) {
+      EXPECT_GT(row["GBps"].get<double>(), 0);
+    }
+  }
+}
+
+TEST(NetbenchCli, TableHasOneRowPerSize) {
+  const Result r = run("--pair lo,lo --min-size 8 --max-size 64K --iters 20 --lat-iters 10" + kPlugin);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos);
+  EXPECT_NE(r.out.find("p99 us"), std::string::npos);
+  for (const char* size : {" 8 ", " 1K ", " 64K "}) EXPECT_NE(r.out.find(size), std::string::npos) << size;
+}
+
+TEST(NetbenchCli, GroupedReceives) {
+  for (int n : {2, 8}) {
+    const Result r = run("--pair lo,lo --min-size 8 --max-size 256K --iters 64 --mode bw --json --recvs " +
+                         std::to_string(n) + kPlugin);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    for (const auto& row : j["results"]) {
+      EXPECT_EQ(row["recvs"], n);
+      EXPECT_EQ(row["mismatches"], 0);
+    }
+  }
+}
+
+TEST(NetbenchCli, CorruptedDataFailsTheRun) {
+  const Result r = run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5" + kPlugin,
+                       "LOOPBACK_NET_CORRUPT=1");
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_NE(r.out.find("DATA MISMATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("differs at byte 32"), std::string::npos) << r.out;
+  // Without verification the same run passes: the check is what catches it.
+  EXPECT_EQ(run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5 --no-verify" + kPlugin,
+                "LOOPBACK_NET_CORRUPT=1")
+                .rc,
+            0);
+}
+
+TEST(NetbenchCli, ServerAndClientOverTcp) {
+  const std::string port = std::to_string(20000 + ::getpid() % 20000);
+  FILE* server = ::popen(
+      (RAILSCOPE_CLI " netbench server --dev lo --oob-port " + port + kPlugin + " 2>&1").c_str(), "r");
+  ASSERT_NE(server, nullptr);
+  const Result c = run("client --dev lo --oob-host 127.0.0.1 --oob-port " + port +
+                       " --max-size 4K --iters 10 --lat-iters 5" + kPlugin);
+  char buf[4096];
+  std::string server_out;
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, server)) > 0) server_out.append(buf, n);
+  const int status = ::pclose(server);
+  EXPECT_EQ(c.rc, 0) << c.out;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << server_out;
+  EXPECT_NE(c.out.find("4K"), std::string::npos);
+}
+
+TEST(NetbenchCli, MissingPluginIsAClearErrorOnBothEnds) {
+  const Result r = run("--pair lo,lo --max-size 8 --timeout 5 --plugin /nonexistent/libnccl-net-x.so");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot load the net plugin"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 20);
+}
+
+TEST(NetbenchCli, UnknownDeviceNamesTheOnesThatExist) {
+  const Result r = run("--pair lo,mlx5_9 --max-size 8 --timeout 5" + kPlugin);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("no device 'mlx5_9' in the plugin (it has: lo)"), std::string::npos) << r.out;
+  EXPECT_LT(r.seconds, 20);
+}
+
+TEST(NetbenchCli, BadArgumentsAreRejected) {
+  EXPECT_NE(run("--pair rxe0 --max-size 8" + kPlugin).rc, 0);
+  EXPECT_NE(run("--pair lo,lo --max-size 12Q" + kPlugin).rc, 0);
+  EXPECT_NE(run("--pair lo,lo --window 0" + kPlugin).rc, 0);
+  EXPECT_NE(run("--pair lo,lo --recvs 9" + kPlugin).rc, 0);
+}
+
+}  // namespace

@@ -1,0 +1,120 @@
+#include "payload.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "options.h"
+#include "report.h"
+
+namespace railscope::netbench {
+namespace {
+
+TEST(NetbenchPayload, FilledMessageVerifiesForEverySize) {
+  const Payload p(0x1234, 5);
+  for (size_t size : {0, 1, 7, 8, 9, 23, 24, 25, 63, 64, 1000, 4096, 65537}) {
+    std::vector<unsigned char> buf(size);
+    for (uint64_t seq : {0, 3, 11}) {
+      p.fill(buf.data(), size, p.pattern_of(seq));
+      Payload::stamp(buf.data(), size, seq);
+      EXPECT_FALSE(p.verify(buf.data(), size, seq).has_value()) << "size " << size << " seq " << seq;
+    }
+  }
+}
+
+TEST(NetbenchPayload, EveryCorruptedByteIsFound) {
+  const Payload p(99, 3);
+  for (size_t size : {1, 9, 24, 100}) {
+    std::vector<unsigned char> buf(size);
+    for (size_t i = 0; i < size; ++i) {
+      p.fill(buf.data(), size, p.pattern_of(4));
+      Payload::stamp(buf.data(), size, 4);
+      buf[i] ^= 0x01;
+      const auto m = p.verify(buf.data(), size, 4);
+      ASSERT_TRUE(m.has_value()) << "size " << size << " byte " << i;
+      EXPECT_EQ(m->offset, i);
+    }
+  }
+}
+
+TEST(NetbenchPayload, StaleDataFromThePreviousMessageIsFound) {
+  // With pattern_count = slots + 1, the message that used a receive buffer before has another pattern.
+  const Payload p(7, 4);  // 3 receive slots
+  for (size_t size : {8, 16, 64}) {
+    std::vector<unsigned char> buf(size);
+    p.fill(buf.data(), size, p.pattern_of(2));
+    Payload::stamp(buf.data(), size, 2);
+    EXPECT_TRUE(p.verify(buf.data(), size, 5).has_value()) << size;  // seq 5 lands where seq 2 was
+  }
+}
+
+TEST(NetbenchPayload, WrongSequenceNumberIsReportedAsHeader) {
+  const Payload p(1, 2);
+  std::vector<unsigned char> buf(64);
+  p.fill(buf.data(), 64, 0);
+  Payload::stamp(buf.data(), 64, 2);
+  const auto m = p.verify(buf.data(), 64, 4);  // same pattern, other sequence number
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->what.find("header"), std::string::npos);
+}
+
+TEST(NetbenchPayload, ChecksumDependsOnEveryByte) {
+  std::vector<unsigned char> a(37, 0x5a);
+  const uint64_t base = checksum(a.data(), a.size(), 1);
+  for (size_t i = 0; i < a.size(); ++i) {
+    auto b = a;
+    b[i] ^= 0x80;
+    EXPECT_NE(checksum(b.data(), b.size(), 1), base) << i;
+  }
+  EXPECT_NE(checksum(a.data(), 36, 1), base);
+}
+
+TEST(NetbenchOptions, SizesArePowersOfTwo) {
+  EXPECT_EQ(run_sizes(8, 64), (std::vector<uint64_t>{8, 16, 32, 64}));
+  EXPECT_EQ(run_sizes(0, 4), (std::vector<uint64_t>{0, 1, 2, 4}));
+  EXPECT_EQ(run_sizes(5, 20), (std::vector<uint64_t>{8, 16}));
+  EXPECT_EQ(run_sizes(8, 64ULL << 20).size(), 24u);
+}
+
+TEST(NetbenchOptions, PlanFitsTheRegion) {
+  Options o;
+  o.recvs = 8;
+  o.window = 32;
+  const uint64_t region = region_bytes(o);
+  EXPECT_LE(region, o.buffer_cap);
+  for (uint64_t size : run_sizes(8, 64ULL << 20)) {
+    const SizePlan p = plan_size(o, size, region);
+    EXPECT_LE(p.size * (uint64_t{p.window} * p.recvs + 1), std::max(region, 2 * size)) << size;
+    EXPECT_GE(p.window, 1u);
+    EXPECT_LE(p.window, 32u);
+    EXPECT_EQ(p.messages % p.recvs, 0u);
+    EXPECT_EQ(p.warmup % p.recvs, 0u);
+    EXPECT_GT(p.messages, p.warmup);
+    EXPECT_GE(p.lat_iters, 2u);
+  }
+  EXPECT_EQ(plan_size(o, 4096, region).recvs, 8u);
+}
+
+TEST(NetbenchReport, SizesParseAndPrint) {
+  EXPECT_EQ(parse_size("8"), 8u);
+  EXPECT_EQ(parse_size("64K"), 65536u);
+  EXPECT_EQ(parse_size("1MiB"), 1u << 20);
+  EXPECT_EQ(parse_size("64m"), 64u << 20);
+  EXPECT_THROW(parse_size("abc"), std::invalid_argument);
+  EXPECT_THROW(parse_size("12Q"), std::invalid_argument);
+  EXPECT_EQ(format_size(8), "8");
+  EXPECT_EQ(format_size(65536), "64K");
+  EXPECT_EQ(format_size(64u << 20), "64M");
+}
+
+TEST(NetbenchReport, Percentiles) {
+  EXPECT_EQ(percentile({}, 50), 0);
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);
+  EXPECT_EQ(percentile(v, 50), 50);
+  EXPECT_EQ(percentile(v, 99), 99);
+  EXPECT_EQ(percentile({3.0}, 99), 3.0);
+}
+
+}  // namespace
+}  // namespace railscope::netbench

@@ -1,0 +1,75 @@
+#include "options.h"
+
+#include <algorithm>
+
+#include "railscope/nccl/net.h"
+
+namespace railscope::netbench {
+
+uint32_t Options::modes() const {
+  if (mode == "bw") return kModeBandwidth;
+  if (mode == "lat") return kModeLatency;
+  return kModeBandwidth | kModeLatency;
+}
+
+std::vector<std::string> Options::forward_args() const {
+  std::vector<std::string> a = {
+      "--min-size",     std::to_string(min_size),   "--max-size",       std::to_string(max_size),
+      "--iters",        std::to_string(iters),      "--warmup",         std::to_string(warmup),
+      "--lat-iters",    std::to_string(lat_iters),  "--bytes-per-size", std::to_string(bytes_per_size),
+      "--window",       std::to_string(window),     "--recvs",          std::to_string(recvs),
+      "--buffer-bytes", std::to_string(buffer_cap), "--mode",           mode,
+      "--seed",         std::to_string(seed),       "--timeout",        std::to_string(timeout_s)};
+  if (!plugin.empty()) a.insert(a.end(), {"--plugin", plugin});
+  if (!verify) a.emplace_back("--no-verify");
+  if (verbose) a.emplace_back("--verbose");
+  return a;
+}
+
+std::vector<uint64_t> run_sizes(uint64_t min_size, uint64_t max_size) {
+  std::vector<uint64_t> out;
+  if (min_size == 0) out.push_back(0);
+  uint64_t s = 1;
+  while (s < min_size) s <<= 1;
+  for (; s <= max_size && s != 0; s <<= 1) out.push_back(s);
+  return out;
+}
+
+uint64_t region_bytes(const Options& o) {
+  const uint64_t slots = uint64_t{o.window} * o.recvs + 1;
+  const uint64_t largest = std::max<uint64_t>(o.max_size, 1);
+  // At least two messages of the largest size, so a window of one can still rotate patterns.
+  return std::max(std::min(largest * slots, o.buffer_cap), 2 * largest);
+}
+
+SizePlan plan_size(const Options& o, uint64_t size, uint64_t region) {
+  SizePlan p;
+  p.size = size;
+  const uint64_t per = std::max<uint64_t>(size, 1);
+  // Slots the region holds for this size; one is kept for pattern rotation on the send side.
+  const uint64_t slots =
+      std::max<uint64_t>(2, std::min<uint64_t>(region / per, uint64_t{o.window} * o.recvs + 1));
+  p.recvs = static_cast<uint32_t>(std::clamp<uint64_t>(o.recvs, 1, slots - 1));
+  p.window = static_cast<uint32_t>(std::clamp<uint64_t>((slots - 1) / p.recvs, 1, o.window));
+  p.window = std::min<uint32_t>(p.window, NCCL_NET_MAX_REQUESTS);
+
+  const uint64_t budget_msgs = std::max<uint64_t>(o.bytes_per_size / per, 2);
+  uint64_t timed = std::min<uint64_t>(o.iters, budget_msgs);
+  uint64_t warm = std::min<uint64_t>(o.warmup, std::max<uint64_t>(timed / 8, 1));
+  // Both counts in whole grouped receives.
+  auto round_up = [&](uint64_t v) { return (v + p.recvs - 1) / p.recvs * p.recvs; };
+  warm = round_up(warm);
+  timed = round_up(std::max<uint64_t>(timed, 1));
+  p.warmup = static_cast<uint32_t>(warm);
+  p.messages = static_cast<uint32_t>(warm + timed);
+
+  if (o.modes() & kModeLatency) {
+    const uint64_t lat_budget = std::max<uint64_t>(o.bytes_per_size / 4 / per, 2);
+    p.lat_iters = static_cast<uint32_t>(std::min<uint64_t>(o.lat_iters, lat_budget));
+    p.lat_warmup = std::min<uint32_t>(p.lat_iters / 10, 10);
+  }
+  if (!(o.modes() & kModeBandwidth)) p.messages = p.warmup = 0;
+  return p;
+}
+
+}  // namespace railscope::netbench

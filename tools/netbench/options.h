@@ -1,0 +1,50 @@
+// Everything `railscope netbench` can be told, and how one run is planned from it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol.h"
+
+namespace railscope::netbench {
+
+struct Options {
+  std::string plugin;     // --plugin PATH|NAME ("" = railscope's)
+  std::string dev = "0";  // --dev NAME|INDEX
+  std::string oob_host = "127.0.0.1";
+  uint16_t oob_port = 18515;
+  int oob_fd = -1;   // --oob-fd (the --pair driver's listening socket)
+  std::string pair;  // --pair DEV_A,DEV_B
+  uint64_t min_size = 8;
+  uint64_t max_size = 64ULL << 20;
+  uint32_t iters = 1000;  // bandwidth messages per size (capped by --bytes-per-size)
+  uint32_t warmup = 16;
+  uint32_t lat_iters = 1000;  // round trips per size (capped by a quarter of --bytes-per-size)
+  uint64_t bytes_per_size = 32ULL << 20;
+  uint32_t window = 32;                // receive requests in flight
+  uint32_t recvs = 1;                  // buffers per grouped receive
+  uint64_t buffer_cap = 128ULL << 20;  // registered bytes per direction, at most
+  bool verify = true;
+  bool json = false;
+  std::string mode = "both";  // bw | lat | both
+  uint64_t seed = 0;          // 0 = random
+  uint32_t timeout_s = 60;
+  bool verbose = false;
+
+  uint32_t modes() const;
+  // Command-line arguments that reproduce these options for a child process (server/client).
+  std::vector<std::string> forward_args() const;
+};
+
+// Message sizes of a run: 0 (if min is 0), then powers of two from max(min,1) to max.
+std::vector<uint64_t> run_sizes(uint64_t min_size, uint64_t max_size);
+
+// Registered bytes per direction for a run.
+uint64_t region_bytes(const Options& o);
+
+// The plan of one size (window and grouping clamped to what fits the region; counts capped so a
+// size takes about --bytes-per-size of traffic).
+SizePlan plan_size(const Options& o, uint64_t size, uint64_t region);
+
+}  // namespace railscope::netbench

@@ -1,0 +1,103 @@
+#include "report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace railscope::netbench {
+
+double percentile(std::vector<double> samples, double pct) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const double rank = std::ceil(pct / 100.0 * static_cast<double>(samples.size()));
+  const size_t idx = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return samples[std::min(idx, samples.size() - 1)];
+}
+
+std::string format_size(uint64_t bytes) {
+  if (bytes >= (1ULL << 20) && bytes % (1ULL << 20) == 0) return fmt::format("{}M", bytes >> 20);
+  if (bytes >= (1ULL << 10) && bytes % (1ULL << 10) == 0) return fmt::format("{}K", bytes >> 10);
+  return fmt::format("{}", bytes);
+}
+
+uint64_t parse_size(const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  if (pos == 0 || pos > 15) throw std::invalid_argument("not a size: '" + text + "' (examples: 8, 64K, 1M)");
+  const uint64_t value = std::stoull(text.substr(0, pos));
+  std::string unit = text.substr(pos);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  uint64_t mult = 1;
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    mult = 1ULL << 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    mult = 1ULL << 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    mult = 1ULL << 30;
+  else
+    throw std::invalid_argument("unknown unit in size '" + text + "' (use K, M or G)");
+  return value * mult;
+}
+
+std::string table_header(const RunHeader& h) {
+  std::string out = fmt::format(
+      "# railscope netbench: {} -> {}{} through {} ({}, \"{}\"), data {}\n", h.client_device, h.server_device,
+      h.server_host.empty() ? "" : "@" + h.server_host, h.plugin_path, h.plugin_symbol, h.plugin_name,
+      h.verify ? fmt::format("verified (seed {:#x})", h.seed) : "not verified");
+  out += fmt::format("# {:>9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "size", "recvs", "window",
+                     "messages", "GB/s", "Gb/s", "p50 us", "p99 us");
+  return out;
+}
+
+std::string table_row(const Row& r) {
+  auto bw = [&](double scale) {
+    return r.bytes_per_s > 0 ? fmt::format("{:.4f}", r.bytes_per_s * scale) : "-";
+  };
+  auto lat = [&](double v) { return r.lat_iters > 0 ? fmt::format("{:.2f}", v) : "-"; };
+  std::string out =
+      fmt::format("  {:>9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", format_size(r.size), r.recvs,
+                  r.window, r.bw_messages, bw(1e-9), bw(8e-9), lat(r.lat_p50_us), lat(r.lat_p99_us));
+  if (r.mismatches > 0) out += fmt::format("   DATA MISMATCH x{}: {}", r.mismatches, r.first_mismatch);
+  return out + "\n";
+}
+
+std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
+  nlohmann::json j;
+  j["tool"] = "railscope netbench";
+  j["plugin"] = {{"path", h.plugin_path}, {"symbol", h.plugin_symbol}, {"name", h.plugin_name}};
+  j["client_device"] = h.client_device;
+  j["server_device"] = h.server_device;
+  j["server_host"] = h.server_host;
+  j["verify"] = h.verify;
+  j["seed"] = h.seed;
+  auto& out = j["results"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json o = {{"size", r.size},
+                        {"recvs", r.recvs},
+                        {"window", r.window},
+                        {"bw_messages", r.bw_messages},
+                        {"lat_iters", r.lat_iters},
+                        {"verified_messages", r.verified},
+                        {"mismatches", r.mismatches}};
+    if (r.bytes_per_s > 0) {
+      o["bytes_per_s"] = r.bytes_per_s;
+      o["GBps"] = r.bytes_per_s * 1e-9;
+      o["Gbps"] = r.bytes_per_s * 8e-9;
+    }
+    if (r.lat_iters > 0) {
+      o["lat_p50_us"] = r.lat_p50_us;
+      o["lat_p99_us"] = r.lat_p99_us;
+    }
+    if (r.mismatches > 0) o["first_mismatch"] = r.first_mismatch;
+    out.push_back(std::move(o));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace railscope::netbench

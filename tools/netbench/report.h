@@ -1,0 +1,47 @@
+// netbench's results: one row per message size, printed as a table (as each size finishes) or as
+// one JSON document at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace railscope::netbench {
+
+struct Row {
+  uint64_t size = 0;
+  uint32_t recvs = 1;
+  uint32_t window = 1;
+  uint32_t bw_messages = 0;  // timed
+  double bytes_per_s = 0;    // 0 = bandwidth not measured
+  uint32_t lat_iters = 0;
+  double lat_p50_us = 0;  // half round trip
+  double lat_p99_us = 0;
+  uint64_t verified = 0;  // messages whose bytes were checked (0 with --no-verify)
+  uint64_t mismatches = 0;
+  std::string first_mismatch;
+};
+
+struct RunHeader {
+  std::string plugin_path;
+  std::string plugin_symbol;
+  std::string plugin_name;
+  std::string client_device;
+  std::string server_device;
+  std::string server_host;
+  bool verify = true;
+  uint64_t seed = 0;
+};
+
+// Percentile (0..100) of unsorted samples (nearest rank); 0 for none.
+double percentile(std::vector<double> samples, double pct);
+
+std::string format_size(uint64_t bytes);  // "8", "64K", "1M"
+// Parses "8", "64K", "4KiB", "1M", "64M"; throws std::invalid_argument.
+uint64_t parse_size(const std::string& text);
+
+std::string table_header(const RunHeader& h);
+std::string table_row(const Row& r);
+std::string to_json(const RunHeader& h, const std::vector<Row>& rows);
+
+}  // namespace railscope::netbench

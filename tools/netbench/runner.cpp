@@ -1,0 +1,265 @@
+#include "runner.h"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "net_api.h"
+#include "oob.h"
+#include "payload.h"
+#include "railscope/core/params.h"
+#include "report.h"
+#include "session.h"
+#include "transfer.h"
+
+namespace railscope::netbench {
+
+namespace {
+
+char g_role[16] = "netbench";
+bool g_info = false;
+
+void plugin_logger(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*file*/, int /*line*/,
+                   const char* fmt, ...) {
+  if (level == NCCL_LOG_NONE) return;
+  if (level != NCCL_LOG_WARN && level != NCCL_LOG_ABORT && level != NCCL_LOG_VERSION && !g_info) return;
+  if (level == NCCL_LOG_TRACE && !g_info) return;
+  char text[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  const char* name = level == NCCL_LOG_WARN    ? "WARN"
+                     : level == NCCL_LOG_INFO  ? "INFO"
+                     : level == NCCL_LOG_TRACE ? "TRACE"
+                     : level == NCCL_LOG_ABORT ? "ABORT"
+                                               : "VERSION";
+  std::fprintf(stderr, "netbench %s[%d]: NCCL %s %s\n", g_role, static_cast<int>(getpid()), name, text);
+}
+
+std::chrono::milliseconds oob_timeout(const Options& o) { return std::chrono::seconds(o.timeout_s) * 2; }
+
+void copy_str(char* dst, size_t n, const std::string& s) { std::snprintf(dst, n, "%s", s.c_str()); }
+
+// The plugin opened, initialised and its device found; finalised on destruction.
+struct PluginUse {
+  OpenedPlugin opened;
+  int dev = -1;
+  DeviceInfo info;
+  bool inited = false;
+
+  explicit PluginUse(const Options& o) {
+    opened = open_plugin(o.plugin);
+    if (!opened.api) {
+      std::string tried;
+      for (const auto& t : opened.library.tried) tried += (tried.empty() ? "" : ", ") + t;
+      throw BenchError("cannot load the net plugin '" +
+                       (o.plugin.empty() ? default_plugin_path() : o.plugin) + "' (tried " + tried +
+                       "): " + opened.library.error);
+    }
+    check(opened.api->init(&plugin_logger), "init");
+    inited = true;
+    int n = 0;
+    check(opened.api->devices(&n), "devices");
+    if (n <= 0) throw BenchError("the plugin reports no network device");
+    dev = find_device(*opened.api, o.dev);
+    if (dev < 0) {
+      std::string names;
+      for (int i = 0; i < n; ++i) {
+        DeviceInfo d;
+        if (opened.api->properties(i, &d) == ncclSuccess) names += (names.empty() ? "" : ", ") + d.name;
+      }
+      throw BenchError("no device '" + o.dev + "' in the plugin (it has: " + names + ")");
+    }
+    check(opened.api->properties(dev, &info), "getProperties");
+  }
+  ~PluginUse() {
+    if (inited) {
+      const ncclResult_t r = opened.api->finalize();
+      if (r != ncclSuccess) std::fprintf(stderr, "netbench: finalize failed: %s\n", result_name(r));
+    }
+  }
+  NetApi& api() { return *opened.api; }
+};
+
+void report_failure(OobSocket* oob, const std::string& what) {
+  std::fprintf(stderr, "netbench %s: error: %s\n", g_role, what.c_str());
+  if (oob != nullptr && oob->fd() >= 0) {
+    try {
+      oob->send(kMsgError, {reinterpret_cast<const unsigned char*>(what.data()), what.size()});
+    } catch (const BenchError&) {  // the peer may be gone: nothing more to tell it
+    }
+  }
+}
+
+Payload latency_payload(uint64_t seed) { return Payload(seed ^ 0x6c6174656e6379ULL, 2); }
+
+}  // namespace
+
+void set_log_role(const char* role, bool verbose) {
+  std::snprintf(g_role, sizeof g_role, "%s", role);
+  const std::string level = params::get_string("NCCL_DEBUG");
+  g_info = verbose || level == "INFO" || level == "TRACE" || level == "info" || level == "trace";
+}
+
+int run_server(const Options& o) {
+  OobSocket oob;
+  try {
+    OobListener listener = o.oob_fd >= 0 ? OobListener::adopt(o.oob_fd) : OobListener::bind("", o.oob_port);
+    if (o.oob_fd < 0) std::fprintf(stderr, "netbench server: waiting on port %u\n", listener.port());
+    oob = listener.accept(std::chrono::seconds(o.timeout_s) * 5);
+    const auto params = oob.receive_struct<RunParams>(kMsgHello, oob_timeout(o));
+    if (params.magic != kProtocolMagic || params.version != kProtocolVersion)
+      throw BenchError("the client speaks another netbench protocol (version " +
+                       std::to_string(params.version) + ")");
+    PluginUse plugin(o);
+    PeerInfo me;
+    copy_str(me.device, sizeof me.device, plugin.info.name);
+    char host[64] = {};
+    gethostname(host, sizeof host - 1);
+    copy_str(me.host, sizeof me.host, host);
+    copy_str(me.plugin, sizeof me.plugin, plugin.api().name());
+    me.version = plugin.api().version();
+    me.max_recvs = plugin.info.max_recvs;
+    oob.send_struct(kMsgHelloAck, me);
+
+    Session s(plugin.api(), plugin.dev, std::chrono::seconds(params.timeout_s));
+    s.connect(oob);
+    s.register_regions(params.buffer_bytes);
+    const bool verify = params.verify != 0;
+    for (;;) {
+      auto [type, bytes] = oob.receive_any(std::chrono::seconds(params.timeout_s) * 4);
+      if (type == kMsgDone) break;
+      if (type == kMsgError)
+        throw BenchError("the client failed: " + std::string(bytes.begin(), bytes.end()));
+      if (type != kMsgSizeBegin || bytes.size() != sizeof(SizePlan))
+        throw BenchError("unexpected out-of-band message " + std::to_string(type));
+      SizePlan plan;
+      std::memcpy(&plan, bytes.data(), sizeof plan);
+      const SlotLayout l = slot_layout(plan);
+      if (plan.size * l.send_slots > s.send_region().size() || plan.recvs < 1 || plan.recvs > 8 ||
+          plan.window < 1 || plan.window > 32 || plan.messages % plan.recvs != 0)
+        throw BenchError("the client's size plan does not fit (size " + std::to_string(plan.size) + ")");
+      if (plan.messages > 0) {
+        const Payload bw(params.seed, l.send_slots);
+        prepare_slots(s, plan, bw, l.send_slots, l.recv_slots);
+        oob.send(kMsgReady, {});
+        const PhaseResult r = receive_stream(s, plan, bw, verify);
+        oob.send_struct(kMsgBwResult, r);
+      }
+      if (plan.lat_iters > 0) {
+        const Payload lat = latency_payload(params.seed);
+        prepare_slots(s, plan, lat, 2, 1);
+        oob.send(kMsgReady, {});
+        const PhaseResult r = pong(s, plan, lat, verify);
+        oob.send_struct(kMsgLatResult, r);
+      }
+    }
+    s.close();
+    return 0;
+  } catch (const BenchError& e) {
+    report_failure(&oob, e.what());
+    return 1;
+  }
+}
+
+int run_client(const Options& o) {
+  OobSocket oob;
+  try {
+    oob = oob_connect(o.oob_host, o.oob_port, std::chrono::seconds(o.timeout_s));
+    PluginUse plugin(o);
+    RunParams params;
+    params.seed = o.seed != 0 ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
+    params.buffer_bytes = region_bytes(o);
+    params.verify = o.verify ? 1 : 0;
+    params.modes = o.modes();
+    params.timeout_s = o.timeout_s;
+    oob.send_struct(kMsgHello, params);
+    const auto peer = oob.receive_struct<PeerInfo>(kMsgHelloAck, oob_timeout(o));
+
+    RunHeader h;
+    h.plugin_path = plugin.opened.library.real_path.empty() ? plugin.opened.library.opened_name
+                                                            : plugin.opened.library.real_path;
+    h.plugin_symbol = plugin.opened.library.symbol;
+    h.plugin_name = plugin.api().name();
+    h.client_device = plugin.info.name;
+    h.server_device = std::string(peer.device, strnlen(peer.device, sizeof peer.device));
+    h.server_host = std::string(peer.host, strnlen(peer.host, sizeof peer.host));
+    h.verify = o.verify;
+    h.seed = params.seed;
+
+    Session s(plugin.api(), plugin.dev, std::chrono::seconds(o.timeout_s));
+    s.connect(oob);
+    s.register_regions(params.buffer_bytes);
+    if (!o.json) {
+      std::fputs(table_header(h).c_str(), stdout);
+      std::fflush(stdout);
+    }
+    std::vector<Row> rows;
+    bool bad_data = false;
+    for (const uint64_t size : run_sizes(o.min_size, o.max_size)) {
+      const SizePlan plan = plan_size(o, size, params.buffer_bytes);
+      oob.send_struct(kMsgSizeBegin, plan);
+      Row row;
+      row.size = size;
+      row.recvs = plan.recvs;
+      row.window = plan.window;
+      const SlotLayout l = slot_layout(plan);
+      if (plan.messages > 0) {
+        const Payload bw(params.seed, l.send_slots);
+        prepare_slots(s, plan, bw, l.send_slots, l.recv_slots);
+        (void)oob.receive(kMsgReady, oob_timeout(o));
+        const SendResult sr = send_stream(s, plan, o.verify);
+        const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
+        row.bw_messages = plan.messages - plan.warmup;
+        row.bytes_per_s = sr.elapsed_ns > 0
+                              ? static_cast<double>(sr.timed_bytes) * 1e9 / static_cast<double>(sr.elapsed_ns)
+                              : 0;
+        if (size == 0) row.bytes_per_s = 0;
+        row.verified += o.verify ? rr.messages_ok : 0;
+        row.mismatches += rr.mismatches;
+        if (rr.mismatches) row.first_mismatch = std::string("server: ") + rr.first_mismatch;
+      }
+      if (plan.lat_iters > 0) {
+        const Payload lat = latency_payload(params.seed);
+        prepare_slots(s, plan, lat, 2, 1);
+        (void)oob.receive(kMsgReady, oob_timeout(o));
+        PhaseResult replies;
+        const auto rtt = ping(s, plan, lat, o.verify, &replies);
+        const auto rr = oob.receive_struct<PhaseResult>(kMsgLatResult, oob_timeout(o));
+        row.lat_iters = plan.lat_iters;
+        row.lat_p50_us = percentile(rtt, 50) / 2;
+        row.lat_p99_us = percentile(rtt, 99) / 2;
+        row.verified += o.verify ? rr.messages_ok + replies.messages_ok : 0;
+        row.mismatches += rr.mismatches + replies.mismatches;
+        if (row.first_mismatch.empty() && rr.mismatches)
+          row.first_mismatch = std::string("server: ") + rr.first_mismatch;
+        if (row.first_mismatch.empty() && replies.mismatches)
+          row.first_mismatch = std::string("client: ") + replies.first_mismatch;
+      }
+      bad_data |= row.mismatches > 0;
+      if (!o.json) {
+        std::fputs(table_row(row).c_str(), stdout);
+        std::fflush(stdout);
+      }
+      rows.push_back(std::move(row));
+    }
+    oob.send(kMsgDone, {});
+    s.close();
+    if (o.json) std::fputs(to_json(h, rows).c_str(), stdout);
+    if (bad_data) {
+      std::fprintf(stderr, "netbench client: error: data verification FAILED (see DATA MISMATCH rows)\n");
+      return 3;
+    }
+    return 0;
+  } catch (const BenchError& e) {
+    report_failure(&oob, e.what());
+    return 1;
+  }
+}
+
+}  // namespace railscope::netbench
