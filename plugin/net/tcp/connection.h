@@ -29,6 +29,7 @@ struct ConnParams {
   std::string local_host, local_dev, local_addr;
   std::string peer_host, peer_addr;
   int mtu = 0;
+  ncclProfilerCallback_t profiler = nullptr;  // NCCL's (v10+), may be null
 };
 
 class TcpConnection {

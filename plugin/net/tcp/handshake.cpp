@@ -28,6 +28,7 @@ ConnParams base_params(const LocalEnd& local) {
   p.local_dev = local.dev;
   p.local_addr = local.addr;
   p.mtu = local.mtu;
+  p.profiler = local.profiler;
   return p;
 }
 

@@ -26,6 +26,7 @@ struct LocalEnd {
   std::string addr;  // its address
   int mtu = 0;
   TcpOptions options;
+  ncclProfilerCallback_t profiler = nullptr;
 };
 
 class TcpConnector {

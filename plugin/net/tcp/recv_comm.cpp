@@ -21,9 +21,12 @@ Status TcpRecvComm::irecv(std::span<const RecvBuffer> buffers, Request** out) {
   r->comm = this;
   r->n = static_cast<int>(buffers.size());
   r->nmatched = 0;
-  for (size_t i = 0; i < buffers.size(); ++i)
+  for (size_t i = 0; i < buffers.size(); ++i) {
     r->slots[i] =
         TcpRecvSlot{static_cast<std::byte*>(buffers[i].data), buffers[i].size, buffers[i].tag, 0, false};
+    profile_start(params_.profiler, buffers[i].phandle, &r->events[i], &r->descr[i], ctrl_.get(),
+                  kProfileOpRecv, buffers[i].size);
+  }
   r->pending.store(0, std::memory_order_relaxed);
   r->in_use = true;
   r->posted = Clock::now();
@@ -123,6 +126,7 @@ Status TcpRecvComm::test(TcpRecvReq* r, int* done, int* sizes) {
   for (int i = 0; i < r->n; ++i) {
     if (sizes != nullptr) sizes[i] = static_cast<int>(r->slots[i].size);
     total += r->slots[i].size;
+    profile_stop(params_.profiler, &r->events[i]);
   }
   stats_.completed(total, micros_since(r->posted));
   r->in_use = false;

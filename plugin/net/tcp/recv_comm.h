@@ -11,6 +11,7 @@
 #include <span>
 
 #include "plugin/net/tcp/connection.h"
+#include "plugin/net/tcp/profiler_events.h"
 #include "plugin/net/verbs/request_pool.h"
 
 namespace railscope::net::tcp {
@@ -33,6 +34,8 @@ struct TcpRecvReq : Request {
   std::atomic<int> pending{0};
   bool in_use = false;
   TcpConnection::Clock::time_point posted;
+  std::array<void*, kMaxRecvs> events{};  // NCCL profiler events, one per buffer
+  std::array<SocketEventDescr, kMaxRecvs> descr{};
 };
 
 class TcpRecvComm : public RecvComm, public TcpConnection {

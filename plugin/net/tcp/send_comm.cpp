@@ -8,7 +8,7 @@
 
 namespace railscope::net::tcp {
 
-Status TcpSendComm::isend(void* data, size_t size, int tag, Request** out) {
+Status TcpSendComm::isend(void* data, size_t size, int tag, void* phandle, Request** out) {
   *out = nullptr;
   if (failed()) return failure();
   if (size > 0 && data == nullptr)
@@ -33,6 +33,7 @@ Status TcpSendComm::isend(void* data, size_t size, int tag, Request** out) {
   ctrl_queue_[(ctrl_head_ + ctrl_count_) % kPoolSize] = r;
   ++ctrl_count_;
   stats_.posted();
+  profile_start(params_.profiler, phandle, &r->event, &r->descr, ctrl_.get(), kProfileOpSend, size);
   *out = r;
   if (Status st = flush_ctrl(); !st.ok()) return st;
   return Status::success();
@@ -78,6 +79,7 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   *done = 1;
   if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);
   stats_.completed(r->size, micros_since(r->posted));
+  profile_stop(params_.profiler, &r->event);
   r->in_use = false;
   pool_.put(r);
   return Status::success();

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "plugin/net/tcp/connection.h"
+#include "plugin/net/tcp/profiler_events.h"
 #include "plugin/net/verbs/request_pool.h"
 
 namespace railscope::net::tcp {
@@ -24,12 +25,14 @@ struct TcpSendReq : Request {
   std::atomic<int> pending{0};  // chunks not yet handed to the kernel
   bool in_use = false;
   TcpConnection::Clock::time_point posted;
+  void* event = nullptr;  // NCCL profiler event
+  SocketEventDescr descr;
 };
 
 class TcpSendComm : public SendComm, public TcpConnection {
  public:
   using TcpConnection::TcpConnection;
-  Status isend(void* data, size_t size, int tag, Request** out);
+  Status isend(void* data, size_t size, int tag, void* phandle, Request** out);
   Status test(TcpSendReq* r, int* done, int* sizes);
   bool owns(const TcpSendReq* r) const { return pool_.owns(r); }
 

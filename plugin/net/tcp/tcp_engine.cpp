@@ -51,8 +51,9 @@ std::string host_name() {
 
 }  // namespace
 
-std::unique_ptr<TcpEngine> TcpEngine::create(const InitArgs& /*args*/, Status* status) {
+std::unique_ptr<TcpEngine> TcpEngine::create(const InitArgs& args, Status* status) {
   std::unique_ptr<TcpEngine> e(new TcpEngine());
+  e->profiler_ = args.profiler;
   e->host_ = host_name();
   e->options_ = options_from_env();
   if (Status st = discover_interfaces(&e->interfaces_); !st.ok()) {
@@ -87,6 +88,7 @@ Status TcpEngine::local_end(int dev, LocalEnd* out, const NetInterface** iface) 
   out->addr = address_text(n.ip);
   out->mtu = n.mtu;
   out->options = options_;
+  out->profiler = profiler_;
   if (iface != nullptr) *iface = &n;
   return Status::success();
 }
@@ -196,11 +198,11 @@ Status TcpEngine::dereg_mr(Comm* /*comm*/, MemHandle* mr) {
   return Status::success();
 }
 
-Status TcpEngine::isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* /*mr*/,
-                        void* /*phandle*/, Request** out) {
+Status TcpEngine::isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* /*mr*/, void* phandle,
+                        Request** out) {
   auto* c = dynamic_cast<TcpSendComm*>(comm);
   if (c == nullptr) return foreign("send comm");
-  return c->isend(data, size, tag, out);
+  return c->isend(data, size, tag, phandle, out);
 }
 
 Status TcpEngine::irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {

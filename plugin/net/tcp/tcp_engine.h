@@ -54,6 +54,7 @@ class TcpEngine : public Engine {
 
   std::string host_;
   TcpOptions options_;
+  ncclProfilerCallback_t profiler_ = nullptr;
   std::vector<NetInterface> interfaces_;
   mutable std::shared_mutex devices_mutex_;
   std::deque<Device> devices_;  // stable addresses: NCCL keeps the name pointers

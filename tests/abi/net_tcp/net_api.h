@@ -35,6 +35,8 @@ struct NetApi {
   std::function<ncclResult_t(void*, void*, size_t, void**)> reg_mr;
   std::function<ncclResult_t(void*, void*)> dereg_mr;
   std::function<ncclResult_t(void*, void*, size_t, int, void*, void**)> isend;
+  // v10+: isend with NCCL's profiler parent handle (empty for v8/v9)
+  std::function<ncclResult_t(void*, void*, size_t, int, void*, void*, void**)> isend_profiled;
   std::function<ncclResult_t(void*, int, void**, size_t*, int*, void**, void**)> irecv;
   std::function<ncclResult_t(void*, int*, int*)> test;
   std::function<ncclResult_t(void*)> close_send, close_recv, close_listen;
@@ -69,7 +71,8 @@ void fill_common(NetApi* a, const Table* t) {
 }
 
 // Loads the built plugin's version v (8..12) and binds its table.
-inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger) {
+inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger,
+                                            ncclProfilerCallback_t profiler = nullptr) {
   auto a = std::make_unique<NetApi>();
   a->plugin = load(PluginKind::Net, built_plugin_path(PluginKind::Net), NcclRelease::V2_30, v);
   if (!a->plugin) return nullptr;
@@ -106,7 +109,8 @@ inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger) {
   } else if (v == 10) {
     auto* t = static_cast<const ncclNet_v10_t*>(a->plugin.table);
     fill_common<ncclNet_v10_t, ncclNetProperties_v10_t>(api, t);
-    api->init = [t, logger] { return t->init(logger, nullptr); };
+    api->init = [t, logger, profiler] { return t->init(logger, profiler); };
+    api->isend_profiled = t->isend;
     api->finalize = [] { return ncclSuccess; };
     api->listen = t->listen;
     api->connect = [t](int d, void* h, void** s) {
@@ -121,12 +125,13 @@ inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger) {
     };
   } else {
     // v11 and v12 differ here only in the property struct.
-    auto bind_new = [api, logger](auto* t, auto props_tag) {
+    auto bind_new = [api, logger, profiler](auto* t, auto props_tag) {
       using Table = std::remove_cv_t<std::remove_pointer_t<decltype(t)>>;
       fill_common<Table, decltype(props_tag)>(api, t);
-      api->init = [t, api, logger] {
+      api->isend_profiled = t->isend;
+      api->init = [t, api, logger, profiler] {
         ncclNetCommConfig_v11_t config{-1};
-        return t->init(&api->ctx, 0x1234, &config, logger, nullptr);
+        return t->init(&api->ctx, 0x1234, &config, logger, profiler);
       };
       api->finalize = [t, api] { return t->finalize(api->ctx); };
       api->listen = [t, api](int d, void* h, void** l) { return t->listen(api->ctx, d, h, l); };

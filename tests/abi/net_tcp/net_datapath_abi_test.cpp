@@ -175,6 +175,67 @@ int send_three_mib(int fd, int /*version*/) {
   return a->close_send(comm) == ncclSuccess ? 0 : 15;
 }
 
+// Records NCCL profiler callbacks (peer process only).
+struct ProfilerRecord {
+  int starts = 0, stops = 0, bad = 0;
+  std::vector<size_t> lengths;
+};
+ProfilerRecord& profiler_record() {
+  static ProfilerRecord r;
+  return r;
+}
+int dummy_event;
+ncclResult_t record_profiler(void** event, int type, void* parent, int64_t plugin_id, void* data) {
+  auto& r = profiler_record();
+  if (type == ncclProfilerNetEventStart) {
+    ++r.starts;
+    struct Descr {
+      uint8_t type;
+      struct {
+        int fd;
+        int op;
+        size_t length;
+      } sock;
+    };
+    Descr d{};
+    std::memcpy(&d, data, sizeof d);
+    if (parent == nullptr || plugin_id != ((int64_t{2} << 16) | 1) || d.type != 1 || d.sock.op != 0 ||
+        d.sock.fd < 0)
+      ++r.bad;
+    r.lengths.push_back(d.sock.length);
+    *event = &dummy_event;
+  } else if (type == ncclProfilerNetEventStop) {
+    ++r.stops;
+    if (*event != &dummy_event) ++r.bad;
+  }
+  return ncclSuccess;
+}
+
+int profiled_sender(int fd, int /*version*/) {
+  auto a = load_net_api(12, CapturedLog::logger, record_profiler);
+  if (!a || a->init() != ncclSuccess) return 10;
+  void* comm = nullptr;
+  if (establish_send(*a, kDev, fd, &comm) != ncclSuccess) return 11;
+  std::vector<unsigned char> buf(1 << 20, 4);
+  const size_t sizes[] = {0, 100, 20000, 1 << 20};
+  int parent = 0;
+  for (size_t size : sizes) {
+    void* req = nullptr;
+    if (a->isend_profiled(comm, buf.data(), size, 0, nullptr, &parent, &req) != ncclSuccess || req == nullptr)
+      return 12;
+    if (wait_request(*a, req, nullptr) != ncclSuccess) return 13;
+  }
+  char ok = 0;
+  if (!read_all(fd, &ok, 1)) return 14;
+  a->close_send(comm);
+  const auto& r = profiler_record();
+  if (r.starts != 4 || r.stops != 4) return 20;
+  if (r.bad != 0) return 21;
+  for (size_t i = 0; i < 4; ++i)
+    if (r.lengths[i] != sizes[i]) return 22;
+  return 0;
+}
+
 class DataIntegrity : public ::testing::TestWithParam<int> {};
 
 TEST_P(DataIntegrity, EverySizeByteForByte) {
@@ -515,6 +576,33 @@ TEST(NetDataPath, StatsLineAtClose) {
   std::remove(path.c_str());
 }
 
+// NCCL's profiler (v10+ callback): one socket event per isend, started when posted and stopped when
+// done, with NCCL's socket descriptor (checked inside the peer, which reports through its exit code).
+TEST(NetDataPath, ProfilerSocketEvents) {
+  const char* engine = std::getenv("RAILSCOPE_TRANSPORT");
+  if (engine == nullptr || std::string(engine) != "tcp") GTEST_SKIP() << "checks the TCP engine's events";
+  auto api = ready_api(12);
+  ASSERT_TRUE(api);
+  Peer peer = spawn_peer("profiled_sender");
+  void *rcomm = nullptr, *lcomm = nullptr;
+  ASSERT_EQ(establish_recv(*api, kDev, peer.fd, &rcomm, &lcomm), ncclSuccess);
+  std::vector<unsigned char> buf(1 << 20);
+  for (int i = 0; i < 4; ++i) {
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 0;
+    void* mh = nullptr;
+    void* req = nullptr;
+    ASSERT_EQ(post_recv(*api, rcomm, 1, &data, &cap, &tag, &mh, &req), ncclSuccess);
+    ASSERT_EQ(wait_request(*api, req, nullptr), ncclSuccess);
+  }
+  char ok = 1;
+  write_all(peer.fd, &ok, 1);
+  EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
+  EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
+  EXPECT_EQ(peer.wait(), 0) << "20: start/stop counts, 21: descriptor fields, 22: lengths";
+}
+
 // Random bytes, a handle cut short (the rest zero) and a handle with a flipped address byte: each is
 // refused by connect with peer.bad_handshake, and nothing is left behind.
 TEST(NetDataPath, BadHandlesArePeerBadHandshake) {
@@ -557,6 +645,7 @@ int peer_main(const std::string& role, int fd, int version) {
   if (role == "stream_forever") return stream_forever(fd, version);
   if (role == "stop_receiving") return stop_receiving(fd, version);
   if (role == "send_three_mib") return send_three_mib(fd, version);
+  if (role == "profiled_sender") return profiled_sender(fd, version);
   return 99;
 }
 
