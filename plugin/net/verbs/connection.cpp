@@ -122,11 +122,31 @@ Status Connection::poll() {
         return fail(
             Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
       for (int i = 0; i < n; ++i)
-        if (Status st = on_completion(wcs[i]); !st.ok()) return fail(std::move(st));
+        if (Status st = on_completion(wcs[i]); !st.ok()) return fail(explain(std::move(st)));
       if (n < 16) break;
     }
   }
   return Status::success();
+}
+
+Status Connection::explain(Status st) const {
+  // A completion error right after a port event is a consequence of it: name the cause first.
+  for (const auto& lane : lanes)
+    if (lane.health->generation() != lane.health_generation) {
+      auto f = lane.health->last();
+      f.detail += fmt::format("; then {}", st.finding.detail);
+      return Status::fail(ncclSystemError, std::move(f));
+    }
+  // The port may have gone down before its async event was read: ask the device directly.
+  for (const auto& lane : lanes) {
+    ibv_port_attr attr{};
+    if (ibv_query_port(lane.port->ctx.get(), static_cast<uint8_t>(lane.port->port), &attr) == 0 &&
+        attr.state != IBV_PORT_ACTIVE)
+      return Status::fail(ncclSystemError, "async.port_error",
+                          fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name,
+                                      lane.port->port, ibv_port_state_str(attr.state), st.finding.detail));
+  }
+  return st;
 }
 
 Status Connection::watch(Clock::time_point now) {

@@ -32,7 +32,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   RecvSlot& r = slots_[index];
   if (r.in_use) {
     ++stats.not_ready;
-    return Status::success();
+    return watch(Clock::now());
   }
   const int n = static_cast<int>(bufs.size());
   for (int i = 0; i < n; ++i)

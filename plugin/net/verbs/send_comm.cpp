@@ -49,12 +49,12 @@ Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void*
   SendSlot& s = slots_[static_cast<size_t>(index)];
   if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
     ++stats.not_ready;
-    return Status::success();
+    return watch(Clock::now());
   }
   auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(fifo_.get())) + index * kMaxRecvs;
-  if (fifo[0].seq != seq) {
+  if (fifo[0].seq != seq) {  // no clear-to-send yet: make sure the port and the peer are still there
     ++stats.not_ready;
-    return Status::success();
+    return watch(Clock::now());
   }
   uint32_t nreqs = fifo[0].nreqs;
   if (nreqs < 1 || nreqs > kMaxRecvs)

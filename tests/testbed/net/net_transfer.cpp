@@ -1,6 +1,6 @@
 // Test-bed program: loads the net plugin through its ABI (the harness, as NCCL would) and moves data
 // between rxe0 and rxe1 of the soft-RoCE test bed, checking every byte.
-//   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE]   both ends in this process
+//   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE] [--vdevice]   both ends in this process
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
 //   (server/client take --loop: repeat the sweep until something fails)
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -56,6 +57,24 @@ void fill(std::vector<uint8_t>& buf, size_t n, uint64_t seed) {
   for (; i < n; ++i) buf[i] = static_cast<uint8_t>(rng());
 }
 
+// A stand-in for NCCL's profiler callback: counts the plugin's QP events and checks the descriptor.
+std::atomic<int> g_prof_start{0}, g_prof_stop{0}, g_prof_bad{0};
+int g_prof_token = 0;
+ncclResult_t count_events(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
+  if (type == ncclProfilerNetEventStart) {
+    auto* d = static_cast<const ncclProfilerNetIbDescr_v1_t*>(ext);
+    bool ok = phandle == &g_prof_token && plugin_id == (NCCL_PROFILER_NET_TYPE_IB | 1) && d != nullptr &&
+              d->type == ncclProfileQp && d->qp.qpNum > 0;
+    if (!ok) ++g_prof_bad;
+    ++g_prof_start;
+    *eh = &g_prof_token;
+  } else if (type == ncclProfilerNetEventStop) {
+    if (eh == nullptr || *eh != &g_prof_token) ++g_prof_bad;
+    ++g_prof_stop;
+  }
+  return ncclSuccess;
+}
+
 struct Net {
   LoadedPlugin plugin;
   const ncclNet_v11_t* t = nullptr;
@@ -69,7 +88,7 @@ struct Net {
     }
     t = static_cast<const ncclNet_v11_t*>(plugin.table);
     ncclNetCommConfig_v11_t config{-1};
-    if (t->init(&ctx, 0xabc, &config, CapturedLog::logger, nullptr) != ncclSuccess) {
+    if (t->init(&ctx, 0xabc, &config, CapturedLog::logger, count_events) != ncclSuccess) {
       std::fprintf(stderr, "init failed\n");
       return false;
     }
@@ -237,11 +256,26 @@ void bad_handles(Net& net, int dev_send, int dev_recv) {
   net.t->closeListen(lc);
 }
 
-int loopback(bool expect_mtu_warning, const char* stats_file) {
+int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   Net net;
   if (!net.open()) return 1;
   int a = net.device("rxe0"), b = net.device("rxe1");
   if (a < 0 || b < 0) return 1;
+  if (vdevice) {  // send through a virtual NIC fusing rxe0 and rxe1, striped over both
+    ncclNetVDeviceProps_v11_t vp{};
+    vp.ndevs = 2;
+    vp.devs[0] = a;
+    vp.devs[1] = b;
+    int vd = -1, n = 0;
+    CHECK(net.t->makeVDevice(&vd, &vp) == ncclSuccess, "makeVDevice");
+    net.t->devices(&n);
+    CHECK(vd == 2 && n == 3, "virtual device index %d, %d devices", vd, n);
+    ncclNetProperties_v11_t p{};
+    CHECK(net.t->getProperties(vd, &p) == ncclSuccess, "getProperties(vdev)");
+    CHECK(std::strcmp(p.name, "rxe0+rxe1") == 0 && p.vProps.ndevs == 2, "vdev name %s ndevs %d", p.name,
+          p.vProps.ndevs);
+    a = vd;
+  }
   CapturedLog::clear();
   void* sc = nullptr;
   void* rc = nullptr;
@@ -275,6 +309,26 @@ int loopback(bool expect_mtu_warning, const char* stats_file) {
     for (int i = 0; i < 40; ++i)
       transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, static_cast<size_t>(i * 97), seed++);
   for (int n = 1; n <= 8; ++n) grouped(net, sc, rc, sbuf, rbuf, smr, rmr, n, seed++);
+  // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
+  {
+    fill(sbuf, 1000, seed);
+    void* rreq = nullptr;
+    void* sreq = nullptr;
+    void* data = rbuf.data();
+    size_t rsize = 1000;
+    int tag = 3;
+    void* ph = &g_prof_token;
+    int before = g_prof_start;
+    if (post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, &ph, &rreq); }, &rreq,
+                   "irecv") &&
+        post_until([&] { return net.t->isend(sc, sbuf.data(), 1000, 3, smr, ph, &sreq); }, &sreq, "isend")) {
+      int s1 = 0, s2 = 0;
+      CHECK(wait_done(net.t, sreq, &s1, "send") && wait_done(net.t, rreq, &s2, "recv"), "profiled transfer");
+    }
+    CHECK(g_prof_start - before == 2 && g_prof_start == g_prof_stop && g_prof_bad == 0,
+          "profiler events: %d starts (%d new), %d stops, %d bad", g_prof_start.load(), g_prof_start - before,
+          g_prof_stop.load(), g_prof_bad.load());
+  }
   std::printf("loopback transfers done (%d failures)\n", g_failures);
   CHECK(net.t->deregMr(sc, sub) == ncclSuccess, "deregMr sub");
   CHECK(net.t->deregMr(sc, smr) == ncclSuccess, "deregMr send");
@@ -411,13 +465,14 @@ int main(int argc, char** argv) {
   CapturedLog::set_echo(std::getenv("NET_TRANSFER_ECHO") != nullptr);
   std::string mode = argv[1];
   if (mode == "loopback") {
-    bool mtu = false;
+    bool mtu = false, vdev = false;
     const char* stats = nullptr;
     for (int i = 2; i < argc; ++i) {
       if (std::strcmp(argv[i], "--expect-mtu-warning") == 0) mtu = true;
+      if (std::strcmp(argv[i], "--vdevice") == 0) vdev = true;
       if (std::strcmp(argv[i], "--check-stats") == 0 && i + 1 < argc) stats = argv[++i];
     }
-    return loopback(mtu, stats);
+    return loopback(mtu, stats, vdev);
   }
   bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
   if (mode == "server" && argc >= 3) return server(argv[2], loop);
