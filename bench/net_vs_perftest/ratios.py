@@ -55,7 +55,8 @@ def main(folders):
     for folder in folders:
         runs = load(folder)
         for i, (seq, tool, size, v, f) in enumerate(runs):
-            raw.append((Path(folder).name, seq, tool, size, v))
+            boot = Path(folder).parent.name if Path(folder).name == "runs" else Path(folder).name
+            raw.append((boot, seq, tool, size, v))
             if not tool.startswith("netbench_"):
                 continue
             if v is None:
@@ -71,6 +72,8 @@ def main(folders):
     for b, seq, tool, size, v in raw:
         unit = "us" if tool.endswith("lat") else "MiB/s"
         print(f"  {b:>8} {seq:>3} {tool:<14} {size:>4} {v if v is None else round(v, 2)} {unit}")
+    print("(a perftest value of 0 or none is a failed run and is left out; a latency median above 1000 us\n"
+          " fell into the guest's scheduler tick: such a run says nothing about the transport)")
     print()
     print(f"{'metric':<34} {'netbench':>10} {'perftest':>10} {'ratio':>7}  runs  target")
     ok = True

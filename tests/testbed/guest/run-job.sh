@@ -102,7 +102,9 @@ cd "$TB_CWD" 2>/dev/null || {
 
 if [[ $TB_INTERACTIVE == 1 ]]; then
     phase "interactive shell (exit to power off)"
-    setsid -c env -i "${envv[@]}" TERM=linux PS1='testbed:\w# ' bash --norc -i
+    # The real serial tty (not /dev/console) so that it can be the controlling terminal.
+    setsid -c env -i "${envv[@]}" TERM=linux PS1='testbed:\w# ' bash --norc -i \
+        < /dev/ttyS0 > /dev/ttyS0 2>&1
     echo $? > "$CTL/rc"
     exit 0
 fi
