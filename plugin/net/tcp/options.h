@@ -10,8 +10,8 @@
 namespace railscope::net::tcp {
 
 struct TcpOptions {
-  int nthreads = 2;           // helper threads per connection and side
-  int nsocks_per_thread = 2;  // data sockets each helper thread serves
+  int nthreads = 4;           // helper threads per connection and side (one per socket measured best)
+  int nsocks_per_thread = 1;  // data sockets each helper thread serves
   int sockbuf = 0;            // SO_SNDBUF/SO_RCVBUF bytes; 0 = kernel autotuning
   int timeout_s = 60;         // unacknowledged data / silent peer / handshake bound
   uint32_t min_chunk = 64 * 1024;
