@@ -13,7 +13,7 @@ BUILD_PKGS=(
 )
 # The QEMU/TCG soft-RoCE test bed (tests/testbed/).
 TESTBED_PKGS=(
-  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 perftest util-linux procps
+  qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 perftest iperf3 util-linux procps
 )
 
 SUDO=""

@@ -141,6 +141,11 @@ constexpr Entry kEntries[] = {
     {"wc.error", S::Error, "Completion with error", "a work completion failed",
      "See the status and vendor_err in the message"},
 
+    // --- TCP engine
+    {"tcp.no_interface", S::Error, "No network interface for the TCP engine",
+     "no interface is up with an address that NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY select",
+     "Set NCCL_SOCKET_IFNAME to an interface that is up and has an address (`ip -br addr`)"},
+
     // --- progress, peers, async events
     {"progress.stalled", S::Error, "No progress on a connection",
      "posted work has not completed for longer than the QP's retry budget (timeout × retries): the "

@@ -54,6 +54,28 @@ constexpr Spec kSpecs[] = {
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
      "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
 
+    // --- net plugin: engine selection and the TCP engine (NCCL's socket-transport meanings where named
+    // NCCL_*)
+    {"RAILSCOPE_TRANSPORT", T::String, "auto", 0, 0, "net",
+     "Net engine: auto (verbs when an RDMA port is active, else TCP), verbs, or tcp"},
+    {"NCCL_SOCKET_IFNAME", T::String, "", 0, 0, "net",
+     "TCP engine interfaces: name prefixes, `^` excludes, `=` exact names; unset = ib*, else not "
+     "docker/lo/virbr"},
+    {"NCCL_SOCKET_FAMILY", T::String, "", 0, 0, "net",
+     "TCP engine address family: AF_INET or AF_INET6; unset = either"},
+    {"NCCL_SOCKET_NTHREADS", T::Int, "-2", -2, 16, "net",
+     "TCP engine helper threads per connection; -2 (auto) = 4"},
+    {"NCCL_NSOCKS_PERTHREAD", T::Int, "-2", -2, 64, "net",
+     "TCP engine data sockets per helper thread; -2 (auto) = 1; threads x sockets capped at 64"},
+    {"RAILSCOPE_TCP_SOCKBUF", T::Int, "0", 0, 1073741824, "net",
+     "TCP engine SO_SNDBUF/SO_RCVBUF bytes per socket; 0 = kernel autotuning (tcp_wmem/tcp_rmem)"},
+    {"RAILSCOPE_TCP_TIMEOUT", T::Int, "60", 1, 3600, "net",
+     "TCP engine: seconds before a silent peer, unacknowledged data or an unfinished handshake is an error"},
+    {"RAILSCOPE_TCP_MIN_CHUNK", T::Int, "65536", 4096, 67108864, "net",
+     "TCP engine: smallest piece a large message is cut into across the data sockets"},
+    {"RAILSCOPE_TCP_INLINE", T::Int, "8192", 0, 1048576, "net",
+     "TCP engine: messages up to this size travel on the control socket (no helper-thread hop)"},
+
     // --- node inspection (doctor, net, tuner)
     // NCCL tuning variables doctor reports when set (env hygiene); railscope reads them, never applies them.
     {"NCCL_ALGO", T::String, "", 0, 0, "doctor", "NCCL's algorithm override; reported by doctor when set"},

@@ -53,7 +53,8 @@ struct ConnStats {
 };
 
 struct ConnIdentity {
-  std::string role;  // "send" / "recv"
+  std::string engine = "verbs";  // "tcp" for the TCP engine, which reuses these statistics
+  std::string role;              // "send" / "recv"
   std::string local_host, local_dev, local_gid;
   std::string peer_host, peer_dev, peer_gid, peer_addr;
   int qps = 0;

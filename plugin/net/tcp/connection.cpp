@@ -1,0 +1,90 @@
+#include "plugin/net/tcp/connection.h"
+
+#include <fmt/format.h>
+
+namespace railscope::net::tcp {
+
+TcpConnection::TcpConnection(Fd ctrl, std::vector<Fd> data, ConnParams params, bool sending)
+    : ctrl_(std::move(ctrl)), params_(std::move(params)), sending_(sending) {
+  for (Fd& fd : data) {
+    auto lane = std::make_unique<Lane>();
+    lane->fd = std::move(fd);
+    lanes_.push_back(std::move(lane));
+  }
+  params_.nsocks = static_cast<int>(lanes_.size());
+  if (params_.nthreads > params_.nsocks) params_.nthreads = params_.nsocks;
+  if (params_.nthreads < 1) params_.nthreads = 1;
+}
+
+TcpConnection::~TcpConnection() {
+  for (auto& w : workers_) w->stop();  // before the lanes' sockets close
+}
+
+Status TcpConnection::start() {
+  for (int t = 0; t < params_.nthreads; ++t) {
+    std::vector<Lane*> mine;
+    for (int j = t; j < params_.nsocks; j += params_.nthreads)
+      mine.push_back(lanes_[static_cast<size_t>(j)].get());
+    workers_.push_back(
+        std::make_unique<LaneWorker>(std::move(mine), sending_, &error_, where(), params_.timeout_s));
+    if (Status st = workers_.back()->start(sending_ ? "rs-tcp-send" : "rs-tcp-recv"); !st.ok()) return st;
+  }
+  return Status::success();
+}
+
+std::string TcpConnection::where() const {
+  return fmt::format("{} ({}) over {}", params_.peer_host, params_.peer_addr, params_.local_dev);
+}
+
+Status TcpConnection::fail(const Status& st) {
+  error_.set(st);
+  return failure();
+}
+
+Status TcpConnection::failure() {
+  Status st = error_.get();
+  if (!error_counted_) {
+    stats_.error(st.finding.id());
+    error_counted_ = true;
+  }
+  return st;
+}
+
+void TcpConnection::queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending) {
+  ChunkPlan plan = plan_chunks(size, params_.nsocks, params_.min_chunk, seq);
+  pending->fetch_add(plan.count, std::memory_order_relaxed);
+  uint32_t woken = 0;  // bit per worker
+  for (int i = 0; i < plan.count; ++i) {
+    int s = plan.socket(i, params_.nsocks);
+    // Capacity: one task per lane per request and at most kPoolSize * kMaxRecvs requests' messages.
+    lanes_[static_cast<size_t>(s)]->ring.push(Task{base + plan.offset(i), plan.length(i, size), 0, pending});
+    woken |= 1u << (s % params_.nthreads);
+  }
+  for (int t = 0; t < params_.nthreads; ++t)
+    if ((woken & (1u << t)) != 0) workers_[static_cast<size_t>(t)]->wake();
+}
+
+uint64_t TcpConnection::micros_since(Clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+}
+
+void TcpConnection::emit_stats(const char* role) const {
+  if (!verbs::stats_enabled()) return;
+  verbs::ConnIdentity who;
+  who.engine = "tcp";
+  who.role = role;
+  who.local_host = params_.local_host;
+  who.local_dev = params_.local_dev;
+  who.local_gid = params_.local_addr;
+  who.peer_host = params_.peer_host;
+  who.peer_dev = "";
+  who.peer_gid = params_.peer_addr;
+  who.peer_addr = params_.peer_addr;
+  who.qps = params_.nsocks;
+  who.path_mtu = params_.mtu;
+  who.seconds = std::chrono::duration<double>(Clock::now() - opened_).count();
+  verbs::emit_stats_line(verbs::stats_json(who, stats_));
+}
+
+}  // namespace railscope::net::tcp

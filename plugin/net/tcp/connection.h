@@ -1,0 +1,69 @@
+// What a TCP send or receive comm shares: the control socket (message headers and small messages,
+// driven by NCCL's proxy thread), the data lanes and their helper threads, the first error, and the
+// per-connection statistics (the verbs engine's ConnStats / JSON line, reused).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin/net/tcp/lanes.h"
+#include "plugin/net/tcp/options.h"
+#include "plugin/net/tcp/wire.h"
+#include "plugin/net/verbs/stats.h"
+
+namespace railscope::net::tcp {
+
+inline constexpr size_t kPoolSize = 64;  // requests in flight per comm
+inline constexpr int kMaxRecvs = 8;      // grouped receive width (== the ABI layer's)
+
+// Agreed at the handshake (the sender's values; both ends use the same).
+struct ConnParams {
+  int nsocks = 1;
+  int nthreads = 1;  // this side's helper threads (<= nsocks)
+  uint32_t min_chunk = 64 * 1024;
+  uint32_t inline_max = 8 * 1024;
+  int timeout_s = 60;
+  int sockbuf = 0;
+  std::string local_host, local_dev, local_addr;
+  std::string peer_host, peer_addr;
+  int mtu = 0;
+  ncclProfilerCallback_t profiler = nullptr;  // NCCL's (v10+), may be null
+};
+
+class TcpConnection {
+ public:
+  using Clock = std::chrono::steady_clock;
+  TcpConnection(Fd ctrl, std::vector<Fd> data, ConnParams params, bool sending);
+  virtual ~TcpConnection();
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+
+  Status start();  // helper threads
+  const ConnParams& params() const { return params_; }
+  std::string where() const;  // "to host (addr) over dev"
+  void emit_stats(const char* role) const;
+
+ protected:
+  // Records a failure and returns the connection's first one (later calls keep returning it).
+  Status fail(const Status& st);
+  // The first failure (set here or by a helper thread), counted once in the statistics.
+  Status failure();
+  bool failed() const { return error_.failed(); }
+  // Queues a message's chunks on the lanes (pending is raised first) and wakes their threads.
+  void queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending);
+  static uint64_t micros_since(Clock::time_point t0);
+
+  Fd ctrl_;
+  ConnParams params_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::unique_ptr<LaneWorker>> workers_;
+  ErrorState error_;
+  bool error_counted_ = false;
+  verbs::ConnStats stats_;
+  Clock::time_point opened_ = Clock::now();
+  bool sending_;
+};
+
+}  // namespace railscope::net::tcp

@@ -1,0 +1,100 @@
+// The data sockets of a connection ("lanes") and the helper threads that move bytes on them. The
+// thread that calls isend/irecv/test (NCCL's proxy thread) cuts a message into chunks and queues one
+// task per chunk on the lane that carries it; each helper thread serves a fixed set of lanes with
+// non-blocking send/recv and poll, and counts a request's chunks down when they are done. Queues are
+// single-producer/single-consumer rings sized so the request pools can never overflow them: the data
+// path allocates nothing and takes no lock. A socket error stops the thread's lanes and is kept
+// (first error wins) for the proxy thread to report.
+#pragma once
+
+#include <poll.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin/net/tcp/socket.h"
+#include "plugin/net/transport.h"
+
+namespace railscope::net::tcp {
+
+struct Task {
+  std::byte* ptr = nullptr;
+  size_t len = 0;
+  size_t done = 0;
+  std::atomic<int>* pending = nullptr;  // the request's outstanding chunk count
+};
+
+class TaskRing {
+ public:
+  static constexpr uint32_t kSize = 512;  // >= request pool size x max grouped receives
+  bool push(const Task& t) {
+    uint32_t tail = tail_.load(std::memory_order_relaxed);
+    if (tail - head_.load(std::memory_order_acquire) == kSize) return false;
+    slots_[tail & (kSize - 1)] = t;
+    tail_.store(tail + 1, std::memory_order_release);
+    return true;
+  }
+  Task* front() {
+    uint32_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail_.load(std::memory_order_acquire)) return nullptr;
+    return &slots_[head & (kSize - 1)];
+  }
+  void pop() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+ private:
+  std::array<Task, kSize> slots_{};
+  alignas(64) std::atomic<uint32_t> head_{0};
+  alignas(64) std::atomic<uint32_t> tail_{0};
+};
+
+struct Lane {
+  Fd fd;
+  TaskRing ring;
+};
+
+// The first failure of a connection, set by any thread, read by the proxy thread.
+class ErrorState {
+ public:
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  void set(const Status& st);
+  Status get() const;
+
+ private:
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mutex_;
+  Status status_;
+};
+
+class LaneWorker {
+ public:
+  LaneWorker(std::vector<Lane*> lanes, bool sending, ErrorState* error, std::string peer, int timeout_s);
+  ~LaneWorker();
+  LaneWorker(const LaneWorker&) = delete;
+  LaneWorker& operator=(const LaneWorker&) = delete;
+
+  Status start(const char* thread_name);
+  void wake();  // tasks were queued on one of this worker's lanes
+  void stop();  // joins; pending tasks are abandoned
+
+ private:
+  void run();
+  bool serve(Lane* lane, std::vector<pollfd>* want);
+  std::vector<Lane*> lanes_;
+  bool sending_;
+  ErrorState* error_;
+  std::string peer_;
+  int timeout_s_;
+  Fd wake_fd_;  // eventfd
+  std::atomic<bool> stop_{false};
+  bool dead_ = false;
+  std::thread thread_;
+};
+
+}  // namespace railscope::net::tcp

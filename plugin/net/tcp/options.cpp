@@ -1,0 +1,30 @@
+#include "plugin/net/tcp/options.h"
+
+#include "plugin/net/tcp/wire.h"
+#include "railscope/core/log.h"
+#include "railscope/core/params.h"
+
+namespace railscope::net::tcp {
+
+TcpOptions options_from_env() {
+  TcpOptions o;
+  auto nt = params::get_int("NCCL_SOCKET_NTHREADS");
+  auto ns = params::get_int("NCCL_NSOCKS_PERTHREAD");
+  if (nt > 0) o.nthreads = static_cast<int>(nt);
+  if (ns > 0) o.nsocks_per_thread = static_cast<int>(ns);
+  if (o.nthreads > kMaxThreads) o.nthreads = kMaxThreads;
+  if (o.nsocks() > kMaxSockets) {
+    RS_WARN(
+        "NET/railscope : NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = {} x {} exceeds {} sockets; "
+        "using {} sockets per thread",
+        o.nthreads, o.nsocks_per_thread, kMaxSockets, kMaxSockets / o.nthreads);
+    o.nsocks_per_thread = kMaxSockets / o.nthreads;
+  }
+  o.sockbuf = static_cast<int>(params::get_int("RAILSCOPE_TCP_SOCKBUF"));
+  o.timeout_s = static_cast<int>(params::get_int("RAILSCOPE_TCP_TIMEOUT"));
+  o.min_chunk = static_cast<uint32_t>(params::get_int("RAILSCOPE_TCP_MIN_CHUNK"));
+  o.inline_max = static_cast<uint32_t>(params::get_int("RAILSCOPE_TCP_INLINE"));
+  return o;
+}
+
+}  // namespace railscope::net::tcp

@@ -1,0 +1,26 @@
+// The TCP engine's tunables, read once from the environment (params registry) when the engine is
+// created: sockets and helper threads per connection (NCCL's NCCL_SOCKET_NTHREADS and
+// NCCL_NSOCKS_PERTHREAD meanings), socket buffer size, the dead-peer bound, the chunk size large
+// messages are cut into, and the inline limit for small messages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace railscope::net::tcp {
+
+struct TcpOptions {
+  int nthreads = 4;           // helper threads per connection and side (one per socket measured best)
+  int nsocks_per_thread = 1;  // data sockets each helper thread serves
+  int sockbuf = 0;            // SO_SNDBUF/SO_RCVBUF bytes; 0 = kernel autotuning
+  int timeout_s = 60;         // unacknowledged data / silent peer / handshake bound
+  uint32_t min_chunk = 64 * 1024;
+  uint32_t inline_max = 8 * 1024;
+  int nsocks() const { return nthreads * nsocks_per_thread; }
+};
+
+// Reads RAILSCOPE_TCP_* and NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD (-2 = auto: railscope's
+// defaults above). The product is capped at kMaxSockets, as NCCL does.
+TcpOptions options_from_env();
+
+}  // namespace railscope::net::tcp
