@@ -151,7 +151,7 @@ TEST(Doctor, GathersFromFakeSysfs) {
   put(p + "gid_attrs/ndevs/0", "eth9\n");
   put(p + "gid_attrs/ndevs/1", "eth9\n");
   put("class/net/eth9/mtu", "9000\n");
-  const NodeFacts f = gather({root.string(), true});
+  const NodeFacts f = gather({root.string(), true, ""});
   fs::remove_all(root);
   const Report r = run(f);
   const auto j = to_json(r, f);
