@@ -108,7 +108,8 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_HANG_SECONDS", T::Int, "300", 1, 604800, "profiler",
      "A collective in flight longer than this raises a coll.hang diagnosis naming who it waits for"},
     {"RAILSCOPE_EXPECTED_BUSBW", T::String, "", 0, 0, "profiler",
-     "Expected busbw ceiling in GB/s (NIC count x line rate); unset disables the coll.slow diagnosis"},
+     "Expected busbw ceiling in GB/s for multi-node collectives; unset: the sum of the line rates of the "
+     "node's active RDMA ports (NCCL_IB_HCA applies), or no coll.slow diagnosis when there are none"},
     {"RAILSCOPE_EXPECTED_RAILS", T::Int, "0", 0, 64, "profiler",
      "NICs (rails) behind the expected ceiling, to recognise one rail down ((k-1)/k); 0 = unknown"},
     {"RAILSCOPE_SLOW_PERCENT", T::Int, "80", 1, 100, "profiler",

@@ -67,6 +67,8 @@ MonitorConfig read_monitor_config() {
     } else {
       c.slow.expected_gbs = v;
     }
+  } else {
+    c.node_ceiling = node_ceiling_from_system();
   }
   return c;
 }
@@ -127,7 +129,16 @@ void Monitor::add(CommState* c) {
     last_prom_ns_ = now_ns();
     thread_ = std::thread([this] { run(); });
   }
-  c->monitor.slow = SlowDetector(cfg_.slow);
+  SlowConfig slow = cfg_.slow;
+  if (slow.expected_gbs == 0.0 && cfg_.node_ceiling && c->ident.nnodes > 1) {
+    slow.expected_gbs = cfg_.node_ceiling->gbs;
+    if (slow.rails == 0) slow.rails = cfg_.node_ceiling->rails;
+    RS_INFO(
+        NCCL_PROFILE,
+        "expected busbw ceiling {:.1f} GB/s from {} rail(s) {} (set RAILSCOPE_EXPECTED_BUSBW to override)",
+        slow.expected_gbs, slow.rails, cfg_.node_ceiling->ports);
+  }
+  c->monitor.slow = SlowDetector(slow);
   comms_.push_back(c);
   pending_ += format_comm(c->ident, c->mask, to_unix_ns(now_ns()));
   flush_locked();

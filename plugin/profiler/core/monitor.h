@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "plugin/profiler/core/comm_state.h"
 #include "plugin/profiler/core/jsonl_format.h"
+#include "plugin/profiler/core/node_ceiling.h"
 
 namespace railscope::profiler {
 
@@ -24,6 +26,8 @@ struct MonitorConfig {
   std::string tag;
   uint64_t hang_ns = 300ull * 1000000000ull;
   SlowConfig slow;
+  // From the node's RDMA ports, when RAILSCOPE_EXPECTED_BUSBW is not set (multi-node comms only).
+  std::optional<NodeCeiling> node_ceiling;
 };
 MonitorConfig read_monitor_config();
 

@@ -11,7 +11,7 @@
 
 namespace railscope::profiler {
 
-struct SlowConfig {
+struct SlowConfig {           // expected_gbs/rails: RAILSCOPE_EXPECTED_* or the node's ports (node_ceiling.h)
   double expected_gbs = 0.0;  // 0 = unknown: never diagnose
   int rails = 0;              // NICs behind the ceiling; 0 = unknown
   double fraction = 0.8;      // busbw below fraction × ceiling counts as slow

@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include "abi/profiler/profile_json.h"
 
@@ -98,14 +101,19 @@ TEST(HangWatchdog, NamesOpSeqAndWhatEachPeerWaitsOn) {
 
 // Runs 8 AllReduce of 256 MiB at n = 8 whose GPU time gives the wanted busbw; returns the ids
 // of every diagnosis in the profile.
-std::vector<std::string> run_allreduce_stream(double busbw_gbs, const char* proto) {
+// `from_env`: the ceiling comes from RAILSCOPE_EXPECTED_*; otherwise from the node's RDMA ports
+// (the test points RAILSCOPE_SYSFS_ROOT at a fake node). `nnodes` is the communicator's node count.
+std::vector<std::string> run_allreduce_stream(double busbw_gbs, const char* proto, bool from_env = true,
+                                              int nnodes = 2) {
   const std::string dir = fresh_profile_dir("slow");
-  setenv("RAILSCOPE_EXPECTED_BUSBW", "100", 1);
-  setenv("RAILSCOPE_EXPECTED_RAILS", "4", 1);
+  if (from_env) {
+    setenv("RAILSCOPE_EXPECTED_BUSBW", "100", 1);
+    setenv("RAILSCOPE_EXPECTED_RAILS", "4", 1);
+  }
   setenv("RAILSCOPE_SLOW_COUNT", "5", 1);
   ProfilerDriver drv(5);
   EXPECT_TRUE(drv.loaded()) << drv.load_error();
-  EXPECT_EQ(drv.init(0x99, 0, 8, 2), ncclSuccess);
+  EXPECT_EQ(drv.init(0x99, 0, 8, nnodes), ncclSuccess);
   const uint64_t count = 64ull << 20;  // floats: 256 MiB
   const double bytes = static_cast<double>(count) * 4.0;
   const double factor = 2.0 * 7.0 / 8.0;
@@ -131,6 +139,45 @@ TEST(SlowCollective, ThreeOfFourRailsIsNamed) {
   ASSERT_EQ(ids.size(), 1u) << "one finding per streak of 5 (8 slow ops)";
   EXPECT_EQ(ids[0], "coll.slow.rail_down");
   EXPECT_TRUE(CapturedLog::contains("one of 4 rails down"));
+}
+
+// A fake node with four active 200 Gb/s RDMA ports (100 GB/s together) and one port down.
+class NodeCeilingFromSysfs : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("railscope-ceiling-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    for (int i = 0; i < 5; ++i) {
+      const auto port = root_ / ("class/infiniband/mlx5_" + std::to_string(i)) / "ports/1";
+      std::filesystem::create_directories(port);
+      std::ofstream(port / "state") << (i < 4 ? "4: ACTIVE\n" : "1: DOWN\n");
+      std::ofstream(port / "phys_state") << "5: LinkUp\n";
+      std::ofstream(port / "link_layer") << "InfiniBand\n";
+      std::ofstream(port / "rate") << "200 Gb/sec (4X HDR)\n";
+    }
+    setenv("RAILSCOPE_SYSFS_ROOT", root_.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("RAILSCOPE_SYSFS_ROOT");
+    std::filesystem::remove_all(root_);
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(NodeCeilingFromSysfs, ThreeOfFourRailsIsNamedWithoutConfiguration) {
+  CapturedLog::clear();
+  const auto ids = run_allreduce_stream(75.0, "SIMPLE", /*from_env=*/false);
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], "coll.slow.rail_down");
+  EXPECT_TRUE(CapturedLog::contains("expected busbw ceiling 100.0 GB/s from 4 rail(s)"));
+}
+
+TEST_F(NodeCeilingFromSysfs, HealthyStreamStaysQuiet) {
+  EXPECT_TRUE(run_allreduce_stream(93.0, "SIMPLE", /*from_env=*/false).empty());
+}
+
+TEST_F(NodeCeilingFromSysfs, SingleNodeCommunicatorIsNotJudgedAgainstTheNics) {
+  EXPECT_TRUE(run_allreduce_stream(40.0, "SIMPLE", /*from_env=*/false, /*nnodes=*/1).empty());
 }
 
 TEST(SlowCollective, HealthyStreamStaysQuiet) {
