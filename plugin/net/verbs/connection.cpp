@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <thread>
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "railscope/core/log.h"
@@ -129,7 +131,15 @@ Status Connection::poll() {
   return Status::success();
 }
 
-Status Connection::explain(Status st) const {
+namespace {
+// Completion errors a peer that died (and took its registrations and QPs with it) causes on our side.
+bool peer_death_can_cause(std::string_view id) {
+  return id == "wc.remote_access" || id == "wc.remote_invalid" || id == "wc.retry_exceeded" ||
+         id == "wc.rnr_retry_exceeded" || id == "wc.error";
+}
+}  // namespace
+
+Status Connection::explain(Status st) {
   // A completion error right after a port event is a consequence of it: name the cause first.
   for (const auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
@@ -145,6 +155,21 @@ Status Connection::explain(Status st) const {
       return Status::fail(ncclSystemError, "async.port_error",
                           fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name,
                                       lane.port->port, ibv_port_state_str(attr.state), st.finding.detail));
+  }
+  // A peer process that dies releases its memory registrations and QPs as its files close, so our
+  // next write can fail (remote access error, or retries) a moment before its out-of-band socket
+  // reads as closed. Give the close that moment (error path only, once per connection) and name it:
+  // "peer closed" is the cause, the completion status its consequence.
+  if (peer_death_can_cause(st.finding.id())) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+    for (;;) {
+      if (Status closed = oob.alive(); !closed.ok()) {
+        closed.finding.detail += fmt::format("; then {}", st.finding.detail);
+        return closed;
+      }
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   return st;
 }

@@ -125,7 +125,7 @@ class Connection {
   virtual Status on_completion(const ibv_wc& wc) = 0;
 
  private:
-  Status explain(Status st) const;
+  Status explain(Status st);
   Status error_;
   Clock::time_point next_liveness_{};
 };
