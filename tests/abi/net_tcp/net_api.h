@@ -40,6 +40,15 @@ struct NetApi {
   std::function<ncclResult_t(void*, int, void**, size_t*, int*, void**, void**)> irecv;
   std::function<ncclResult_t(void*, int*, int*)> test;
   std::function<ncclResult_t(void*)> close_send, close_recv, close_listen;
+
+  NetApi() = default;
+  NetApi(const NetApi&) = delete;
+  NetApi& operator=(const NetApi&) = delete;
+  // NCCL finalizes every context it initialised when the communicator goes away; so does the harness,
+  // so that a peer process that simply returns does not leak its v11+ context.
+  ~NetApi() {
+    if (ctx != nullptr && finalize) finalize();
+  }
 };
 
 template <class Table, class Props>
@@ -133,7 +142,11 @@ inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger,
         ncclNetCommConfig_v11_t config{-1};
         return t->init(&api->ctx, 0x1234, &config, logger, profiler);
       };
-      api->finalize = [t, api] { return t->finalize(api->ctx); };
+      api->finalize = [t, api] {
+        const ncclResult_t rc = t->finalize(api->ctx);
+        api->ctx = nullptr;
+        return rc;
+      };
       api->listen = [t, api](int d, void* h, void** l) { return t->listen(api->ctx, d, h, l); };
       api->connect = [t, api](int d, void* h, void** s) { return t->connect(api->ctx, d, h, s, nullptr); };
       api->isend = [t](void* c, void* d, size_t n, int tag, void* m, void** r) {
