@@ -44,6 +44,10 @@ void add_common(CLI::App* c, netbench::Options& o, SizeArgs& sz) {
   c->add_option("--seed", o.seed, "Payload seed (0 = random)");
   c->add_option("--timeout", o.timeout_s, "Seconds without progress before netbench gives up")
       ->capture_default_str();
+  c->add_option("--poll", o.poll,
+                "When a waiting pass completes nothing: yield the CPU (as NCCL's proxy thread does) or spin")
+      ->check(CLI::IsMember({"yield", "spin"}))
+      ->capture_default_str();
   c->add_flag("-v,--verbose", o.verbose, "Also print the plugin's INFO lines");
 }
 

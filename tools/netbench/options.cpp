@@ -19,7 +19,8 @@ std::vector<std::string> Options::forward_args() const {
       "--lat-iters",    std::to_string(lat_iters),  "--bytes-per-size", std::to_string(bytes_per_size),
       "--window",       std::to_string(window),     "--recvs",          std::to_string(recvs),
       "--buffer-bytes", std::to_string(buffer_cap), "--mode",           mode,
-      "--seed",         std::to_string(seed),       "--timeout",        std::to_string(timeout_s)};
+      "--seed",         std::to_string(seed),       "--timeout",        std::to_string(timeout_s),
+      "--poll",         poll};
   if (!plugin.empty()) a.insert(a.end(), {"--plugin", plugin});
   if (!verify) a.emplace_back("--no-verify");
   if (verbose) a.emplace_back("--verbose");

@@ -128,6 +128,7 @@ int run_server(const Options& o) {
     oob.send_struct(kMsgHelloAck, me);
 
     Session s(plugin.api(), plugin.dev, std::chrono::seconds(params.timeout_s));
+    s.set_yield_when_idle(o.poll == "yield");
     s.connect(oob);
     s.register_regions(params.buffer_bytes);
     const bool verify = params.verify != 0;
@@ -193,6 +194,7 @@ int run_client(const Options& o) {
     h.seed = params.seed;
 
     Session s(plugin.api(), plugin.dev, std::chrono::seconds(o.timeout_s));
+    s.set_yield_when_idle(o.poll == "yield");
     s.connect(oob);
     s.register_regions(params.buffer_bytes);
     if (!o.json) {

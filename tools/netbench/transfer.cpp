@@ -23,8 +23,15 @@ uint64_t now_ns() {
 class Stall {
  public:
   Stall(const Session& s, const char* what)
-      : limit_ns_(static_cast<uint64_t>(s.timeout().count()) * 1000000000ULL), what_(what), last_(now_ns()) {}
+      : limit_ns_(static_cast<uint64_t>(s.timeout().count()) * 1000000000ULL),
+        what_(what),
+        last_(now_ns()),
+        yield_(s.yield_when_idle()) {}
   void progress() { last_ = now_ns(); }
+  // A pass that completed nothing: give the CPU away if the session says so.
+  void idle() const {
+    if (yield_) sched_yield();
+  }
   void check(uint64_t done, uint64_t total) {
     if ((++calls_ & 1023) != 0) return;
     if (now_ns() - last_ > limit_ns_)
@@ -38,6 +45,7 @@ class Stall {
   uint64_t limit_ns_;
   const char* what_;
   uint64_t last_;
+  bool yield_;
   uint64_t calls_ = 0;
 };
 
@@ -67,6 +75,7 @@ void* post_send(Session& s, Stall& stall, void* data, size_t size, int tag, void
     void* req = nullptr;
     check(s.api().isend(s.send_comm(), data, size, tag, mh, &req), "isend");
     if (req != nullptr) return req;
+    stall.idle();
     stall.check(0, 1);
   }
 }
@@ -76,6 +85,7 @@ void wait(Session& s, Stall& stall, void* req, int* sizes, const char* call) {
     int done = 0;
     check(s.api().test(req, &done, sizes), call);
     if (done) return;
+    stall.idle();
     stall.check(0, 1);
   }
 }
@@ -108,6 +118,7 @@ SendResult send_stream(Session& s, const SizePlan& plan, bool verify) {
   void* mh = s.send_region().mhandle();
   t0 = now_ns();
   while (completed < total) {
+    bool moved = false;
     if (posted < total && posted - completed < window) {
       unsigned char* buf = base + (posted % l.send_slots) * size;
       if (verify) Payload::stamp(buf, size, posted);
@@ -117,6 +128,7 @@ SendResult send_stream(Session& s, const SizePlan& plan, bool verify) {
       if (req != nullptr) {
         ring[posted % window] = req;
         ++posted;
+        moved = true;
         stall.progress();
       }
     }
@@ -129,10 +141,12 @@ SendResult send_stream(Session& s, const SizePlan& plan, bool verify) {
           throw BenchError("test() reported " + std::to_string(sent) + " bytes sent for a " +
                            std::to_string(size) + "-byte isend");
         ++completed;
+        moved = true;
         stall.progress();
         if (completed == plan.warmup) t0 = now_ns();
       }
     }
+    if (!moved) stall.idle();
     stall.check(completed, total);
   }
   SendResult r;
@@ -158,6 +172,7 @@ PhaseResult receive_stream(Session& s, const SizePlan& plan, const Payload& payl
   unsigned char* base = s.recv_region().data();
   uint64_t posted = 0, completed = 0, t0 = now_ns();
   while (completed < total_reqs) {
+    bool moved = false;
     if (posted < total_reqs && posted - completed < window) {
       for (uint32_t i = 0; i < n; ++i) {
         const uint64_t seq = posted * n + i;
@@ -171,6 +186,7 @@ PhaseResult receive_stream(Session& s, const SizePlan& plan, const Payload& payl
       if (req != nullptr) {
         ring[posted % window] = req;
         ++posted;
+        moved = true;
         stall.progress();
       }
     }
@@ -184,44 +200,61 @@ PhaseResult receive_stream(Session& s, const SizePlan& plan, const Payload& payl
           check_message(result, payload, base + (seq % l.recv_slots) * size, size, got[i], seq, verify);
         }
         ++completed;
+        moved = true;
         stall.progress();
         if (completed * n == plan.warmup) t0 = now_ns();
       }
     }
+    if (!moved) stall.idle();
     stall.check(completed, total_reqs);
   }
   result.elapsed_ns = now_ns() - t0;
   return result;
 }
 
+// Posts one single-buffer irecv of `size` bytes into receive buffer `i % 2`, retrying while the plugin
+// answers "not now".
+void* post_recv(Session& s, Stall& stall, size_t size, uint64_t i) {
+  void* mh = s.recv_region().mhandle();
+  size_t rsize = size;
+  int tag = 0;
+  for (;;) {
+    void* d = s.recv_region().data() + (i % 2) * size;
+    void* req = nullptr;
+    check(s.api().irecv(s.recv_comm(), 1, &d, &rsize, &tag, &mh, &req), "irecv");
+    if (req != nullptr) return req;
+    stall.idle();
+    stall.check(0, 1);
+  }
+}
+
+// Ping-pong as NCCL's proxy drives a connection: receives are posted ahead of the messages they take
+// (NCCL keeps up to NCCL_STEPS posted), so a clear-to-send never waits on the round trip it belongs
+// to. The client posts receive i+1 right after send i; the server keeps two receives posted. Either
+// side's clear-to-send then travels while the other side works, and a round trip costs two one-way
+// trips, as ib_write_lat's does. Receives alternate between two buffers; sends between two slots.
 std::vector<double> ping(Session& s, const SizePlan& plan, const Payload& payload, bool verify,
                          PhaseResult* reply_check) {
   const size_t size = plan.size;
+  const uint64_t total = uint64_t{plan.lat_warmup} + plan.lat_iters;
   std::vector<double> rtt_us;
   rtt_us.reserve(plan.lat_iters);
   Stall stall(s, "latency (client)");
-  unsigned char* rbuf = s.recv_region().data();
-  void* rmh = s.recv_region().mhandle();
-  size_t rsize = size;
-  int tag = 0;
-  for (uint64_t i = 0; i < uint64_t{plan.lat_warmup} + plan.lat_iters; ++i) {
-    const uint64_t t_start = now_ns();
-    void* rreq = nullptr;
-    while (rreq == nullptr) {
-      void* d = rbuf;
-      check(s.api().irecv(s.recv_comm(), 1, &d, &rsize, &tag, &rmh, &rreq), "irecv");
-      if (rreq == nullptr) stall.check(i, plan.lat_iters);
-    }
+  void* rreq = total > 0 ? post_recv(s, stall, size, 0) : nullptr;
+  for (uint64_t i = 0; i < total; ++i) {
     unsigned char* sbuf = s.send_region().data() + (i % 2) * size;
     if (verify) Payload::stamp(sbuf, size, i);
+    const uint64_t t_start = now_ns();
     void* sreq = post_send(s, stall, sbuf, size, 0, s.send_region().mhandle());
+    void* next = i + 1 < total ? post_recv(s, stall, size, i + 1) : nullptr;
     int sent = -1;
     wait(s, stall, sreq, &sent, "test (send)");
     int got = -1;
     wait(s, stall, rreq, &got, "test (recv)");
     const uint64_t t_end = now_ns();
     if (i >= plan.lat_warmup) rtt_us.push_back(static_cast<double>(t_end - t_start) / 1000.0);
-    check_message(*reply_check, payload, rbuf, size, got, i, verify);
+    check_message(*reply_check, payload, s.recv_region().data() + (i % 2) * size, size, got, i, verify);
+    rreq = next;
     stall.progress();
   }
   return rtt_us;
@@ -229,26 +262,20 @@ std::vector<double> ping(Session& s, const SizePlan& plan, const Payload& payloa
 
 PhaseResult pong(Session& s, const SizePlan& plan, const Payload& payload, bool verify) {
   const size_t size = plan.size;
+  const uint64_t total = uint64_t{plan.lat_warmup} + plan.lat_iters;
   PhaseResult result;
   Stall stall(s, "latency (server)");
-  unsigned char* rbuf = s.recv_region().data();
-  void* rmh = s.recv_region().mhandle();
-  size_t rsize = size;
-  int tag = 0;
+  void* rreq[2] = {nullptr, nullptr};
+  for (uint64_t i = 0; i < std::min<uint64_t>(total, 2); ++i) rreq[i] = post_recv(s, stall, size, i);
   const uint64_t t0 = now_ns();
-  for (uint64_t i = 0; i < uint64_t{plan.lat_warmup} + plan.lat_iters; ++i) {
-    void* rreq = nullptr;
-    while (rreq == nullptr) {
-      void* d = rbuf;
-      check(s.api().irecv(s.recv_comm(), 1, &d, &rsize, &tag, &rmh, &rreq), "irecv");
-      if (rreq == nullptr) stall.check(i, plan.lat_iters);
-    }
+  for (uint64_t i = 0; i < total; ++i) {
     int got = -1;
-    wait(s, stall, rreq, &got, "test (recv)");
-    check_message(result, payload, rbuf, size, got, i, verify);
+    wait(s, stall, rreq[i % 2], &got, "test (recv)");
+    check_message(result, payload, s.recv_region().data() + (i % 2) * size, size, got, i, verify);
     unsigned char* sbuf = s.send_region().data() + (i % 2) * size;
     if (verify) Payload::stamp(sbuf, size, i);
     void* sreq = post_send(s, stall, sbuf, size, 0, s.send_region().mhandle());
+    rreq[i % 2] = i + 2 < total ? post_recv(s, stall, size, i + 2) : nullptr;
     int sent = -1;
     wait(s, stall, sreq, &sent, "test (send)");
     stall.progress();

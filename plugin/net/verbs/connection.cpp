@@ -174,7 +174,7 @@ Status Connection::explain(Status st) {
   return st;
 }
 
-Status Connection::watch(Clock::time_point now) {
+Status Connection::health() {
   if (!error_.ok()) return error_;
   for (auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
@@ -182,6 +182,13 @@ Status Connection::watch(Clock::time_point now) {
       f.detail += fmt::format("; connection {}", where());
       return fail(Status::fail(ncclSystemError, std::move(f)));
     }
+  return Status::success();
+}
+
+Status Connection::watch() { return clock_due() ? watch(Clock::now()) : health(); }
+
+Status Connection::watch(Clock::time_point now) {
+  if (Status st = health(); !st.ok()) return st;
   if (now >= next_liveness_) {
     next_liveness_ = now + std::chrono::milliseconds(100);
     if (Status st = oob.alive(); !st.ok()) {

@@ -105,6 +105,12 @@ class Connection {
   Status poll();
   // Checks that cannot wait for a completion: port health, peer liveness (rate-limited).
   Status watch(Clock::time_point now);
+  // The same from a polling loop that found nothing: port health on every call, the clock-based
+  // checks one call in kClockEvery (a clock read costs more than a CQ poll on hosts without a vDSO
+  // clock, the soft-RoCE test bed among them, and the loop is NCCL's proxy thread spinning on test()).
+  Status watch();
+  bool clock_due() { return ++idle_calls_ % kClockEvery == 0; }
+  Status health();
   Status fail(Status st);  // records the first error (and counts it), returns it
   const Status& error() const { return error_; }
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
@@ -126,8 +132,10 @@ class Connection {
 
  private:
   Status explain(Status st);
+  static constexpr uint32_t kClockEvery = 16;
   Status error_;
   Clock::time_point next_liveness_{};
+  uint32_t idle_calls_ = 0;
 };
 
 // A MemHandle from reg_mr on a connection's lanes.

@@ -32,7 +32,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   RecvSlot& r = slots_[index];
   if (r.in_use) {
     ++stats.not_ready;
-    return watch(Clock::now());
+    return watch();
   }
   const int n = static_cast<int>(bufs.size());
   for (int i = 0; i < n; ++i)
@@ -124,8 +124,8 @@ Status VerbsRecvComm::test(RecvSlot* r, int* done, int* sizes) {
   if (!r->in_use)
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
   if (Status st = poll(); !st.ok()) return st;
-  auto now = Clock::now();
-  if (r->pending > 0) return watch(now);
+  if (r->pending > 0) return watch();
+  const auto now = Clock::now();
   const auto index = static_cast<size_t>(r - slots_.data());
   size_t got[kMaxRecvs] = {};
   if (r->imm & kSizesInArea) {

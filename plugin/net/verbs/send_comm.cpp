@@ -49,12 +49,12 @@ Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void*
   SendSlot& s = slots_[static_cast<size_t>(index)];
   if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
     ++stats.not_ready;
-    return watch(Clock::now());
+    return watch();
   }
   auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(fifo_.get())) + index * kMaxRecvs;
   if (fifo[0].seq != seq) {  // no clear-to-send yet: make sure the port and the peer are still there
     ++stats.not_ready;
-    return watch(Clock::now());
+    return watch();
   }
   uint32_t nreqs = fifo[0].nreqs;
   if (nreqs < 1 || nreqs > kMaxRecvs)
@@ -204,8 +204,8 @@ Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
   if (Status st = poll(); !st.ok()) return st;
   SendSlot& s = slots_[static_cast<size_t>(req->slot)];
-  auto now = Clock::now();
   if (s.posted && s.pending == 0) {
+    const auto now = Clock::now();
     *done = 1;
     if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
     stats.completed(req->size, micros(now - s.posted_at));
@@ -218,14 +218,16 @@ Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
     pool_.put(req);
     return Status::success();
   }
+  if (!clock_due()) return health();
+  const auto now = Clock::now();
   if (s.posted && now - s.posted_at > stall_budget)
     return fail(Status::fail(
         ncclRemoteError, "progress.stalled",
-        fmt::format(
-            "a {}-byte send posted {:.1f} s ago has not completed (retry budget {:.1f} s = 4.096 us x 2^{} x "
-            "{} tries) on {}",
-            req->size, std::chrono::duration<double>(now - s.posted_at).count(),
-            std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1, where()),
+        fmt::format("a {}-byte send posted {:.1f} s ago has not completed (budget {:.1f} s: 4.096 us x 2^{} x "
+                    "{} tries, at least {} s) on {}",
+                    req->size, std::chrono::duration<double>(now - s.posted_at).count(),
+                    std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1,
+                    std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where()),
         "The peer stopped acknowledging: check that the peer process is alive, the link is up on both ends "
         "and the "
         "netdev MTUs match (`railscope doctor` on both nodes)"));

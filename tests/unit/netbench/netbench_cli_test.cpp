@@ -122,6 +122,24 @@ TEST(NetbenchCli, BadArgumentsAreRejected) {
   EXPECT_NE(run("--pair lo,lo --max-size 12Q" + kPlugin).rc, 0);
   EXPECT_NE(run("--pair lo,lo --window 0" + kPlugin).rc, 0);
   EXPECT_NE(run("--pair lo,lo --recvs 9" + kPlugin).rc, 0);
+  EXPECT_NE(run("--pair lo,lo --poll busy" + kPlugin).rc, 0);
+}
+
+// Both waiting modes run the pre-posted ping-pong (receives alternate between two buffers) with every
+// reply verified, at sizes where the two buffers are adjacent slots of one region.
+TEST(NetbenchCli, LatencyVerifiedInBothPollModes) {
+  for (const char* poll : {"yield", "spin"}) {
+    const Result r = run(std::string("--pair lo,lo --mode lat --min-size 0 --max-size 64K --lat-iters 40 --json "
+                                     "--poll ") +
+                         poll + kPlugin);
+    ASSERT_EQ(r.rc, 0) << poll << ": " << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    for (const auto& row : j["results"]) {
+      EXPECT_EQ(row["mismatches"], 0) << poll;
+      // Both directions, warmup round trips (lat_iters / 10) included.
+      EXPECT_EQ(row["verified_messages"].get<int>(), 2 * (40 + 4)) << poll << " " << row;
+    }
+  }
 }
 
 }  // namespace
