@@ -13,14 +13,19 @@ uint32_t Options::modes() const {
 }
 
 std::vector<std::string> Options::forward_args() const {
-  std::vector<std::string> a = {
-      "--min-size",     std::to_string(min_size),   "--max-size",       std::to_string(max_size),
-      "--iters",        std::to_string(iters),      "--warmup",         std::to_string(warmup),
-      "--lat-iters",    std::to_string(lat_iters),  "--bytes-per-size", std::to_string(bytes_per_size),
-      "--window",       std::to_string(window),     "--recvs",          std::to_string(recvs),
-      "--buffer-bytes", std::to_string(buffer_cap), "--mode",           mode,
-      "--seed",         std::to_string(seed),       "--timeout",        std::to_string(timeout_s),
-      "--poll",         poll};
+  std::vector<std::string> a = {"--min-size",       std::to_string(min_size),
+                                "--max-size",       std::to_string(max_size),
+                                "--iters",          std::to_string(iters),
+                                "--warmup",         std::to_string(warmup),
+                                "--lat-iters",      std::to_string(lat_iters),
+                                "--bytes-per-size", std::to_string(bytes_per_size),
+                                "--window",         std::to_string(window),
+                                "--recvs",          std::to_string(recvs),
+                                "--buffer-bytes",   std::to_string(buffer_cap),
+                                "--mode",           mode,
+                                "--seed",           std::to_string(seed),
+                                "--timeout",        std::to_string(timeout_s),
+                                "--poll",           poll};
   if (!plugin.empty()) a.insert(a.end(), {"--plugin", plugin});
   if (!verify) a.emplace_back("--no-verify");
   if (verbose) a.emplace_back("--verbose");

@@ -223,11 +223,12 @@ Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
   if (s.posted && now - s.posted_at > stall_budget)
     return fail(Status::fail(
         ncclRemoteError, "progress.stalled",
-        fmt::format("a {}-byte send posted {:.1f} s ago has not completed (budget {:.1f} s: 4.096 us x 2^{} x "
-                    "{} tries, at least {} s) on {}",
-                    req->size, std::chrono::duration<double>(now - s.posted_at).count(),
-                    std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1,
-                    std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where()),
+        fmt::format(
+            "a {}-byte send posted {:.1f} s ago has not completed (budget {:.1f} s: 4.096 us x 2^{} x "
+            "{} tries, at least {} s) on {}",
+            req->size, std::chrono::duration<double>(now - s.posted_at).count(),
+            std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1,
+            std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where()),
         "The peer stopped acknowledging: check that the peer process is alive, the link is up on both ends "
         "and the "
         "netdev MTUs match (`railscope doctor` on both nodes)"));

@@ -129,9 +129,10 @@ TEST(NetbenchCli, BadArgumentsAreRejected) {
 // reply verified, at sizes where the two buffers are adjacent slots of one region.
 TEST(NetbenchCli, LatencyVerifiedInBothPollModes) {
   for (const char* poll : {"yield", "spin"}) {
-    const Result r = run(std::string("--pair lo,lo --mode lat --min-size 0 --max-size 64K --lat-iters 40 --json "
-                                     "--poll ") +
-                         poll + kPlugin);
+    const Result r =
+        run(std::string("--pair lo,lo --mode lat --min-size 0 --max-size 64K --lat-iters 40 --json "
+                        "--poll ") +
+            poll + kPlugin);
     ASSERT_EQ(r.rc, 0) << poll << ": " << r.out;
     const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
     for (const auto& row : j["results"]) {
