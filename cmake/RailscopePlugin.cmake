@@ -1,5 +1,7 @@
 # railscope_add_plugin(<target> OUTPUT_NAME <name> VERSION_SCRIPT <file> SOURCES ... LIBS ...)
-# Builds one NCCL plugin shared library that exports only what its version script names.
+# Builds one NCCL plugin shared library that exports only what its version script names, and that
+# needs (DT_NEEDED) only the libraries it calls into: --as-needed keeps libibverbs out of the tuner
+# and the profiler, which read the NICs from sysfs and must load on hosts without rdma-core.
 function(railscope_add_plugin target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;VERSION_SCRIPT" "SOURCES;LIBS" ${ARGN})
   add_library(${target} SHARED ${ARG_SOURCES})
@@ -8,6 +10,6 @@ function(railscope_add_plugin target)
   target_link_libraries(${target} PRIVATE ${ARG_LIBS})
   target_link_options(${target} PRIVATE
     -Wl,--version-script=${ARG_VERSION_SCRIPT} -Wl,--no-undefined -Wl,--exclude-libs,ALL
-    -Wl,-z,defs -Wl,-z,now)
+    -Wl,-z,defs -Wl,-z,now -Wl,--as-needed)
   railscope_target_defaults(${target})
 endfunction()

@@ -74,9 +74,9 @@ Inventory discover(const DiscoverOptions& options) {
       return inv;
     }
   }
-  for (const auto& name : sysfs.list("class/infiniband"))
-    inv.devices.push_back(read_device_from_sysfs(sysfs, name, /*read_gids=*/true));
-  return inv;
+  Inventory from_sysfs = discover_sysfs(inv.sysfs_root);
+  from_sysfs.verbs_error = std::move(inv.verbs_error);
+  return from_sysfs;
 }
 
 }  // namespace railscope::node

@@ -150,4 +150,13 @@ Device read_device_from_sysfs(const Sysfs& sysfs, const std::string& name, bool 
   return d;
 }
 
+Inventory discover_sysfs(const std::string& sysfs_root) {
+  Inventory inv;
+  const Sysfs sysfs(sysfs_root.empty() ? Sysfs::default_root() : sysfs_root);
+  inv.sysfs_root = sysfs.root();
+  for (const auto& name : sysfs.list("class/infiniband"))
+    inv.devices.push_back(read_device_from_sysfs(sysfs, name, /*read_gids=*/true));
+  return inv;
+}
+
 }  // namespace railscope::node

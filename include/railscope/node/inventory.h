@@ -61,6 +61,9 @@ struct DiscoverOptions {
 };
 
 Inventory discover(const DiscoverOptions& options = {});
+// The same from sysfs alone: never touches libibverbs, so a library that calls only this (the tuner,
+// the profiler) does not need libibverbs installed to load.
+Inventory discover_sysfs(const std::string& sysfs_root = "");
 
 // Sysfs-only discovery of one device (used by discover(); exposed for tests).
 class Sysfs;

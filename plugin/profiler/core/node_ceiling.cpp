@@ -22,7 +22,7 @@ std::optional<NodeCeiling> node_ceiling(const node::Inventory& inventory, const 
 }
 
 std::optional<NodeCeiling> node_ceiling_from_system() {
-  const node::Inventory inventory = node::discover({/*sysfs_root=*/"", /*use_verbs=*/false});
+  const node::Inventory inventory = node::discover_sysfs();
   return node_ceiling(inventory, node::parse_hca_filter(params::get_string("NCCL_IB_HCA")));
 }
 

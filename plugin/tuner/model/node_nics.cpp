@@ -14,9 +14,8 @@ namespace railscope::tuner {
 NicFacts discover_node_nics() {
   NicFacts facts;
 #if RAILSCOPE_TUNER_HAVE_NODE
-  node::DiscoverOptions options;
-  options.use_verbs = false;  // sysfs has rate, state and link layer; no device needs opening
-  const node::Inventory inv = node::discover(options);
+  // sysfs has rate, state and link layer; no device needs opening (nor libibverbs installed).
+  const node::Inventory inv = node::discover_sysfs();
   std::map<int64_t, int> ports_by_speed;
   LinkLayer layer = LinkLayer::Unknown;
   for (const auto& dev : inv.devices)
