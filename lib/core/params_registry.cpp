@@ -58,6 +58,8 @@ constexpr Spec kSpecs[] = {
     // NCCL_*)
     {"RAILSCOPE_TRANSPORT", T::String, "auto", 0, 0, "net",
      "Net engine: auto (verbs when an RDMA port is active, else TCP), verbs, or tcp"},
+    {"RAILSCOPE_IBVERBS_LIB", T::String, "libibverbs.so.1", 0, 0, "net",
+     "libibverbs to dlopen (a name the loader searches or a path); without it the verbs engine is off"},
     {"NCCL_SOCKET_IFNAME", T::String, "", 0, 0, "net",
      "TCP engine interfaces: name prefixes, `^` excludes, `=` exact names; unset = ib*, else not "
      "docker/lo/virbr"},

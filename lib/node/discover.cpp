@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "discovery_internal.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::node {
 
@@ -40,7 +41,7 @@ int lane_mbps_from_ibv(uint32_t bits) {
 namespace {
 
 struct DeviceListFree {
-  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+  void operator()(ibv_device** l) const { ibv::api()->free_device_list(l); }
 };
 
 }  // namespace
@@ -50,17 +51,19 @@ Inventory discover(const DiscoverOptions& options) {
   const Sysfs sysfs(options.sysfs_root.empty() ? Sysfs::default_root() : options.sysfs_root);
   inv.sysfs_root = sysfs.root();
 
-  if (options.use_verbs && sysfs.is_real()) {
+  const ibv::Api* v = options.use_verbs && sysfs.is_real() ? ibv::api() : nullptr;
+  if (options.use_verbs && sysfs.is_real() && v == nullptr) inv.verbs_error = ibv::load_error();
+  if (v != nullptr) {
     int n = 0;
     errno = 0;
-    std::unique_ptr<ibv_device*, DeviceListFree> list(ibv_get_device_list(&n));
+    std::unique_ptr<ibv_device*, DeviceListFree> list(v->get_device_list(&n));
     if (!list) {
       inv.verbs_error = fmt::format("ibv_get_device_list: {}", std::strerror(errno));
     } else {
       inv.used_verbs = true;
       for (int i = 0; i < n; ++i) {
         ibv_device* d = list.get()[i];
-        const char* name = ibv_get_device_name(d);
+        const char* name = v->get_device_name(d);
         if (name == nullptr) continue;
         Device dev = read_device_from_sysfs(sysfs, name, /*read_gids=*/false);
         dev.notes.clear();  // verbs answers what sysfs could not

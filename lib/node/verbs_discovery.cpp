@@ -10,13 +10,14 @@
 #include <memory>
 
 #include "discovery_internal.h"
+#include "railscope/ibv/ibv.h"
 #include "railscope/node/mtu.h"
 
 namespace railscope::node {
 namespace {
 
 struct ContextCloser {
-  void operator()(ibv_context* c) const { ibv_close_device(c); }
+  void operator()(ibv_context* c) const { ibv::api()->close_device(c); }
 };
 using ContextPtr = std::unique_ptr<ibv_context, ContextCloser>;
 
@@ -56,13 +57,18 @@ GidType gid_type_of(uint32_t t) {
 }  // namespace
 
 bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, std::string* error) {
-  ContextPtr ctx(ibv_open_device(ibdev));
+  const ibv::Api* v = ibv::api();
+  if (v == nullptr) {
+    *error = ibv::load_error();
+    return false;
+  }
+  ContextPtr ctx(v->open_device(ibdev));
   if (!ctx) {
     *error = fmt::format("ibv_open_device({}): {}", dev.name, std::strerror(errno));
     return false;
   }
   ibv_device_attr da{};
-  if (int rc = ibv_query_device(ctx.get(), &da); rc != 0) {
+  if (int rc = v->query_device(ctx.get(), &da); rc != 0) {
     *error = fmt::format("ibv_query_device({}): {}", dev.name, std::strerror(rc));
     return false;
   }
@@ -79,7 +85,7 @@ bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, 
     ibv_port_attr pa{};
     Port p;
     p.number = pn;
-    if (int rc = ibv_query_port(ctx.get(), static_cast<uint8_t>(pn), &pa); rc != 0) {
+    if (int rc = ibv::query_port(*v, ctx.get(), static_cast<uint8_t>(pn), &pa); rc != 0) {
       dev.notes.push_back(fmt::format("ibv_query_port({}:{}): {}", dev.name, pn, std::strerror(rc)));
       ports.push_back(std::move(p));
       continue;
@@ -103,7 +109,9 @@ bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, 
 
   // One call for every valid GID of every port; empty entries never cost anything.
   std::vector<ibv_gid_entry> entries(total_gids);
-  ssize_t n = total_gids == 0 ? 0 : ibv_query_gid_table(ctx.get(), entries.data(), entries.size(), 0);
+  ssize_t n = total_gids == 0
+                  ? 0
+                  : v->query_gid_table(ctx.get(), entries.data(), entries.size(), 0, sizeof(ibv_gid_entry));
   if (n >= 0) {
     for (ssize_t i = 0; i < n; ++i) {
       const ibv_gid_entry& e = entries[static_cast<size_t>(i)];
