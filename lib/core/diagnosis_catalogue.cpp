@@ -30,6 +30,11 @@ constexpr Entry kEntries[] = {
      "libibverbs found no RDMA device (driver not loaded, container without /dev/infiniband, or no NIC)",
      "Load the NIC driver (mlx5_ib, or rdma_rxe for soft-RoCE), expose /dev/infiniband to the "
      "container, and check `ibv_devices`"},
+    {"device.no_libibverbs", S::Error, "libibverbs not installed",
+     "libibverbs could not be opened (rdma-core not installed, or RAILSCOPE_IBVERBS_LIB names no library), so "
+     "the verbs engine is off",
+     "Install rdma-core (Debian/Ubuntu: libibverbs1 and ibverbs-providers) or set RAILSCOPE_IBVERBS_LIB to "
+     "its path; on an Ethernet-only host the TCP engine runs without it (RAILSCOPE_TRANSPORT=auto or tcp)"},
     {"device.filtered_out", S::Error, "NCCL_IB_HCA selects no device",
      "NCCL_IB_HCA names no device/port that exists and is active",
      "Fix NCCL_IB_HCA (see `railscope doctor`)"},

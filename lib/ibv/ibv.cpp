@@ -35,11 +35,7 @@ Loaded load() {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* why = dlerror();
-    l.error = fmt::format(
-        "cannot load {} ({}). Fix: install rdma-core's libibverbs (Debian/Ubuntu: "
-        "libibverbs1 and the provider package ibverbs-providers), or point "
-        "RAILSCOPE_IBVERBS_LIB at it",
-        path, why != nullptr ? why : "unknown error");
+    l.error = fmt::format("cannot load {}: {}", path, why != nullptr ? why : "unknown error");
     return l;
   }
   std::string missing;
@@ -69,8 +65,7 @@ Loaded load() {
   ok &= bind(lib, "ibv_port_state_str", &a.port_state_str, &missing);
   bind(lib, "ibv_reg_dmabuf_mr", &a.reg_dmabuf_mr, nullptr);  // optional: rdma-core >= v34
   if (!ok) {
-    l.error = fmt::format("{} lacks {} (rdma-core older than v32?). Fix: install a current rdma-core", path,
-                          missing);
+    l.error = fmt::format("{} lacks {} (an rdma-core older than v32?)", path, missing);
     dlclose(lib);
     return l;
   }

@@ -46,7 +46,8 @@ struct Api {
 // The loaded library (RAILSCOPE_IBVERBS_LIB, default libibverbs.so.1), opened once per process and
 // never closed; nullptr when it cannot be opened or lacks a required symbol. Thread-safe.
 const Api* api();
-// Why api() is nullptr (dlopen/dlsym's words and the fix), "" when it is not.
+// Why api() is nullptr (the library and dlopen/dlsym's words; the fix is catalogue entry
+// device.no_libibverbs), "" when it is not.
 const std::string& load_error();
 
 // ibv_query_port as verbs.h's inline does it: the provider's query_port when it has one, else the
