@@ -25,8 +25,9 @@ Status register_cuda_on_lanes(Connection& c, void* data, size_t size, VerbsMr** 
               ? *why
               : diag::make("gdr.no_peermem", fmt::format("{} does not offer NCCL_PTR_CUDA", lane_name(lane)));
       f.detail =
-          fmt::format("regMr of {} bytes of GPU memory (NCCL_PTR_CUDA) refused on {} (ptrSupport={}): {}",
-                      size, lane_name(lane), ptr_support_text(lane.port->gdr.ptr_support), f.detail);
+          fmt::format("regMr of {} bytes of GPU memory (NCCL_PTR_CUDA) refused on {} (ptrSupport={}{}): {}",
+                      size, lane_name(lane), ptr_support_text(lane.port->gdr.ptr_support),
+                      lane.port->gdr.ptr_support == NCCL_PTR_HOST ? ", host memory only" : "", f.detail);
       return Status::fail(ncclInvalidArgument, std::move(f));
     }
   auto mr = std::make_unique<VerbsMr>();

@@ -188,6 +188,8 @@ int reg() {
     CHECK(count_lines("[gdr.nic_virtual] regMr of 4096 bytes of GPU memory (NCCL_PTR_CUDA) refused on rxe") ==
               1,
           "no gdr.nic_virtual refusal line for regMr(NCCL_PTR_CUDA)");
+    CHECK(count_lines("(ptrSupport=HOST, host memory only): rxe") == 1,
+          "the refusal does not give ptrSupport");
     if (g_failures) dump_log();
   }
   // regMrDmaBuf with a real fd: ibv_reg_dmabuf_mr is called; rxe has no dma-buf MRs.
