@@ -177,6 +177,10 @@ constexpr Entry kEntries[] = {
      "neither nvidia-peermem nor nv_peer_mem is loaded and DMA-BUF is unavailable; GPU buffers go "
      "through host memory (about half the bandwidth)",
      "`modprobe nvidia-peermem` (GPU Operator: driver.rdma.enabled=true) or use a DMA-BUF capable stack"},
+    {"gdr.nic_virtual", S::Info, "GPUDirect RDMA off: virtual RDMA device",
+     "the RDMA device is not a PCI device (soft-RoCE rxe, siw): it cannot reach GPU memory, so the net "
+     "plugin offers host memory only and NCCL stages GPU buffers through host memory",
+     "Use a physical RDMA NIC (NCCL_IB_HCA) for GPUDirect RDMA; nothing to do on a test bed"},
     {"gdr.distance", S::Info, "GPUDirect RDMA off: NIC too far from the GPU",
      "the PCIe path between GPU and NIC is longer than NCCL_NET_GDR_LEVEL allows",
      "Place the job on the GPU next to the NIC, or raise NCCL_NET_GDR_LEVEL if the platform is known good"},

@@ -35,6 +35,10 @@ constexpr Spec kSpecs[] = {
      "Allow DMA-BUF registration of GPU memory (NCCL's meaning)"},
     {"NCCL_GDR_FLUSH_DISABLE", T::Bool, "0", 0, 0, "net",
      "Do not flush GPUDirect receives with a loopback RDMA read (NCCL's IB transport meaning)"},
+    {"RAILSCOPE_NET_FLUSH", T::String, "auto", 0, 0, "net",
+     "iflush in the verbs engine: auto (loopback RDMA read for GPUDirect receives unless "
+     "NCCL_GDR_FLUSH_DISABLE=1), force (every receive NCCL flushes, host memory too; overrides "
+     "NCCL_GDR_FLUSH_DISABLE), off (never)"},
     {"RAILSCOPE_TOPO_FILE", T::Path, "", 0, 0, "doctor",
      "hwloc XML topology to use instead of this system's (`lstopo --of xml`)"},
     // Shared with lib/node (same name, default and meaning): keep one entry when merging.

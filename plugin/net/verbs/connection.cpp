@@ -241,10 +241,10 @@ Status register_on_lanes(Connection& c, void* data, size_t size, int type, Verbs
   if (type != NCCL_PTR_HOST)
     return Status::fail(
         ncclInvalidArgument, "reg.failed",
-        fmt::format("regMr of {} bytes with pointer type {:#x}: this build supports host memory only "
-                    "(ptrSupport=NCCL_PTR_HOST); GPU memory needs the GPUDirect path",
+        fmt::format("regMr of {} bytes with pointer type {:#x}: not host memory (NCCL_PTR_HOST); GPU memory "
+                    "is registered as NCCL_PTR_CUDA or through regMrDmaBuf",
                     size, type),
-        "Let NCCL stage through host memory (it does so when ptrSupport lacks NCCL_PTR_CUDA)");
+        "Pass NCCL_PTR_HOST or NCCL_PTR_CUDA as the pointer type");
   auto mr = std::make_unique<VerbsMr>();
   for (auto& lane : c.lanes) {
     int i = mr->ndevs;

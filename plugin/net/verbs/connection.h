@@ -48,8 +48,10 @@ using SizesSlot = std::array<int32_t, kMaxRecvs>;
 
 // A registered memory handle as NCCL sees it: one MR per local device of the connection.
 struct VerbsMr : MemHandle {
+  int type = NCCL_PTR_HOST;  // NCCL_PTR_HOST, NCCL_PTR_CUDA or NCCL_PTR_DMABUF (regMrDmaBuf)
   int ndevs = 0;
   ibv_mr* mr[kMaxDevsPerEnd] = {};
+  MrPtr owned[kMaxDevsPerEnd];  // registrations outside the MR cache (DMA-BUF)
   MrCache* cache[kMaxDevsPerEnd] = {};
   void* token[kMaxDevsPerEnd] = {};
   ~VerbsMr() override;

@@ -8,10 +8,12 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "plugin/net/transport.h"
+#include "plugin/net/verbs/gdr_support.h"
 #include "plugin/net/verbs/handshake.h"
 #include "plugin/net/verbs/raii.h"
 
@@ -35,6 +37,9 @@ struct NetPort {
   int max_qp = 0;
   int max_qp_wr = 0;
   int max_cqe = 0;
+  // GPUDirect: what this port offers for GPU memory (set by the engine after discovery).
+  std::shared_ptr<const GdrHost> gdr_host;
+  NicGdr gdr;
 
   // What the handshake carries about this port (rkey filled per connection).
   DeviceInfo info() const;

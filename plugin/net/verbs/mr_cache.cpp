@@ -8,7 +8,8 @@
 
 namespace railscope::net::verbs {
 
-Status MrCache::acquire(void* addr, size_t size, ibv_mr** mr, void** token) {
+Status MrCache::acquire(void* addr, size_t size, ibv_mr** mr, void** token, gpu::RegKind kind,
+                        const gpu::PeerMemoryStatus* peer) {
   auto a = reinterpret_cast<uintptr_t>(addr);
   uintptr_t begin = Index::align_down(a);
   uintptr_t end = Index::align_up(a + (size == 0 ? 1 : size));
@@ -22,6 +23,9 @@ Status MrCache::acquire(void* addr, size_t size, ibv_mr** mr, void** token) {
   ibv_mr* raw = ibv_reg_mr(pd_.get(), reinterpret_cast<void*>(begin), end - begin, access);
   if (raw == nullptr) {
     int err = errno;
+    if (kind != gpu::RegKind::Host)
+      return Status::fail(ncclSystemError,
+                          gpu::classify_registration_failure(kind, err, where_, end - begin, peer));
     return Status::fail(ncclSystemError, reg_mr_finding(err, end - begin, memlock_limit_kib(), where_));
   }
   auto* e = index_.insert(begin, end, MrPtr(raw));

@@ -14,6 +14,7 @@
 
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/raii.h"
+#include "railscope/gpu/verbs_gdr.h"
 
 namespace railscope::net::verbs {
 
@@ -76,7 +77,10 @@ class MrCache {
   MrCache& operator=(const MrCache&) = delete;
 
   // A registration covering [addr, addr+size); *token identifies the reference for release().
-  Status acquire(void* addr, size_t size, ibv_mr** mr, void** token);
+  // kind CudaPeerMemory (GPU memory through a peer-memory client) maps a failure with
+  // classify_registration_failure; `peer` describes the client for that diagnosis.
+  Status acquire(void* addr, size_t size, ibv_mr** mr, void** token, gpu::RegKind kind = gpu::RegKind::Host,
+                 const gpu::PeerMemoryStatus* peer = nullptr);
   void release(void* token);
   size_t registrations() const;
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "plugin/net/verbs/connection.h"
+#include "plugin/net/verbs/gdr_flush_qp.h"
 
 namespace railscope::net::verbs {
 
@@ -34,6 +35,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
 
   Status irecv(std::span<const RecvBuffer> bufs, Request** out);
   Status test(RecvSlot* slot, int* done, int* sizes);
+  GdrFlush flush;  // iflush: loopback RDMA reads (gdr_flush_qp.h)
   bool owns(const Request* r) const {
     auto* s = static_cast<const RecvSlot*>(r);
     return s >= slots_.data() && s < slots_.data() + slots_.size();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <random>
 
+#include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 #include "railscope/core/log.h"
@@ -67,12 +68,22 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
     *status = std::move(st);
     return nullptr;
   }
+  // GPUDirect: host facts once, the DMA-BUF probe once per port (on the PD discovery allocated).
+  e->gdr_host_ = std::make_shared<const GdrHost>(detect_gdr_host());
+  for (NetPort& p : e->ports_) {
+    p.gdr_host = e->gdr_host_;
+    p.gdr =
+        decide_nic_gdr(*e->gdr_host_, p.dev_name, !p.pci_path.empty(), gpu::probe_verbs_dmabuf(p.pd.get()));
+  }
+  if (!e->gdr_host_->policy.level.note.empty())
+    RS_WARN("NET/railscope : {}",
+            diag::one_line(diag::make("config.bad_env", e->gdr_host_->policy.level.note)));
   std::string summary;
   for (size_t i = 0; i < e->ports_.size(); ++i) {
     const NetPort& p = e->ports_[i];
     e->health_.push_back(std::make_unique<PortHealth>());
     e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
-    e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path});
+    e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path, p.gdr});
     summary +=
         fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
                     p.link_layer == WireLinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index, gid_text(p.gid),
@@ -104,7 +115,8 @@ Status VerbsEngine::properties(int dev, DeviceProps* props) {
   props->name = d.name.c_str();
   props->pci_path = d.pci_path.empty() ? nullptr : d.pci_path.c_str();
   props->guid = first.guid;
-  props->ptr_support = NCCL_PTR_HOST;  // CUDA/DMABUF come with GPUDirect support
+  props->ptr_support = d.gdr.ptr_support;  // gdr_support.h: HOST, plus CUDA/DMABUF where GPUDirect works
+  log_gdr_once(d);
   props->reg_is_global = 1;
   props->force_flush = 0;
   props->speed_mbps = 0;
@@ -121,6 +133,14 @@ Status VerbsEngine::properties(int dev, DeviceProps* props) {
   props->max_coll_bytes = size_t{512} << 20;
   props->max_multi_request_size = 1;
   return Status::success();
+}
+
+void VerbsEngine::log_gdr_once(const Device& d) {
+  std::vector<std::string> lines{gdr_decision_line(*gdr_host_, d.name, d.gdr)};
+  for (const auto& f : d.gdr.refusals) lines.push_back(diag::one_line(f));
+  std::lock_guard lock(gdr_log_mutex_);
+  for (auto& line : lines)
+    if (gdr_logged_.insert(line).second) RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : {}", line);
 }
 
 Status VerbsEngine::local_device(int dev, LocalDevice* out) const {
@@ -226,17 +246,22 @@ Status VerbsEngine::reg_mr(Comm* comm, void* data, size_t size, int type, MemHan
   if (c == nullptr)
     return Status::fail(ncclInternalError, "internal.bad_argument", "regMr on a foreign comm");
   VerbsMr* mr = nullptr;
-  if (Status st = register_on_lanes(*c, data, size, type, &mr); !st.ok()) return st;
+  Status st = type == NCCL_PTR_CUDA ? register_cuda_on_lanes(*c, data, size, &mr)
+                                    : register_on_lanes(*c, data, size, type, &mr);
+  if (!st.ok()) return st;
   *out = mr;
   return Status::success();
 }
 
-Status VerbsEngine::reg_mr_dmabuf(Comm* /*comm*/, void* /*data*/, size_t size, int /*type*/,
-                                  uint64_t /*offset*/, int /*fd*/, MemHandle** /*out*/) {
-  return Status::fail(ncclInvalidArgument, "gdr.dmabuf_unsupported",
-                      fmt::format("regMrDmaBuf of {} bytes: this build does not register DMA-BUF memory "
-                                  "(ptrSupport=NCCL_PTR_HOST)",
-                                  size));
+Status VerbsEngine::reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                                  MemHandle** out) {
+  auto* c = dynamic_cast<Connection*>(comm);
+  if (c == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "regMrDmaBuf on a foreign comm");
+  VerbsMr* mr = nullptr;
+  if (Status st = register_dmabuf_on_lanes(*c, data, size, type, offset, fd, &mr); !st.ok()) return st;
+  *out = mr;
+  return Status::success();
 }
 
 Status VerbsEngine::dereg_mr(Comm* /*comm*/, MemHandle* mr) {
@@ -253,14 +278,15 @@ Status VerbsEngine::irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, R
   return static_cast<VerbsRecvComm*>(comm)->irecv(buffers, out);
 }
 
-Status VerbsEngine::iflush(RecvComm* /*comm*/, std::span<const RecvBuffer> /*buffers*/, Request** out) {
-  *out = nullptr;  // host memory only: received data is already visible
-  return Status::success();
+Status VerbsEngine::iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {
+  auto* c = static_cast<VerbsRecvComm*>(comm);
+  return c->flush.iflush(*c, buffers, out);  // *out == nullptr when nothing needs flushing
 }
 
 Status VerbsEngine::test(Request* request, int* done, int* sizes) {
   if (auto* s = dynamic_cast<SendReq*>(request)) return s->comm->test(s, done, sizes);
   if (auto* r = dynamic_cast<RecvSlot*>(request)) return r->comm->test(r, done, sizes);
+  if (auto* f = dynamic_cast<FlushReq*>(request)) return f->owner->test(*f->connection, f, done);
   return Status::fail(ncclInternalError, "internal.bad_argument", "test of a foreign request");
 }
 
@@ -313,6 +339,9 @@ Status VerbsEngine::make_vdevice(std::span<const int> devs, int* d) {
         ncclInvalidArgument, "internal.bad_argument",
         fmt::format("makeVDevice: {} devices (1..{} allowed)", v.ports.size(), kMaxDevsPerEnd));
   v.pci_path = ports_[static_cast<size_t>(v.ports[0])].pci_path;
+  std::vector<const NicGdr*> members;
+  for (int p : v.ports) members.push_back(&ports_[static_cast<size_t>(p)].gdr);
+  v.gdr = combine_nic_gdr(members);
   *d = static_cast<int>(devices_.size());
   RS_INFO(NCCL_NET, "NET/railscope : virtual device {} = {}", *d, v.name);
   devices_.push_back(std::move(v));

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "plugin/net/verbs/async_events.h"
 #include "plugin/net/verbs/connect.h"
 #include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/gdr_support.h"
 #include "plugin/net/verbs/mr_cache.h"
 
 namespace railscope::net::verbs {
@@ -52,8 +54,11 @@ class VerbsEngine final : public Engine {
     std::vector<int> ports;  // indices into ports_
     std::string name;
     std::string pci_path;
+    NicGdr gdr;  // what the device offers for GPU memory (all its ports offer)
   };
   Status local_device(int dev, LocalDevice* out) const;
+  // Logs the device's GPUDirect decision and each refusal once per engine (INFO, NCCL_NET).
+  void log_gdr_once(const Device& d);
 
   ncclProfilerCallback_t profiler_ = nullptr;
   std::string host_;
@@ -61,6 +66,10 @@ class VerbsEngine final : public Engine {
   std::vector<std::unique_ptr<PortHealth>> health_;
   std::vector<std::unique_ptr<MrCache>> caches_;
   std::unique_ptr<AsyncEvents> async_;
+  std::shared_ptr<const GdrHost> gdr_host_;
+
+  std::mutex gdr_log_mutex_;
+  std::set<std::string> gdr_logged_;  // lines already logged (bounded: a few per device)
 
   mutable std::shared_mutex devices_mutex_;
   std::deque<Device> devices_;  // deque: names stay put while devices are added
