@@ -31,7 +31,8 @@ constexpr Entry kEntries[] = {
      "Load the NIC driver (mlx5_ib, or rdma_rxe for soft-RoCE), expose /dev/infiniband to the "
      "container, and check `ibv_devices`"},
     {"device.no_libibverbs", S::Error, "libibverbs not installed",
-     "libibverbs could not be opened (rdma-core not installed, or RAILSCOPE_IBVERBS_LIB names no library), so "
+     "libibverbs could not be opened (rdma-core not installed, or RAILSCOPE_IBVERBS_LIB names no library), "
+     "so "
      "the verbs engine is off",
      "Install rdma-core (Debian/Ubuntu: libibverbs1 and ibverbs-providers) or set RAILSCOPE_IBVERBS_LIB to "
      "its path; on an Ethernet-only host the TCP engine runs without it (RAILSCOPE_TRANSPORT=auto or tcp)"},

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "railscope/ibv/ibv.h"
+
 namespace railscope::gpu {
 
 std::string_view to_string(DmabufProbe p) {
@@ -31,10 +33,17 @@ DmabufProbeResult probe_verbs_dmabuf(ibv_pd* pd) {
     r.detail = "no protection domain to probe with";
     return r;
   }
+  const ibv::Api* v = ibv::api();
+  if (v == nullptr || v->reg_dmabuf_mr == nullptr) {
+    r.result = DmabufProbe::Unsupported;
+    r.detail = v == nullptr ? ibv::load_error()
+                            : "the installed libibverbs has no ibv_reg_dmabuf_mr (rdma-core < 34)";
+    return r;
+  }
   errno = 0;
-  ibv_mr* mr = ibv_reg_dmabuf_mr(pd, 0, 64, 0, -1, 0);
+  ibv_mr* mr = v->reg_dmabuf_mr(pd, 0, 64, 0, -1, 0);
   if (mr) {
-    ibv_dereg_mr(mr);
+    v->dereg_mr(mr);
     r.result = DmabufProbe::Supported;
     r.detail = "ibv_reg_dmabuf_mr(fd=-1) unexpectedly succeeded";
     return r;

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include "railscope/core/log.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 
@@ -51,7 +52,7 @@ void AsyncEvents::run(Watched w) {
     pollfd p{w.ctx->async_fd, POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;
     ibv_async_event ev{};
-    if (ibv_get_async_event(w.ctx, &ev) != 0) continue;
+    if (ibv::api()->get_async_event(w.ctx, &ev) != 0) continue;
     auto type = ev.event_type;
     switch (type) {
       case IBV_EVENT_PORT_ERR:
@@ -80,11 +81,11 @@ void AsyncEvents::run(Watched w) {
       case IBV_EVENT_CQ_ERR:
         RS_WARN("NET/railscope : {}",
                 diag::one_line(diag::make("async.qp_fatal",
-                                          fmt::format("{} reported {}", w.dev, ibv_event_type_str(type)))));
+                                          fmt::format("{} reported {}", w.dev, ibv::event_type_text(type)))));
         break;
-      default: RS_INFO(NCCL_NET, "NET/railscope : {} async event {}", w.dev, ibv_event_type_str(type));
+      default: RS_INFO(NCCL_NET, "NET/railscope : {} async event {}", w.dev, ibv::event_type_text(type));
     }
-    ibv_ack_async_event(&ev);
+    ibv::api()->ack_async_event(&ev);
   }
 }
 

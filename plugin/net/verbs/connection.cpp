@@ -9,6 +9,7 @@
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "railscope/core/log.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 
@@ -46,7 +47,7 @@ Status Connection::register_buffer(size_t size, int access, RegisteredBuffer* ou
   out->mem.reset(p);
   out->size = size;
   for (auto& lane : lanes) {
-    ibv_mr* mr = ibv_reg_mr(lane.port->pd.get(), p, size, access);
+    ibv_mr* mr = ibv::api()->reg_mr(lane.port->pd.get(), p, size, access);
     if (mr == nullptr) {
       int err = errno;
       return Status::fail(ncclSystemError, reg_mr_finding(err, size, memlock_limit_kib(),
@@ -150,11 +151,12 @@ Status Connection::explain(Status st) {
   // The port may have gone down before its async event was read: ask the device directly.
   for (const auto& lane : lanes) {
     ibv_port_attr attr{};
-    if (ibv_query_port(lane.port->ctx.get(), static_cast<uint8_t>(lane.port->port), &attr) == 0 &&
+    if (ibv::query_port(*ibv::api(), lane.port->ctx.get(), static_cast<uint8_t>(lane.port->port), &attr) ==
+            0 &&
         attr.state != IBV_PORT_ACTIVE)
       return Status::fail(ncclSystemError, "async.port_error",
                           fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name,
-                                      lane.port->port, ibv_port_state_str(attr.state), st.finding.detail));
+                                      lane.port->port, ibv::port_state_text(attr.state), st.finding.detail));
   }
   // A peer process that dies releases its memory registrations and QPs as its files close, so our
   // next write can fail (remote access error, or retries) a moment before its out-of-band socket

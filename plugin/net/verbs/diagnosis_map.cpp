@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "railscope/ibv/ibv.h"
+
 namespace railscope::net::verbs {
 
 std::string_view to_string(Phase p) {
@@ -37,7 +39,7 @@ diag::Finding wc_finding(int status, uint32_t vendor_err, Phase phase, size_t by
   auto f = diag::make(
       wc_status_id(status),
       fmt::format("{} completed with {}({}) vendor_err={} size={} on {}", to_string(phase),
-                  ibv_wc_status_str(static_cast<ibv_wc_status>(status)), status, vendor_err, bytes, where));
+                  ibv::wc_status_text(static_cast<ibv_wc_status>(status)), status, vendor_err, bytes, where));
   if (status == IBV_WC_RETRY_EXC_ERR)
     f.fix =
         "Check that the peer process is alive and the link is up on both ends, run `railscope doctor` on "

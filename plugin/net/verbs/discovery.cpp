@@ -11,6 +11,7 @@
 
 #include "plugin/net/verbs/port_policy.h"
 #include "railscope/core/log.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -75,9 +76,10 @@ DeviceInfo NetPort::info() const {
 
 Status discover_ports(std::vector<NetPort>* out) {
   out->clear();
+  if (ibv::api() == nullptr) return Status::fail(ncclSystemError, "device.no_libibverbs", ibv::load_error());
   int ndev = 0;
   errno = 0;
-  DeviceListPtr list(ibv_get_device_list(&ndev));
+  DeviceListPtr list(ibv::api()->get_device_list(&ndev));
   if (!list || ndev <= 0)
     return Status::fail(ncclSystemError, "device.none",
                         fmt::format("libibverbs lists no RDMA device ({})",
@@ -86,15 +88,15 @@ Status discover_ports(std::vector<NetPort>* out) {
   std::string down_names;
   for (int i = 0; i < ndev; ++i) {
     ibv_device* dev = list.get()[i];
-    std::string name = ibv_get_device_name(dev);
-    ibv_context* raw = ibv_open_device(dev);
+    std::string name = ibv::api()->get_device_name(dev);
+    ibv_context* raw = ibv::api()->open_device(dev);
     if (raw == nullptr) {
       RS_WARN("NET/railscope : cannot open {}: {}", name, std::strerror(errno));
       continue;
     }
     ContextPtr ctx(raw, CloseDevice{});
     ibv_device_attr dattr{};
-    if (ibv_query_device(raw, &dattr) != 0) continue;
+    if (ibv::api()->query_device(raw, &dattr) != 0) continue;
     PdPtr pd;
     for (int p = 1; p <= dattr.phys_port_cnt; ++p) {
       ++seen;
@@ -103,7 +105,7 @@ Status discover_ports(std::vector<NetPort>* out) {
         continue;
       }
       ibv_port_attr pattr{};
-      if (ibv_query_port(raw, static_cast<uint8_t>(p), &pattr) != 0) continue;
+      if (ibv::query_port(*ibv::api(), raw, static_cast<uint8_t>(p), &pattr) != 0) continue;
       if (pattr.state != IBV_PORT_ACTIVE ||
           (pattr.link_layer != IBV_LINK_LAYER_ETHERNET && pattr.link_layer != IBV_LINK_LAYER_INFINIBAND)) {
         ++down;
@@ -114,7 +116,7 @@ Status discover_ports(std::vector<NetPort>* out) {
       for (const auto& f : gid.findings) RS_WARN("NET/railscope : {}", diag::one_line(f));
       if (!gid.usable) continue;
       if (!pd) {
-        ibv_pd* rawpd = ibv_alloc_pd(raw);
+        ibv_pd* rawpd = ibv::api()->alloc_pd(raw);
         if (rawpd == nullptr) {
           RS_WARN("NET/railscope : ibv_alloc_pd on {} failed: {}", name, std::strerror(errno));
           break;

@@ -8,6 +8,7 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/qp.h"
 #include "railscope/core/log.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -39,8 +40,8 @@ Status FlushQp::create(const NetPort& port, const LinkParams& link, std::unique_
   a.pkey_index = 0;
   a.port_num = static_cast<uint8_t>(port.port);
   a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (int rc = ibv_modify_qp(f->qp_.get(), &a,
-                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  if (int rc = ibv::api()->modify_qp(f->qp_.get(), &a,
+                                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       rc != 0)
     return Status::fail(ncclSystemError, modify_qp_finding(rc, "INIT", where));
   const DeviceInfo self = port.info();
@@ -54,7 +55,7 @@ Status FlushQp::create(const NetPort& port, const LinkParams& link, std::unique_
   std::memset(mem, 0, kPageSize);
   f->sink_.mem.reset(mem);
   f->sink_.size = kPageSize;
-  ibv_mr* mr = ibv_reg_mr(port.pd.get(), mem, kPageSize, IBV_ACCESS_LOCAL_WRITE);
+  ibv_mr* mr = ibv::api()->reg_mr(port.pd.get(), mem, kPageSize, IBV_ACCESS_LOCAL_WRITE);
   if (mr == nullptr) {
     int err = errno;
     return Status::fail(ncclSystemError, reg_mr_finding(err, kPageSize, memlock_limit_kib(), where));

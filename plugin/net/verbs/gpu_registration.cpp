@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <memory>
 
+#include "railscope/ibv/ibv.h"
+
 namespace railscope::net::verbs {
 namespace {
 
@@ -51,14 +53,19 @@ Status register_dmabuf_on_lanes(Connection& c, void* data, size_t size, int type
     if (type == NCCL_PTR_CUDA) return register_cuda_on_lanes(c, data, size, out);
     return register_on_lanes(c, data, size, type, out);
   }
+  if (ibv::api()->reg_dmabuf_mr == nullptr)
+    return Status::fail(ncclSystemError, "gdr.dmabuf_unsupported",
+                        fmt::format("regMrDmaBuf (fd {}) of {} bytes: the installed libibverbs has no "
+                                    "ibv_reg_dmabuf_mr (rdma-core < 34)",
+                                    fd, size));
   const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   auto mr = std::make_unique<VerbsMr>();
   mr->type = NCCL_PTR_DMABUF;
   for (auto& lane : c.lanes) {
     int i = mr->ndevs;
     errno = 0;
-    ibv_mr* raw =
-        ibv_reg_dmabuf_mr(lane.port->pd.get(), offset, size, reinterpret_cast<uint64_t>(data), fd, access);
+    ibv_mr* raw = ibv::api()->reg_dmabuf_mr(lane.port->pd.get(), offset, size,
+                                            reinterpret_cast<uint64_t>(data), fd, access);
     if (raw == nullptr) {
       int err = errno;
       diag::Finding f =

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "plugin/net/verbs/diagnosis_map.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 
@@ -20,7 +21,7 @@ Status MrCache::acquire(void* addr, size_t size, ibv_mr** mr, void** token, gpu:
     return Status::success();
   }
   int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  ibv_mr* raw = ibv_reg_mr(pd_.get(), reinterpret_cast<void*>(begin), end - begin, access);
+  ibv_mr* raw = ibv::api()->reg_mr(pd_.get(), reinterpret_cast<void*>(begin), end - begin, access);
   if (raw == nullptr) {
     int err = errno;
     if (kind != gpu::RegKind::Host)

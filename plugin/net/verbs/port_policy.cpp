@@ -11,6 +11,7 @@
 
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/ibv/ibv.h"
 #include "railscope/node/gid_selection.h"
 #include "railscope/node/hca_filter.h"
 
@@ -52,7 +53,7 @@ bool hca_selects(std::string_view device, int port) { return hca_filter().select
 GidPick pick_gid(ibv_context* ctx, const std::string& device, int port, const ibv_port_attr& attr) {
   GidPick pick;
   std::vector<ibv_gid_entry> raw(static_cast<size_t>(attr.gid_tbl_len > 0 ? attr.gid_tbl_len : 1));
-  ssize_t n = ibv_query_gid_table(ctx, raw.data(), raw.size(), 0);
+  ssize_t n = ibv::api()->query_gid_table(ctx, raw.data(), raw.size(), 0, sizeof(ibv_gid_entry));
   std::vector<node::GidEntry> table;
   for (ssize_t i = 0; i < n; ++i) {
     const ibv_gid_entry& e = raw[static_cast<size_t>(i)];

@@ -6,12 +6,13 @@
 #include <cstring>
 
 #include "plugin/net/verbs/diagnosis_map.h"
+#include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
 
 Status create_cq(const NetPort& port, int cqe, CqPtr* out) {
   if (port.max_cqe > 0 && cqe > port.max_cqe) cqe = port.max_cqe;
-  ibv_cq* cq = ibv_create_cq(port.ctx.get(), cqe, nullptr, nullptr, 0);
+  ibv_cq* cq = ibv::api()->create_cq(port.ctx.get(), cqe, nullptr, nullptr, 0);
   if (cq == nullptr) {
     int err = errno;
     auto where = fmt::format("{}:{} (completion queue of {} entries)", port.dev_name, port.port, cqe);
@@ -35,10 +36,10 @@ Status create_rc_qp(const NetPort& port, ibv_cq* cq, const QpCaps& caps, QpPtr* 
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = caps.max_inline;
-  ibv_qp* qp = ibv_create_qp(port.pd.get(), &attr);
+  ibv_qp* qp = ibv::api()->create_qp(port.pd.get(), &attr);
   if (qp == nullptr && caps.max_inline > 0) {  // some devices refuse inline: retry without
     attr.cap.max_inline_data = 0;
-    qp = ibv_create_qp(port.pd.get(), &attr);
+    qp = ibv::api()->create_qp(port.pd.get(), &attr);
   }
   if (qp == nullptr) {
     int err = errno;
@@ -58,7 +59,8 @@ Status qp_to_init(ibv_qp* qp, const NetPort& port, const std::string& where) {
   a.pkey_index = 0;
   a.port_num = static_cast<uint8_t>(port.port);
   a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  int rc =
+      ibv::api()->modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
   if (rc != 0) return Status::fail(ncclSystemError, modify_qp_finding(rc, "INIT", where));
   return Status::success();
 }
@@ -85,9 +87,9 @@ Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const DeviceInfo& remote, uint
     a.ah_attr.is_global = 0;
     a.ah_attr.dlid = remote.lid;
   }
-  int rc = ibv_modify_qp(qp, &a,
-                         IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+  int rc = ibv::api()->modify_qp(qp, &a,
+                                 IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
   if (rc != 0) return Status::fail(ncclSystemError, modify_qp_finding(rc, "RTR", where));
   return Status::success();
 }
@@ -100,9 +102,9 @@ Status qp_to_rts(ibv_qp* qp, const LinkParams& lp, const std::string& where) {
   a.rnr_retry = 7;
   a.sq_psn = 0;
   a.max_rd_atomic = 1;
-  int rc = ibv_modify_qp(qp, &a,
-                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                             IBV_QP_MAX_QP_RD_ATOMIC);
+  int rc = ibv::api()->modify_qp(qp, &a,
+                                 IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
   if (rc != 0) return Status::fail(ncclSystemError, modify_qp_finding(rc, "RTS", where));
   return Status::success();
 }

@@ -7,25 +7,27 @@
 
 #include <memory>
 
+#include "railscope/ibv/ibv.h"
+
 namespace railscope::net::verbs {
 
 struct CloseDevice {
-  void operator()(ibv_context* c) const { ibv_close_device(c); }
+  void operator()(ibv_context* c) const { ibv::api()->close_device(c); }
 };
 struct DeallocPd {
-  void operator()(ibv_pd* p) const { ibv_dealloc_pd(p); }
+  void operator()(ibv_pd* p) const { ibv::api()->dealloc_pd(p); }
 };
 struct DestroyCq {
-  void operator()(ibv_cq* c) const { ibv_destroy_cq(c); }
+  void operator()(ibv_cq* c) const { ibv::api()->destroy_cq(c); }
 };
 struct DestroyQp {
-  void operator()(ibv_qp* q) const { ibv_destroy_qp(q); }
+  void operator()(ibv_qp* q) const { ibv::api()->destroy_qp(q); }
 };
 struct DeregMr {
-  void operator()(ibv_mr* m) const { ibv_dereg_mr(m); }
+  void operator()(ibv_mr* m) const { ibv::api()->dereg_mr(m); }
 };
 struct FreeDeviceList {
-  void operator()(ibv_device** l) const { ibv_free_device_list(l); }
+  void operator()(ibv_device** l) const { ibv::api()->free_device_list(l); }
 };
 
 using CqPtr = std::unique_ptr<ibv_cq, DestroyCq>;
