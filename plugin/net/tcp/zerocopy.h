@@ -46,6 +46,8 @@ bool enable_zerocopy(int fd);
 class ZeroCopyIds {
  public:
   static constexpr uint32_t kWindow = 4096;
+  ZeroCopyIds() = default;
+  explicit ZeroCopyIds(uint32_t first) : next_(first), released_(first) {}  // the kernel starts at 0
   bool can_send() const { return next_ - released_ < kWindow; }
   uint32_t take() { return next_++; }  // the number the kernel gave the send() that just moved bytes
   bool outstanding() const { return next_ != released_; }
