@@ -125,6 +125,7 @@ bool LaneWorker::reap(Lane* lane) {
 // the queue is empty. Returns whether any byte moved or any chunk was released.
 bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
   bool moved = reap(lane);
+  if (dead_) return moved;
   while (Task* t = lane->ring.front()) {
     if (t->done == t->len) {
       if (!retire(lane, t)) break;

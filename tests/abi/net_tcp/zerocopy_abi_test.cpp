@@ -3,7 +3,8 @@
 // network namespaces). A send may only be reported done once the kernel has released the pages of
 // its zero-copy chunks: the sender overwrites its buffer the moment test() says done, while the
 // receiver lags behind, and every byte must still arrive as sent. Auto mode must notice that the
-// kernel copies on these links (SO_EE_CODE_ZEROCOPY_COPIED), go back to copy sends and say so.
+// kernel copies on these links (SO_EE_CODE_ZEROCOPY_COPIED), go back to copy sends and say so. With
+// a tiny optmem limit in the sender's namespace, zero-copy sends fail with ENOBUFS and are copied.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -42,6 +43,14 @@ std::unique_ptr<NetApi> ready_api() {
 // Peer: sends every size from one buffer and overwrites the buffer as soon as test() reports done.
 // Exit 20: auto mode did not log that it went back to copy sends.
 int reuse_sender(int fd, int /*version*/) {
+  // A tiny socket option memory limit in the peer's own namespace makes MSG_ZEROCOPY fail with
+  // ENOBUFS (the engine must then copy that chunk).
+  const char* optmem = std::getenv("RAILSCOPE_TEST_PEER_OPTMEM_MAX");
+  if (optmem != nullptr && std::getenv("RAILSCOPE_TEST_PEER_NETNS") != nullptr) {
+    std::ofstream out("/proc/sys/net/core/optmem_max");
+    out << optmem;
+    if (!out.flush()) return 16;
+  }
   auto api = ready_api();
   if (!api) return 10;
   void* comm = nullptr;
@@ -146,6 +155,9 @@ TEST_F(ZeroCopy, BufferOverwrittenRightAfterDoneReachesThePeerIntact) {
   std::string mode = zerocopy_mode();
   if (mode == "off") {
     EXPECT_EQ(zc, "") << "RAILSCOPE_TCP_ZEROCOPY=off must not set up zero-copy";
+  } else if (std::getenv("RAILSCOPE_TEST_PEER_OPTMEM_MAX") != nullptr) {
+    EXPECT_GT(field(zc, "enobufs"), 0u) << "the optmem limit should have refused zero-copy sends: " << zc;
+    std::printf("sender: %s\n", zc.c_str());
   } else if (mode == "on") {
     EXPECT_NE(zc.find("\"mode\":\"on\""), std::string::npos) << zc;
     EXPECT_NE(zc.find("\"active\":true"), std::string::npos) << zc;
