@@ -81,6 +81,11 @@ constexpr Spec kSpecs[] = {
      "TCP engine: smallest piece a large message is cut into across the data sockets"},
     {"RAILSCOPE_TCP_INLINE", T::Int, "8192", 0, 1048576, "net",
      "TCP engine: messages up to this size travel on the control socket (no helper-thread hop)"},
+    {"RAILSCOPE_TCP_ZEROCOPY", T::String, "auto", 0, 0, "net",
+     "TCP engine MSG_ZEROCOPY sends: auto (on, but a connection whose kernel copies anyway, e.g. "
+     "loopback/veth, goes back to copy sends), on (always where the kernel supports it), or off"},
+    {"RAILSCOPE_TCP_ZEROCOPY_MIN", T::Int, "16384", 4096, 1073741824, "net",
+     "TCP engine: smallest send (bytes) that uses MSG_ZEROCOPY; smaller ones are copied"},
 
     // --- node inspection (doctor, net, tuner)
     // NCCL tuning variables doctor reports when set (env hygiene); railscope reads them, never applies them.

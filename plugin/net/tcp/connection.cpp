@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "railscope/core/log.h"
+
 namespace railscope::net::tcp {
 
 TcpConnection::TcpConnection(Fd ctrl, std::vector<Fd> data, ConnParams params, bool sending)
@@ -21,15 +26,40 @@ TcpConnection::~TcpConnection() {
 }
 
 Status TcpConnection::start() {
+  if (sending_ && params_.zerocopy != ZeroCopyMode::Off) setup_zerocopy();
   for (int t = 0; t < params_.nthreads; ++t) {
     std::vector<Lane*> mine;
     for (int j = t; j < params_.nsocks; j += params_.nthreads)
       mine.push_back(lanes_[static_cast<size_t>(j)].get());
-    workers_.push_back(
-        std::make_unique<LaneWorker>(std::move(mine), sending_, &error_, where(), params_.timeout_s));
+    workers_.push_back(std::make_unique<LaneWorker>(std::move(mine), sending_, &error_, where(),
+                                                    params_.timeout_s, zc_.get()));
     if (Status st = workers_.back()->start(sending_ ? "rs-tcp-send" : "rs-tcp-recv"); !st.ok()) return st;
   }
   return Status::success();
+}
+
+// SO_ZEROCOPY on every data socket, or on none: a kernel that refuses it (before 4.14, or a
+// socket type without support) leaves the connection with copy sends.
+void TcpConnection::setup_zerocopy() {
+  for (auto& lane : lanes_) {
+    if (enable_zerocopy(lane->fd.get())) continue;
+    int err = errno;
+    if (params_.zerocopy == ZeroCopyMode::On)
+      RS_WARN(
+          "NET/railscope : RAILSCOPE_TCP_ZEROCOPY=on but SO_ZEROCOPY failed on the connection with {}: {}; "
+          "using copy sends",
+          where(), std::strerror(err));
+    else
+      RS_INFO(NCCL_NET, "NET/railscope : SO_ZEROCOPY failed on the connection with {}: {}; using copy sends",
+              where(), std::strerror(err));
+    return;
+  }
+  zc_ = std::make_unique<ZeroCopyShared>();
+  zc_->mode = params_.zerocopy;
+  zc_->min_bytes = params_.zerocopy_min;
+  zc_->peer = where();
+  zc_->active.store(true, std::memory_order_relaxed);
+  for (auto& lane : lanes_) lane->zc = std::make_unique<LaneZeroCopy>();
 }
 
 std::string TcpConnection::where() const {
@@ -84,7 +114,11 @@ void TcpConnection::emit_stats(const char* role) const {
   who.qps = params_.nsocks;
   who.path_mtu = params_.mtu;
   who.seconds = std::chrono::duration<double>(Clock::now() - opened_).count();
-  verbs::emit_stats_line(verbs::stats_json(who, stats_));
+  std::string line = verbs::stats_json(who, stats_);
+  // The TCP engine's own counters ride in the same JSON object.
+  if (zc_ != nullptr && !line.empty() && line.back() == '}')
+    line.insert(line.size() - 1, ",\"zerocopy\":" + zc_->json());
+  verbs::emit_stats_line(line);
 }
 
 }  // namespace railscope::net::tcp

@@ -11,6 +11,7 @@
 #include "plugin/net/tcp/lanes.h"
 #include "plugin/net/tcp/options.h"
 #include "plugin/net/tcp/wire.h"
+#include "plugin/net/tcp/zerocopy.h"
 #include "plugin/net/verbs/stats.h"
 
 namespace railscope::net::tcp {
@@ -26,6 +27,8 @@ struct ConnParams {
   uint32_t inline_max = 8 * 1024;
   int timeout_s = 60;
   int sockbuf = 0;
+  ZeroCopyMode zerocopy = ZeroCopyMode::Off;  // this side's (sending only)
+  uint32_t zerocopy_min = 16 * 1024;
   std::string local_host, local_dev, local_addr;
   std::string peer_host, peer_addr;
   int mtu = 0;
@@ -51,13 +54,17 @@ class TcpConnection {
   // The first failure (set here or by a helper thread), counted once in the statistics.
   Status failure();
   bool failed() const { return error_.failed(); }
+  // Whether this sending connection's lanes use MSG_ZEROCOPY (RAILSCOPE_TCP_ZEROCOPY, kernel support).
+  bool zerocopy_enabled() const { return zc_ != nullptr; }
   // Queues a message's chunks on the lanes (pending is raised first) and wakes their threads.
   void queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending);
   static uint64_t micros_since(Clock::time_point t0);
+  void setup_zerocopy();
 
   Fd ctrl_;
   ConnParams params_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<ZeroCopyShared> zc_;  // before workers_: they use it until they stop
   std::vector<std::unique_ptr<LaneWorker>> workers_;
   ErrorState error_;
   bool error_counted_ = false;

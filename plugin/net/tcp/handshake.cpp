@@ -24,6 +24,8 @@ ConnParams base_params(const LocalEnd& local) {
   p.inline_max = local.options.inline_max;
   p.timeout_s = local.options.timeout_s;
   p.sockbuf = local.options.sockbuf;
+  p.zerocopy = local.options.zerocopy;
+  p.zerocopy_min = local.options.zerocopy_min;
   p.local_host = local.host;
   p.local_dev = local.dev;
   p.local_addr = local.addr;

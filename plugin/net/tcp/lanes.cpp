@@ -26,12 +26,13 @@ Status ErrorState::get() const {
 }
 
 LaneWorker::LaneWorker(std::vector<Lane*> lanes, bool sending, ErrorState* error, std::string peer,
-                       int timeout_s)
+                       int timeout_s, ZeroCopyShared* zc)
     : lanes_(std::move(lanes)),
       sending_(sending),
       error_(error),
       peer_(std::move(peer)),
-      timeout_s_(timeout_s) {}
+      timeout_s_(timeout_s),
+      zc_(zc) {}
 
 LaneWorker::~LaneWorker() { stop(); }
 
@@ -63,41 +64,124 @@ void LaneWorker::stop() {
   thread_.join();
 }
 
-// Moves bytes for the lane's queued tasks until the socket would block (then asks to poll it) or
-// the queue is empty. Returns whether any byte moved.
-bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
+// One send() of the rest of a chunk: MSG_ZEROCOPY while the connection uses it and the rest is
+// large enough, a copy otherwise (and for the rest of a chunk whose zero-copy send got ENOBUFS: the
+// kernel's optmem or locked-memory limit).
+ssize_t LaneWorker::send_some(Lane* lane, Task* t) {
+  const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+  size_t left = t->len - t->done;
+  LaneZeroCopy* z = lane->zc.get();
+  if (z != nullptr && !t->copy_only && left >= zc_->min_bytes &&
+      zc_->active.load(std::memory_order_relaxed) && z->ids.can_send()) {
+    ssize_t n = ::send(lane->fd.get(), t->ptr + t->done, left, flags | MSG_ZEROCOPY);
+    if (n > 0) {
+      t->zc_last = z->ids.take();
+      t->zc_used = true;
+      ZeroCopyShared::add(zc_->sends, 1);
+      ZeroCopyShared::add(zc_->bytes, static_cast<uint64_t>(n));
+      return n;
+    }
+    if (n == 0 || errno != ENOBUFS) return n;
+    t->copy_only = true;
+    ZeroCopyShared::add(zc_->enobufs, 1);
+  }
+  return ::send(lane->fd.get(), t->ptr + t->done, left, flags);
+}
+
+// A chunk whose bytes are all with the kernel: done now, or parked until the kernel releases the
+// pages of its zero-copy sends.
+bool LaneWorker::retire(Lane* lane, Task* t) {
+  LaneZeroCopy* z = lane->zc.get();
+  if (z == nullptr || !t->zc_used || z->ids.released(t->zc_last)) {
+    t->pending->fetch_sub(1, std::memory_order_acq_rel);
+    return true;
+  }
+  if (z->count == z->parked.size()) return false;  // cannot happen: the request pool bounds chunks in flight
+  z->parked[(z->head + z->count) % z->parked.size()] = *t;
+  ++z->count;
+  return true;
+}
+
+bool LaneWorker::reap(Lane* lane) {
+  LaneZeroCopy* z = lane->zc.get();
+  if (z == nullptr || !z->ids.outstanding()) return false;
+  bool drained = false;
+  if (Status st = z->ids.drain(lane->fd.get(), zc_, peer_, &drained); !st.ok()) {
+    error_->set(st);
+    dead_ = true;
+    return false;
+  }
   bool moved = false;
+  while (z->count > 0 && z->ids.released(z->parked[z->head].zc_last)) {
+    z->parked[z->head].pending->fetch_sub(1, std::memory_order_acq_rel);
+    z->head = static_cast<uint32_t>((z->head + 1) % z->parked.size());
+    --z->count;
+    moved = true;
+  }
+  return moved;
+}
+
+// Moves bytes for the lane's queued tasks until the socket would block (then asks to poll it) or
+// the queue is empty. Returns whether any byte moved or any chunk was released.
+bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
+  bool moved = reap(lane);
+  if (dead_) return moved;
   while (Task* t = lane->ring.front()) {
-    ssize_t n = sending_
-                    ? ::send(lane->fd.get(), t->ptr + t->done, t->len - t->done, MSG_DONTWAIT | MSG_NOSIGNAL)
-                    : ::recv(lane->fd.get(), t->ptr + t->done, t->len - t->done, MSG_DONTWAIT);
+    if (t->done == t->len) {
+      if (!retire(lane, t)) break;
+      lane->ring.pop();
+      moved = true;
+      continue;
+    }
+    ssize_t n = sending_ ? send_some(lane, t)
+                         : ::recv(lane->fd.get(), t->ptr + t->done, t->len - t->done, MSG_DONTWAIT);
     if (n > 0) {
       moved = true;
       t->done += static_cast<size_t>(n);
-      if (t->done == t->len) {
-        t->pending->fetch_sub(1, std::memory_order_acq_rel);
-        lane->ring.pop();
-      }
       continue;
     }
     int err = errno;
     if (n < 0 && err == EINTR) continue;
     if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
       want->push_back(pollfd{lane->fd.get(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
+      polled_.push_back(lane);
       return moved;
     }
     error_->set(io_failure(sending_ ? "send" : "recv", n, err, peer_, timeout_s_));
     dead_ = true;
     return moved;
   }
+  // Nothing to send, chunks waiting for their pages: the error queue raises POLLERR.
+  if (lane->zc && lane->zc->count > 0 && !dead_) {
+    want->push_back(pollfd{lane->fd.get(), 0, 0});
+    polled_.push_back(lane);
+  }
   return moved;
+}
+
+// POLLERR/POLLHUP on a zero-copy lane with nothing on its error queue: a socket error (or a closed
+// socket) that no send() will report, since none is pending.
+void LaneWorker::check_hangup(Lane* lane, short revents) {
+  if (lane->zc == nullptr || (revents & (POLLERR | POLLHUP)) == 0) return;
+  if (reap(lane) || dead_) return;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(lane->fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err != 0) {
+    error_->set(io_failure("send", -1, err, peer_, timeout_s_));
+    dead_ = true;
+  } else if ((revents & POLLHUP) != 0) {
+    error_->set(io_failure("send", 0, 0, peer_, timeout_s_));
+    dead_ = true;
+  }
 }
 
 void LaneWorker::run() {
   std::vector<pollfd> want;
   want.reserve(lanes_.size() + 1);
+  polled_.reserve(lanes_.size());
   while (!stop_.load(std::memory_order_acquire)) {
     want.clear();
+    polled_.clear();
     bool moved = false;
     if (!dead_)
       for (Lane* lane : lanes_) moved = serve(lane, &want) || moved;
@@ -109,6 +193,8 @@ void LaneWorker::run() {
       ssize_t n = ::read(wake_fd_.get(), &v, sizeof v);
       (void)n;
     }
+    if (rc > 0 && zc_ != nullptr)
+      for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want[i].revents);
   }
 }
 

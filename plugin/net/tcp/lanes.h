@@ -4,7 +4,9 @@
 // non-blocking send/recv and poll, and counts a request's chunks down when they are done. Queues are
 // single-producer/single-consumer rings sized so the request pools can never overflow them: the data
 // path allocates nothing and takes no lock. A socket error stops the thread's lanes and is kept
-// (first error wins) for the proxy thread to report.
+// (first error wins) for the proxy thread to report. A sending lane may use MSG_ZEROCOPY
+// (zerocopy.h): a chunk sent that way is parked until the kernel releases its pages, and only then
+// counted down.
 #pragma once
 
 #include <poll.h>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "plugin/net/tcp/socket.h"
+#include "plugin/net/tcp/zerocopy.h"
 #include "plugin/net/transport.h"
 
 namespace railscope::net::tcp {
@@ -29,6 +32,9 @@ struct Task {
   size_t len = 0;
   size_t done = 0;
   std::atomic<int>* pending = nullptr;  // the request's outstanding chunk count
+  uint32_t zc_last = 0;                 // number of the last MSG_ZEROCOPY send() of this chunk
+  bool zc_used = false;                 // some of its bytes went MSG_ZEROCOPY
+  bool copy_only = false;               // MSG_ZEROCOPY gave ENOBUFS: copy the rest
 };
 
 class TaskRing {
@@ -54,9 +60,18 @@ class TaskRing {
   alignas(64) std::atomic<uint32_t> tail_{0};
 };
 
+// A sending lane's zero-copy state: the send numbers and the chunks whose bytes are all handed to
+// the kernel but whose pages it still holds (in send order; owned by the lane's helper thread).
+struct LaneZeroCopy {
+  ZeroCopyIds ids;
+  std::array<Task, TaskRing::kSize> parked{};
+  uint32_t head = 0, count = 0;
+};
+
 struct Lane {
   Fd fd;
   TaskRing ring;
+  std::unique_ptr<LaneZeroCopy> zc;  // null: copy sends only
 };
 
 // The first failure of a connection, set by any thread, read by the proxy thread.
@@ -74,7 +89,9 @@ class ErrorState {
 
 class LaneWorker {
  public:
-  LaneWorker(std::vector<Lane*> lanes, bool sending, ErrorState* error, std::string peer, int timeout_s);
+  // zc: the connection's zero-copy state when its lanes use MSG_ZEROCOPY, else null.
+  LaneWorker(std::vector<Lane*> lanes, bool sending, ErrorState* error, std::string peer, int timeout_s,
+             ZeroCopyShared* zc = nullptr);
   ~LaneWorker();
   LaneWorker(const LaneWorker&) = delete;
   LaneWorker& operator=(const LaneWorker&) = delete;
@@ -86,12 +103,18 @@ class LaneWorker {
  private:
   void run();
   bool serve(Lane* lane, std::vector<pollfd>* want);
+  ssize_t send_some(Lane* lane, Task* t);
+  bool retire(Lane* lane, Task* t);  // false: no room to park it yet
+  bool reap(Lane* lane);             // reads completions, counts released chunks down
+  void check_hangup(Lane* lane, short revents);
   std::vector<Lane*> lanes_;
   bool sending_;
   ErrorState* error_;
   std::string peer_;
   int timeout_s_;
-  Fd wake_fd_;  // eventfd
+  ZeroCopyShared* zc_;
+  std::vector<Lane*> polled_;  // the lane of each poll entry but the last (wake_fd_)
+  Fd wake_fd_;                 // eventfd
   std::atomic<bool> stop_{false};
   bool dead_ = false;
   std::thread thread_;

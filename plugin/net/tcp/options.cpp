@@ -1,10 +1,22 @@
 #include "plugin/net/tcp/options.h"
 
+#include <string>
+
 #include "plugin/net/tcp/wire.h"
+#include "railscope/core/diagnosis.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 
 namespace railscope::net::tcp {
+
+const char* zerocopy_mode_name(ZeroCopyMode m) {
+  switch (m) {
+    case ZeroCopyMode::Off: return "off";
+    case ZeroCopyMode::On: return "on";
+    case ZeroCopyMode::Auto: break;
+  }
+  return "auto";
+}
 
 TcpOptions options_from_env() {
   TcpOptions o;
@@ -24,6 +36,16 @@ TcpOptions options_from_env() {
   o.timeout_s = static_cast<int>(params::get_int("RAILSCOPE_TCP_TIMEOUT"));
   o.min_chunk = static_cast<uint32_t>(params::get_int("RAILSCOPE_TCP_MIN_CHUNK"));
   o.inline_max = static_cast<uint32_t>(params::get_int("RAILSCOPE_TCP_INLINE"));
+  o.zerocopy_min = static_cast<uint32_t>(params::get_int("RAILSCOPE_TCP_ZEROCOPY_MIN"));
+  std::string zc = params::get_string("RAILSCOPE_TCP_ZEROCOPY");
+  if (zc == "on") {
+    o.zerocopy = ZeroCopyMode::On;
+  } else if (zc == "off") {
+    o.zerocopy = ZeroCopyMode::Off;
+  } else if (zc != "auto") {
+    RS_WARN("NET/railscope : {}", diag::one_line(diag::make("config.bad_env", "RAILSCOPE_TCP_ZEROCOPY=" + zc +
+                                                                                  " (auto, on or off)")));
+  }
   return o;
 }
 

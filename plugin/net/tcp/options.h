@@ -1,13 +1,18 @@
 // The TCP engine's tunables, read once from the environment (params registry) when the engine is
 // created: sockets and helper threads per connection (NCCL's NCCL_SOCKET_NTHREADS and
 // NCCL_NSOCKS_PERTHREAD meanings), socket buffer size, the dead-peer bound, the chunk size large
-// messages are cut into, and the inline limit for small messages.
+// messages are cut into, the inline limit for small messages, and MSG_ZEROCOPY sends.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace railscope::net::tcp {
+
+// RAILSCOPE_TCP_ZEROCOPY: Auto uses MSG_ZEROCOPY until the kernel reports it copied the data anyway
+// (loopback, veth: no gain), then that connection goes back to copy sends; On keeps using it.
+enum class ZeroCopyMode { Off, Auto, On };
+const char* zerocopy_mode_name(ZeroCopyMode m);
 
 struct TcpOptions {
   int nthreads = 4;           // helper threads per connection and side (one per socket measured best)
@@ -16,6 +21,8 @@ struct TcpOptions {
   int timeout_s = 60;         // unacknowledged data / silent peer / handshake bound
   uint32_t min_chunk = 64 * 1024;
   uint32_t inline_max = 8 * 1024;
+  ZeroCopyMode zerocopy = ZeroCopyMode::Auto;
+  uint32_t zerocopy_min = 16 * 1024;  // smallest send() that uses MSG_ZEROCOPY
   int nsocks() const { return nthreads * nsocks_per_thread; }
 };
 

@@ -1,7 +1,7 @@
 // The sending side of a TCP connection and its request lifecycle: isend takes a request from a
 // fixed pool, writes the message header (and a small message's bytes) to the control socket and
 // queues a large message's chunks on the lanes; test reports done once the control bytes are out
-// and every chunk has been handed to the kernel.
+// and every chunk has been handed to the kernel (and, for MSG_ZEROCOPY chunks, released by it).
 #pragma once
 
 #include <array>
@@ -22,7 +22,7 @@ struct TcpSendReq : Request {
   std::array<std::byte, kHeaderSize> header{};
   size_t ctrl_total = 0;  // header + inline bytes
   size_t ctrl_done = 0;
-  std::atomic<int> pending{0};  // chunks not yet handed to the kernel
+  std::atomic<int> pending{0};  // chunks not yet handed to the kernel (or their pages not released)
   bool in_use = false;
   TcpConnection::Clock::time_point posted;
   void* event = nullptr;  // NCCL profiler event

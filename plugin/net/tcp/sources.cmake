@@ -12,4 +12,5 @@ railscope_add_internal_library(railscope_net_tcp
     tcp/socket.cpp
     tcp/tcp_engine.cpp
     tcp/wire.cpp
+    tcp/zerocopy.cpp
   PUBLIC_LIBS railscope_core railscope_net_verbs Threads::Threads)

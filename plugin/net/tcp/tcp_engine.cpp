@@ -6,6 +6,7 @@
 #include <chrono>
 #include <random>
 
+#include "plugin/net/pending_connects.h"
 #include "railscope/core/log.h"
 #include "railscope/nccl/net.h"
 
@@ -137,34 +138,15 @@ Status TcpEngine::connect(int dev, const CommConfig& /*config*/, HandleBytes han
   std::string why;
   auto h = decode_handle(handle, &why);
   if (!h) return bad_handle(why);
-  std::lock_guard lock(pending_mutex_);
-  uint64_t id = h->connect_id;
-  TcpConnector* c = nullptr;
-  if (id == 0) {
+  auto make = [&](std::unique_ptr<TcpConnector>* conn, uint64_t* id) {
     LocalEnd local;
     if (Status st = local_end(dev, &local, nullptr); !st.ok()) return st;
-    id = random_u64();
-    auto conn = std::make_unique<TcpConnector>(*h, std::move(local), id);
-    if (Status st = conn->start(); !st.ok()) return st;
-    store_connect_id(handle, id);
-    c = conn.get();
-    pending_.emplace(id, std::move(conn));
-  } else {
-    auto it = pending_.find(id);
-    if (it == pending_.end())
-      return bad_handle(
-          fmt::format("it carries connection id {:#x}, which no connect() in this process started", id));
-    c = it->second.get();
-  }
-  TcpSendComm* comm = nullptr;
-  Status st = c->step(&comm);
-  if (!st.ok() || comm != nullptr) {
-    pending_.erase(id);
-    store_connect_id(handle, 0);
-  }
-  if (!st.ok()) return st;
-  *out = comm;
-  return Status::success();
+    *id = random_u64();
+    *conn = std::make_unique<TcpConnector>(*h, std::move(local), *id);
+    return (*conn)->start();
+  };
+  return step_pending_connect<TcpSendComm>(pending_mutex_, pending_, {&store_connect_id, &bad_handle},
+                                           h->connect_id, handle, make, out);
 }
 
 Status TcpEngine::accept(ListenComm* listen, RecvComm** out) {

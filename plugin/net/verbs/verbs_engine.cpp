@@ -8,6 +8,7 @@
 #include <chrono>
 #include <random>
 
+#include "plugin/net/pending_connects.h"
 #include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
@@ -182,35 +183,16 @@ Status VerbsEngine::connect(int dev, const CommConfig& config, HandleBytes handl
   std::string why;
   auto h = decode_handle(handle, &why);
   if (!h) return bad_handle(why);
-  std::lock_guard lock(pending_mutex_);
-  uint64_t id = h->connect_id;
-  SendConnector* c = nullptr;
-  if (id == 0) {
+  auto make = [&](std::unique_ptr<SendConnector>* conn, uint64_t* id) {
     LocalDevice ld;
     if (Status st = local_device(dev, &ld); !st.ok()) return st;
-    auto conn =
-        std::make_unique<SendConnector>(*h, std::move(ld), link_params_from_env(config.traffic_class));
-    if (Status st = conn->start(); !st.ok()) return st;
-    id = random_u64();
-    store_connect_id(handle, id);
-    c = conn.get();
-    pending_.emplace(id, std::move(conn));
-  } else {
-    auto it = pending_.find(id);
-    if (it == pending_.end())
-      return bad_handle(
-          fmt::format("it carries connection id {:#x}, which no connect() in this process started", id));
-    c = it->second.get();
-  }
-  VerbsSendComm* comm = nullptr;
-  Status st = c->step(&comm);
-  if (!st.ok() || comm != nullptr) {
-    pending_.erase(id);
-    store_connect_id(handle, 0);
-  }
-  if (!st.ok()) return st;
-  *out = comm;
-  return Status::success();
+    *conn = std::make_unique<SendConnector>(*h, std::move(ld), link_params_from_env(config.traffic_class));
+    if (Status st = (*conn)->start(); !st.ok()) return st;
+    *id = random_u64();
+    return Status::success();
+  };
+  return step_pending_connect<VerbsSendComm>(pending_mutex_, pending_, {&store_connect_id, &bad_handle},
+                                             h->connect_id, handle, make, out);
 }
 
 Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
