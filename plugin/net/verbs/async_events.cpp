@@ -60,14 +60,15 @@ void AsyncEvents::run(Watched w) {
           if (port == static_cast<int>(ev.element.port_num)) {
             auto f = diag::make("async.port_error",
                                 fmt::format("{}:{} reported IBV_EVENT_PORT_ERR (link down)", w.dev, port));
-            RS_WARN("NET/railscope : {}", diag::one_line(f));
-            health->fail(std::move(f));
+            const std::string line = diag::one_line(f);
+            health->fail(std::move(f));  // visible to the data path before the line is
+            RS_WARN("NET/railscope : {}", line);
           }
         break;
       case IBV_EVENT_DEVICE_FATAL: {
         auto f = diag::make("async.device_fatal", fmt::format("{} reported IBV_EVENT_DEVICE_FATAL", w.dev));
-        RS_WARN("NET/railscope : {}", diag::one_line(f));
         for (auto& [port, health] : w.ports) health->fail(f);
+        RS_WARN("NET/railscope : {}", diag::one_line(f));
         break;
       }
       case IBV_EVENT_GID_CHANGE:

@@ -140,8 +140,8 @@ bool peer_death_can_cause(std::string_view id) {
 }
 }  // namespace
 
-Status Connection::explain(Status st) {
-  // A completion error right after a port event is a consequence of it: name the cause first.
+std::optional<Status> Connection::port_cause(const Status& st) const {
+  // A port event already read: the completion error is its consequence.
   for (const auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
       auto f = lane.health->last();
@@ -158,20 +158,27 @@ Status Connection::explain(Status st) {
                           fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name,
                                       lane.port->port, ibv::port_state_text(attr.state), st.finding.detail));
   }
-  // A peer process that dies releases its memory registrations and QPs as its files close, so our
-  // next write can fail (remote access error, or retries) a moment before its out-of-band socket
-  // reads as closed. Give the close that moment (error path only, once per connection) and name it:
-  // "peer closed" is the cause, the completion status its consequence.
-  if (peer_death_can_cause(st.finding.id())) {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
-    for (;;) {
+  return std::nullopt;
+}
+
+Status Connection::explain(Status st) {
+  // Causes show up a moment after their consequences. A netdev going down fails the QP's sends
+  // ("local QP operation error") before the port turns DOWN and its async event arrives; a peer
+  // process that dies releases its registrations and QPs as its files close, so our next write can
+  // fail (remote access error, retries) before its out-of-band socket reads as closed. Give the
+  // cause that moment (error path only, once per connection: at most 500 ms) and name it first.
+  const bool peer_may_cause = peer_death_can_cause(st.finding.id());
+  const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+  for (;;) {
+    if (auto cause = port_cause(st)) return std::move(*cause);
+    if (peer_may_cause) {
       if (Status closed = oob.alive(); !closed.ok()) {
         closed.finding.detail += fmt::format("; then {}", st.finding.detail);
         return closed;
       }
-      if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return st;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,7 @@ class Connection {
 
  private:
   Status explain(Status st);
+  std::optional<Status> port_cause(const Status& st) const;
   static constexpr uint32_t kClockEvery = 16;
   Status error_;
   Clock::time_point next_liveness_{};
