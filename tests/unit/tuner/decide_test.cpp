@@ -1,6 +1,7 @@
 // The decision function on its own: rules, measured figures, NCCL's estimates where there is no
 // model, the explanation line, and that applying a decision never makes an unsupported entry valid.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -14,10 +15,13 @@ using test::inputs;
 using test::Table;
 
 std::unique_ptr<Engine> engine_with_config(const std::string& text, EngineInputs in = inputs(4, 8, 4, 400)) {
-  const std::string path = ::testing::TempDir() + "/decide_test.conf";
+  // One file per process: CTest runs each case as its own process, two at a time.
+  const std::string path = ::testing::TempDir() + "/decide_test." + std::to_string(::getpid()) + ".conf";
   std::ofstream(path) << text;
   in.config_path = path;
-  return test::engine(in);
+  auto e = test::engine(in);
+  std::remove(path.c_str());  // read at creation; the path stays in the engine's messages
+  return e;
 }
 
 TEST(Decide, RulePinsWhereSupported) {
@@ -34,7 +38,7 @@ TEST(Decide, RulePinsWhereSupported) {
   const std::string line = describe(d, e->config().path);
   EXPECT_NE(line.find("chose tree/ll"), std::string::npos) << line;
   EXPECT_NE(line.find("decided by rule at"), std::string::npos) << line;
-  EXPECT_NE(line.find("decide_test.conf:1"), std::string::npos) << line;
+  EXPECT_NE(line.find(".conf:1"), std::string::npos) << line;
 }
 
 TEST(Decide, RuleWhosePinIsUnsupportedIsSkipped) {
@@ -137,7 +141,7 @@ TEST(Decide, ChunkSizeFromRules) {
 }
 
 TEST(Decide, StrictModeRefusesABadConfigAndLaxModeDropsTheLine) {
-  const std::string path = ::testing::TempDir() + "/decide_bad.conf";
+  const std::string path = ::testing::TempDir() + "/decide_bad." + std::to_string(::getpid()) + ".conf";
   std::ofstream(path) << "rule coll=allreduce algo=tree\nrule coll=allreduce speed=9\n";
   EngineInputs in = inputs(4, 8, 4, 400);
   in.config_path = path;
@@ -145,8 +149,7 @@ TEST(Decide, StrictModeRefusesABadConfigAndLaxModeDropsTheLine) {
   ASSERT_TRUE(strict.error);
   EXPECT_FALSE(strict.engine);
   EXPECT_EQ(strict.error->id(), "tuner.config");
-  EXPECT_NE(diag::one_line(*strict.error).find("decide_bad.conf:2:21: unknown key 'speed'"),
-            std::string::npos);
+  EXPECT_NE(diag::one_line(*strict.error).find(".conf:2:21: unknown key 'speed'"), std::string::npos);
   in.strict = false;
   EngineOrError lax = Engine::create(in);
   ASSERT_TRUE(lax.engine);
