@@ -24,23 +24,13 @@
 #include <vector>
 
 #include "abi/plugin_loader.h"
+#include "check.h"
 #include "railscope/nccl/net.h"
 
 using namespace railscope::abi_test;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-int g_failures = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      ++g_failures;                                             \
-    }                                                           \
-  } while (0)
 
 size_t count_lines(const std::string& needle) {
   size_t n = 0;

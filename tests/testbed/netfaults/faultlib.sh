@@ -9,6 +9,8 @@
 #   nf_mark                     start the clock for nf_wait_diag / nf_elapsed
 #   nf_elapsed                  seconds since nf_mark (one decimal)
 #   nf_fail MSG / nf_result     record a failure / exit with the verdict
+#   nf_start_bulk PORT LIMIT    netbench server on rxe0 and client on rxe1 (64 MiB messages, bandwidth mode,
+#                               netbench --timeout LIMIT), returns once the transfer runs; then nf_mark
 
 declare -gA NF_PIDS=() NF_RC=()
 NF_FAILED=0
@@ -73,4 +75,20 @@ nf_show() {
         echo "---- $n ----"
         cat "$(nf_log "$n")"
     done
+}
+
+nf_start_bulk() {
+    local port=$1 limit=$2 i
+    nf_start server timeout $((limit + 50)) "$RS" netbench server --dev rxe0 --oob-port "$port" --timeout "$limit" \
+        --buffer-bytes 134217728
+    tb_wait_tcp_listen "$port" 30 || nf_fail "server did not listen"
+    nf_start client timeout $((limit + 50)) stdbuf -oL "$RS" netbench client --dev rxe1 --oob-host 127.0.0.1 \
+        --oob-port "$port" --min-size 64M --max-size 64M --iters 40 --mode bw --no-verify --timeout "$limit" \
+        --buffer-bytes 134217728
+    for ((i = 0; i < 300; i++)); do
+        grep -q '^# railscope netbench' "$(nf_log client)" && break
+        tb_sleep 0.2
+    done
+    tb_sleep 2
+    nf_mark
 }

@@ -9,16 +9,7 @@ set -uo pipefail
 RS=$1
 ids='progress\.stalled|wc\.retry_exceeded|async\.port_error'
 port=18620
-nf_start server timeout 150 "$RS" netbench server --dev rxe0 --oob-port $port --timeout 90 --buffer-bytes 134217728
-tb_wait_tcp_listen $port 30 || nf_fail "server did not listen"
-nf_start client timeout 150 stdbuf -oL "$RS" netbench client --dev rxe1 --oob-host 127.0.0.1 --oob-port $port \
-    --min-size 64M --max-size 64M --iters 40 --mode bw --no-verify --timeout 90 --buffer-bytes 134217728
-for ((i = 0; i < 300; i++)); do
-    grep -q '^# railscope netbench' "$(nf_log client)" && break
-    tb_sleep 0.2
-done
-tb_sleep 2
-nf_mark
+nf_start_bulk $port 90
 tb_link_down vethA
 echo "vethA down at $(nf_elapsed) s"
 nf_wait_diag "$ids" 60 "$(nf_log client)" "$(nf_log server)" ||

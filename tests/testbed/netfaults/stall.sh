@@ -13,16 +13,7 @@ set -uo pipefail
 RS=$1
 port=18640
 export NCCL_IB_TIMEOUT=14 NCCL_IB_RETRY_CNT=7
-nf_start server timeout 200 "$RS" netbench server --dev rxe0 --oob-port $port --timeout 150 --buffer-bytes 134217728
-tb_wait_tcp_listen $port 30 || nf_fail "server did not listen"
-nf_start client timeout 200 stdbuf -oL "$RS" netbench client --dev rxe1 --oob-host 127.0.0.1 --oob-port $port \
-    --min-size 64M --max-size 64M --iters 40 --mode bw --no-verify --timeout 150 --buffer-bytes 134217728
-for ((i = 0; i < 300; i++)); do
-    grep -q '^# railscope netbench' "$(nf_log client)" && break
-    tb_sleep 0.2
-done
-tb_sleep 2
-nf_mark
+nf_start_bulk $port 150
 ip link set vethA mtu 576 || nf_fail "could not lower vethA's MTU"
 echo "vethA MTU 576 at $(nf_elapsed) s"
 if nf_wait_diag 'progress\.stalled' 60 "$(nf_log client)"; then
