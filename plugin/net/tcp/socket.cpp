@@ -41,20 +41,6 @@ void set_int(int fd, int level, int opt, int v) { (void)::setsockopt(fd, level, 
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    reset();
-    fd_ = o.fd_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-void Fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 Status open_listener(int family, const std::array<uint8_t, 16>& addr, Fd* out, uint16_t* port) {
   Fd fd(::socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return sys_fail("socket", errno);

@@ -8,28 +8,12 @@
 
 #include <string>
 
+#include "plugin/net/fd.h"
 #include "plugin/net/tcp/options.h"
 #include "plugin/net/tcp/wire.h"
 #include "plugin/net/transport.h"
 
 namespace railscope::net::tcp {
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset();
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // A non-blocking listener bound to addr (family 4/6, port 0); *port receives the port chosen.
 Status open_listener(int family, const std::array<uint8_t, 16>& addr, Fd* out, uint16_t* port);

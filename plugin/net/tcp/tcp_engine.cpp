@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <random>
 
 #include "plugin/net/pending_connects.h"
+#include "plugin/net/random_id.h"
 #include "railscope/core/log.h"
 #include "railscope/nccl/net.h"
 
@@ -18,18 +18,6 @@ struct TcpMr : MemHandle {};
 TcpMr& the_mr() {
   static TcpMr mr;
   return mr;
-}
-
-uint64_t random_u64() {
-  static std::mutex m;
-  static std::mt19937_64 gen(
-      std::random_device{}() ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      (static_cast<uint64_t>(getpid()) << 32));
-  std::lock_guard lock(m);
-  uint64_t v = 0;
-  while (v == 0) v = gen();
-  return v;
 }
 
 Status bad_handle(const std::string& why) {
@@ -126,7 +114,7 @@ Status TcpEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
   ListenHandle h;
   h.family = static_cast<uint8_t>(n->ip.family);
   h.addr = n->ip.addr;
-  h.nonce = random_u64();
+  h.nonce = random_id();
   Fd fd;
   if (Status st = open_listener(n->ip.family, n->ip.addr, &fd, &h.port); !st.ok()) return st;
   encode_handle(h, handle);
@@ -141,7 +129,7 @@ Status TcpEngine::connect(int dev, const CommConfig& /*config*/, HandleBytes han
   auto make = [&](std::unique_ptr<TcpConnector>* conn, uint64_t* id) {
     LocalEnd local;
     if (Status st = local_end(dev, &local, nullptr); !st.ok()) return st;
-    *id = random_u64();
+    *id = random_id();
     *conn = std::make_unique<TcpConnector>(*h, std::move(local), *id);
     return (*conn)->start();
   };

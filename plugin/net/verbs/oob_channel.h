@@ -8,26 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "plugin/net/fd.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/handshake.h"
 
 namespace railscope::net::verbs {
-
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // A non-blocking listening socket on all addresses; *port receives its port.
 Status open_listener(Fd* out, uint16_t* port, int family);

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <random>
 
 #include "plugin/net/pending_connects.h"
+#include "plugin/net/random_id.h"
 #include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
@@ -24,18 +24,6 @@ struct VerbsListen : ListenComm {
   std::mutex mutex;
   std::vector<std::unique_ptr<RecvAcceptor>> pending;
 };
-
-uint64_t random_u64() {
-  static std::mutex m;
-  static std::mt19937_64 gen(
-      std::random_device{}() ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      (static_cast<uint64_t>(getpid()) << 32));
-  std::lock_guard lock(m);
-  uint64_t v = 0;
-  while (v == 0) v = gen();
-  return v;
-}
 
 Status bad_handle(const std::string& why) {
   return Status::fail(
@@ -164,7 +152,7 @@ Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
   if (Status st = local_device(dev, &ld); !st.ok()) return st;
   auto l = std::make_unique<VerbsListen>();
   l->dev = dev;
-  l->nonce = random_u64();
+  l->nonce = random_id();
   ListenHandle h;
   h.family = 4;
   h.nonce = l->nonce;
@@ -188,7 +176,7 @@ Status VerbsEngine::connect(int dev, const CommConfig& config, HandleBytes handl
     if (Status st = local_device(dev, &ld); !st.ok()) return st;
     *conn = std::make_unique<SendConnector>(*h, std::move(ld), link_params_from_env(config.traffic_class));
     if (Status st = (*conn)->start(); !st.ok()) return st;
-    *id = random_u64();
+    *id = random_id();
     return Status::success();
   };
   return step_pending_connect<VerbsSendComm>(pending_mutex_, pending_, {&store_connect_id, &bad_handle},
