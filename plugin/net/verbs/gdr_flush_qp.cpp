@@ -174,7 +174,7 @@ Status GdrFlush::test(Connection& c, FlushReq* r, int* done) {
   if (!r->in_use) return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished flush");
   if (!c.error().ok()) return c.error();
   if (Status st = poll(c); !st.ok()) return st;
-  if (r->pending > 0) return c.watch(Connection::Clock::now());
+  if (r->pending > 0) return c.watch();
   r->in_use = false;
   *done = 1;
   return Status::success();
