@@ -53,6 +53,9 @@ constexpr Spec kSpecs[] = {
     {"NCCL_IB_SL", T::Int, "-1", -1, 15, "net", "InfiniBand service level; -1 = the communicator's, else 0"},
     {"NCCL_IB_QPS_PER_CONNECTION", T::Int, "1", 1, 16, "net",
      "RC QPs per connection and device; large messages are split across them"},
+    {"RAILSCOPE_NET_EAGER_MAX", T::Int, "4096", 0, 65536, "net",
+     "Verbs engine, host memory at both ends: messages up to N bytes go without a clear-to-send, into "
+     "a receiver ring (copied out), larger ones ask first; 0 = always the receiver-driven protocol"},
     {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
      "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",

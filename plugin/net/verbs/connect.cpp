@@ -7,15 +7,35 @@
 #include <algorithm>
 
 #include "railscope/core/log.h"
+#include "railscope/core/params.h"
 
 namespace railscope::net::verbs {
 namespace {
 
 constexpr int kCqe = 4 * kFifoDepth * kMaxQpsPerConn;
 
-QpCaps sender_caps() { return QpCaps{kFifoDepth * (kMaxRecvs + 1) + 16, 4, 64}; }
-QpCaps receiver_caps() {
+// Eager protocol: ring writes (credit-bounded) and one data part per request; on the receiver,
+// standing receives for ring messages and data parts, and clear-to-sends plus credit writes.
+QpCaps sender_caps(bool eager) {
+  if (eager) return QpCaps{eager::kRingSlots + static_cast<uint32_t>(eager::kMaxTargets) + 16, 4, 256};
+  return QpCaps{kFifoDepth * (kMaxRecvs + 1) + 16, 4, 64};
+}
+QpCaps receiver_caps(bool eager) {
+  constexpr auto targets = static_cast<uint32_t>(eager::kMaxTargets);
+  if (eager) return QpCaps{targets + eager::kRingSlots + 64, eager::kRingSlots + targets + 16, 128};
   return QpCaps{kFifoDepth + VerbsRecvComm::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
+}
+
+// What this end offers for the eager protocol: RAILSCOPE_NET_EAGER_MAX where every port carries host
+// memory only (the protocol copies payloads with the CPU), else 0.
+uint32_t eager_offer(const LocalDevice& dev) {
+  for (const auto* p : dev.ports)
+    if (p->gdr.ptr_support != NCCL_PTR_HOST) return 0;
+  return static_cast<uint32_t>(params::get_int("RAILSCOPE_NET_EAGER_MAX"));
+}
+
+std::string protocol_text(uint32_t eager_max) {
+  return eager_max > 0 ? fmt::format("eager up to {} B", eager_max) : std::string("receiver-driven");
 }
 
 EndInfo describe_local(const LocalDevice& dev, const LinkParams& link) {
@@ -25,6 +45,7 @@ EndInfo describe_local(const LocalDevice& dev, const LinkParams& link) {
   e.qps_per_conn = static_cast<uint8_t>(std::clamp(link.qps_per_conn, 1, kMaxQpsPerConn));
   e.traffic_class = static_cast<uint8_t>(link.traffic_class);
   e.service_level = static_cast<uint8_t>(link.service_level);
+  e.eager_max = eager_offer(dev);
   return e;
 }
 
@@ -107,8 +128,8 @@ Status SendConnector::step(VerbsSendComm** out) {
     return Status::fail(
         ncclRemoteError, "qp.modify_failed",
         fmt::format("the receiver {} could not bring its QPs up (see its log); {}", c.oob.peer(), c.where()));
-  RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}", c.where(), c.qps.size(),
-          mtu_bytes(c.path_mtu));
+  RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
+          mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
   *out = comm_.release();
   return Status::success();
 }
@@ -127,13 +148,20 @@ Status SendConnector::on_reply(const Message& m) {
                         fmt::format("the receiver {} rejected the connection (code {}); see its log",
                                     c.oob.peer(), m.status));
   }
+  if (c.remote.eager_max > c.local.eager_max)
+    return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                        fmt::format("the receiver {} chose eager limit {} above the {} offered", c.oob.peer(),
+                                    c.remote.eager_max, c.local.eager_max));
+  c.eager_max = c.remote.eager_max;
+  if (c.eager_max > 0)
+    if (Status st = c.prepare_eager(); !st.ok()) return st;
   const size_t expected = c.local.qps_per_conn * std::max(c.local.devs.size(), c.remote.devs.size());
   if (c.remote.qpns.size() != expected)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} created {} QPs, {} expected", c.oob.peer(),
                                     c.remote.qpns.size(), expected));
-  if (Status st =
-          c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote.devs.size()), sender_caps());
+  if (Status st = c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote.devs.size()),
+                               sender_caps(c.eager_max > 0));
       !st.ok())
     return st;
   if (Status st = c.connect_qps(c.remote.qpns); !st.ok()) return st;
@@ -186,6 +214,8 @@ Status RecvAcceptor::on_hello(const Message& m) {
   c.local.traffic_class = c.remote.traffic_class;
   c.local.service_level = c.remote.service_level;
   c.local.qps_per_conn = c.remote.qps_per_conn;
+  c.eager_max = std::min(c.remote.eager_max, c.local.eager_max);  // both ends must offer it
+  c.local.eager_max = c.eager_max;
   const size_t nl = c.local.devs.size(), nr = c.remote.devs.size();
   const size_t nqps = c.remote.qps_per_conn * std::max(nl, nr);
   for (size_t q = 0; q < std::max(nl, nr); ++q) {
@@ -198,12 +228,13 @@ Status RecvAcceptor::on_hello(const Message& m) {
   if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches, kCqe); !st.ok())
     return reject(kRejectResources, std::move(st));
   if (Status st = c.prepare(); !st.ok()) return reject(kRejectResources, std::move(st));
-  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps()); !st.ok())
+  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max > 0));
+      !st.ok())
     return reject(kRejectResources, std::move(st));
   Message r;
   r.type = MessageType::Reply;
   r.status = kOk;
-  r.end = c.local_end(c.sizes_rkeys(), c.sizes_addr());
+  r.end = c.local_end(c.advertised_rkeys(), c.advertised_addr());
   c.oob.send(r);
   stage_ = Stage::AwaitQpns;
   return Status::success();
@@ -216,8 +247,8 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
   if (stage_ == Stage::SendReady) {
     if (!flushed) return Status::success();
-    RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}", c.where(), c.qps.size(),
-            mtu_bytes(c.path_mtu));
+    RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
+            mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
     *out = comm_.release();
     return Status::success();
   }
@@ -236,7 +267,9 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (m->type != MessageType::Qpns) return unexpected(c.oob.peer(), m->type, "QPNS");
   Message ready;
   ready.type = MessageType::Ready;
-  if (Status st = c.connect_qps(m->qpns); !st.ok()) {
+  Status st = c.connect_qps(m->qpns);
+  if (st.ok() && c.eager_max > 0) st = c.post_receive_pool();
+  if (!st.ok()) {
     ready.status = kRejectIncompatible;
     c.oob.send(ready);
     (void)c.oob.flush(&flushed);

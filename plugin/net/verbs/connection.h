@@ -28,6 +28,7 @@ inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding re
 inline constexpr int kMaxRecvs = 8;
 inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
+inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
 
 // One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never

@@ -66,6 +66,7 @@ void put_end(wire::Writer& w, const EndInfo& e) {
   w.u8(e.traffic_class);
   w.u8(e.service_level);
   w.u64(e.addr);
+  w.u32(e.eager_max);
   w.u16(static_cast<uint16_t>(e.qpns.size()));
   for (uint32_t q : e.qpns) w.u32(q);
 }
@@ -96,7 +97,10 @@ bool get_end(wire::Reader& r, EndInfo* e, std::string* why) {
   e->traffic_class = r.u8();
   e->service_level = r.u8();
   e->addr = r.u64();
+  e->eager_max = r.u32();
   if (r.bad()) return fail(why, "truncated end record");
+  if (e->eager_max > kMaxEagerBytes)
+    return fail(why, fmt::format("eager limit {} out of range 0..{}", e->eager_max, kMaxEagerBytes));
   if (e->qps_per_conn < 1 || e->qps_per_conn > kMaxQpsPerConn)
     return fail(why,
                 fmt::format("QPs per connection {} out of range 1..{}", e->qps_per_conn, kMaxQpsPerConn));

@@ -25,12 +25,13 @@ namespace railscope::net::verbs {
 
 inline constexpr uint32_t kHandleMagic = 0x314e5352;   // "RSN1"
 inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
-inline constexpr uint16_t kProtocolVersion = 1;
-inline constexpr int kMaxDevsPerEnd = 4;   // devices of a (virtual) NIC
-inline constexpr int kMaxQpsPerConn = 16;  // NCCL_IB_QPS_PER_CONNECTION upper bound
+inline constexpr uint16_t kProtocolVersion = 2;        // 2: EndInfo carries eager_max
+inline constexpr int kMaxDevsPerEnd = 4;               // devices of a (virtual) NIC
+inline constexpr int kMaxQpsPerConn = 16;              // NCCL_IB_QPS_PER_CONNECTION upper bound
 inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;
 inline constexpr size_t kMaxMessageBody = 4096;
 inline constexpr size_t kMessageHeaderSize = 12;
+inline constexpr uint32_t kMaxEagerBytes = 65536;  // RAILSCOPE_NET_EAGER_MAX upper bound
 
 // --- listen handle
 struct ListenHandle {
@@ -71,7 +72,8 @@ struct EndInfo {
   uint8_t qps_per_conn = 1;      // 1..kMaxQpsPerConn
   uint8_t traffic_class = 0;
   uint8_t service_level = 0;
-  uint64_t addr = 0;           // FIFO (sender) or sizes area (receiver)
+  uint64_t addr = 0;           // FIFO (sender); sizes area or eager ring (receiver)
+  uint32_t eager_max = 0;      // HELLO: the sender's offer; REPLY: the agreed limit (0 = no eager path)
   std::vector<uint32_t> qpns;  // 0..kMaxQps (HELLO has none)
 };
 

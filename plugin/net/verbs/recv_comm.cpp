@@ -11,20 +11,30 @@ namespace railscope::net::verbs {
 
 Status VerbsRecvComm::prepare() {
   int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  for (auto& s : slots_) s.comm = this;
+  if (eager_max > 0) {
+    const size_t ring_bytes = eager::slot_stride(eager_max) * eager::kRingSlots;
+    if (Status st = register_buffer(ring_bytes, remote_write, &ring_); !st.ok()) return st;
+    return register_buffer(eager::kMailboxBytes + eager::kCreditWordBytes, IBV_ACCESS_LOCAL_WRITE, &replies_);
+  }
   if (Status st = register_buffer(sizeof(SizesSlot) * kFifoDepth, remote_write, &sizes_); !st.ok()) return st;
   if (Status st = register_buffer(sizeof(CtsSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &cts_); !st.ok())
     return st;
-  for (auto& s : slots_) s.comm = this;
   return Status::success();
 }
 
-std::vector<uint32_t> VerbsRecvComm::sizes_rkeys() const {
+uint64_t VerbsRecvComm::advertised_addr() const {
+  return reinterpret_cast<uint64_t>(eager_max > 0 ? ring_.get() : sizes_.get());
+}
+
+std::vector<uint32_t> VerbsRecvComm::advertised_rkeys() const {
   std::vector<uint32_t> out;
-  for (const auto& mr : sizes_.mrs) out.push_back(mr->rkey);
+  for (const auto& mr : (eager_max > 0 ? ring_ : sizes_).mrs) out.push_back(mr->rkey);
   return out;
 }
 
 Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
+  if (eager_max > 0) return eager_irecv(bufs, out);
   *out = nullptr;
   if (!error().ok()) return error();
   if (Status st = poll(); !st.ok()) return st;
@@ -102,6 +112,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
 }
 
 Status VerbsRecvComm::on_completion(const ibv_wc& wc) {
+  if (eager_max > 0) return eager_completion(wc);
   uint64_t kind = wc.wr_id & kWrKindMask;
   auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
   if (wc.status != IBV_WC_SUCCESS || index >= slots_.size()) {
@@ -120,6 +131,7 @@ Status VerbsRecvComm::on_completion(const ibv_wc& wc) {
 }
 
 Status VerbsRecvComm::test(RecvSlot* r, int* done, int* sizes) {
+  if (eager_max > 0) return eager_test(r, done, sizes);
   *done = 0;
   if (!r->in_use)
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");

@@ -11,17 +11,6 @@
 namespace railscope::net::verbs {
 namespace {
 
-constexpr size_t kSplitAlign = 128;  // keeps LL/LL128 flag lines whole within one QP's chunk
-
-// Part of a `size`-byte buffer carried by QP q of nqps.
-void chunk_of(size_t size, size_t q, size_t nqps, size_t* off, size_t* len) {
-  size_t per = (size + nqps - 1) / nqps;
-  per = (per + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
-  *off = q * per;
-  *len = *off < size ? std::min(per, size - *off) : 0;
-  if (*off > size) *off = size;
-}
-
 uint64_t micros(Connection::Clock::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
 }
@@ -30,7 +19,8 @@ uint64_t micros(Connection::Clock::duration d) {
 
 Status VerbsSendComm::prepare() {
   int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (Status st = register_buffer(sizeof(CtsSlot) * kFifoDepth, remote_write, &fifo_); !st.ok()) return st;
+  const size_t fifo_bytes = sizeof(CtsSlot) * kFifoDepth + eager::kMailboxBytes + eager::kCreditWordBytes;
+  if (Status st = register_buffer(fifo_bytes, remote_write, &fifo_); !st.ok()) return st;
   return register_buffer(sizeof(SizesSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &sizes_);
 }
 
@@ -41,6 +31,7 @@ std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {
 }
 
 Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
+  if (eager_max > 0) return eager_isend(data, size, tag, mr, phandle, out);
   *out = nullptr;
   if (!error().ok()) return error();
   if (Status st = poll(); !st.ok()) return st;
@@ -105,19 +96,21 @@ Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void*
   ++s.matched;
   ++s.live_reqs;
   stats.posted();
-  if (phandle != nullptr && profiler != nullptr) {
-    req->descr.type = ncclProfileQp;
-    req->descr.qp = {lanes.empty() ? 0 : 0, seq, IBV_WR_RDMA_WRITE_WITH_IMM,
-                     static_cast<int>(qps[0].qp->qp_num), size};
-    profiler(&req->event, ncclProfilerNetEventStart, phandle,
-             static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &req->descr);
-  }
+  profile_start(req, phandle, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return fail(std::move(st));
     ++head_;
   }
   *out = req;
   return Status::success();
+}
+
+void VerbsSendComm::profile_start(SendReq* req, void* phandle, uint64_t seq, size_t size) {
+  if (phandle == nullptr || profiler == nullptr) return;
+  req->descr.type = ncclProfileQp;
+  req->descr.qp = {0, seq, IBV_WR_RDMA_WRITE_WITH_IMM, static_cast<int>(qps[0].qp->qp_num), size};
+  profiler(&req->event, ncclProfilerNetEventStart, phandle,
+           static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &req->descr);
 }
 
 Status VerbsSendComm::post(SendSlot& s, int index) {
@@ -188,6 +181,7 @@ Status VerbsSendComm::post(SendSlot& s, int index) {
 }
 
 Status VerbsSendComm::on_completion(const ibv_wc& wc) {
+  if (eager_max > 0) return eager_completion(wc);
   auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
   if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size()) {
     size_t bytes = 0;
@@ -201,6 +195,7 @@ Status VerbsSendComm::on_completion(const ibv_wc& wc) {
 }
 
 Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
+  if (eager_max > 0) return eager_test(req, done, sizes);
   *done = 0;
   if (Status st = poll(); !st.ok()) return st;
   SendSlot& s = slots_[static_cast<size_t>(req->slot)];
@@ -219,14 +214,20 @@ Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
     return Status::success();
   }
   if (!clock_due()) return health();
+  return s.posted ? stall_check(*req, s.posted_at) : watch(Clock::now());
+}
+
+// A send whose data is posted but not acknowledged within the QP's retry budget is an error, before
+// the hardware's own retries end (rxe at NCCL_IB_RETRY_CNT=7 never gives up).
+Status VerbsSendComm::stall_check(const SendReq& req, Clock::time_point posted_at) {
   const auto now = Clock::now();
-  if (s.posted && now - s.posted_at > stall_budget)
+  if (now - posted_at > stall_budget)
     return fail(Status::fail(
         ncclRemoteError, "progress.stalled",
         fmt::format(
             "a {}-byte send posted {:.1f} s ago has not completed (budget {:.1f} s: 4.096 us x 2^{} x "
             "{} tries, at least {} s) on {}",
-            req->size, std::chrono::duration<double>(now - s.posted_at).count(),
+            req.size, std::chrono::duration<double>(now - posted_at).count(),
             std::chrono::duration<double>(stall_budget).count(), link.timeout, link.retry_cnt + 1,
             std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where()),
         "The peer stopped acknowledging: check that the peer process is alive, the link is up on both ends "

@@ -6,6 +6,7 @@
 //   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <array>
@@ -30,6 +31,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr size_t kMaxSize = 4u << 20;
+
+// The eager protocol is on unless RAILSCOPE_NET_EAGER_MAX=0 (rxe ports carry host memory only).
+size_t eager_limit() {
+  const char* v = std::getenv("RAILSCOPE_NET_EAGER_MAX");
+  return v == nullptr ? 4096 : std::strtoull(v, nullptr, 10);
+}
 
 std::vector<size_t> sweep_sizes() {
   std::vector<size_t> s = {0, 1, 3, 7, 8, 13, 127, 128, 129, 1000, 4095, 4097, 65537, 999999, 3u << 20};
@@ -133,6 +140,29 @@ bool wait_done(const ncclNet_v11_t* t, void* req, int* sizes, const char* what) 
   return true;
 }
 
+// Tests every request until all are done, round robin, as NCCL's proxy thread does: under the eager
+// protocol a large send needs its receive to be progressed (to answer its request-to-send), so one
+// process holding both ends must not wait on one side alone.
+bool wait_all(const ncclNet_v11_t* t, std::vector<std::pair<void*, int*>> reqs, const char* what) {
+  auto deadline = Clock::now() + std::chrono::seconds(90);
+  std::vector<int> done(reqs.size(), 0);
+  for (size_t left = reqs.size(); left > 0;) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (done[i]) continue;
+      if (t->test(reqs[i].first, &done[i], reqs[i].second) != ncclSuccess) {
+        std::fprintf(stderr, "%s: test of request %zu failed\n", what, i);
+        return false;
+      }
+      if (done[i]) --left;
+    }
+    if (left > 0 && Clock::now() > deadline) {
+      std::fprintf(stderr, "%s: %zu of %zu requests not done within 90 s\n", what, left, reqs.size());
+      return false;
+    }
+  }
+  return true;
+}
+
 // One send of `size` bytes and the matching receive, both in this process.
 void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
                   void* smr, void* rmr, size_t size, uint64_t seed) {
@@ -150,8 +180,7 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
                   "isend"))
     return ++g_failures, void();
   int ssize = -1, got = -1;
-  if (!wait_done(net.t, sreq, &ssize, "send") || !wait_done(net.t, rreq, &got, "recv"))
-    return ++g_failures, void();
+  if (!wait_all(net.t, {{sreq, &ssize}, {rreq, &got}}, "transfer")) return ++g_failures, void();
   CHECK(ssize == static_cast<int>(size), "send size %d != %zu", ssize, size);
   CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
   CHECK(std::memcmp(sbuf.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
@@ -189,19 +218,81 @@ void grouped(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vect
             },
             &sreq[i], "grouped isend"))
       return ++g_failures, void();
-  for (int i = 0; i < n; ++i) {
-    int s = -1;
-    if (!wait_done(net.t, sreq[i], &s, "grouped send")) return ++g_failures, void();
-    CHECK(s == static_cast<int>(send_sizes[i]), "grouped send %d size %d", i, s);
-  }
+  int ssz[8] = {};
   int got[8] = {};
-  if (!wait_done(net.t, rreq, got, "grouped recv")) return ++g_failures, void();
+  std::vector<std::pair<void*, int*>> all{{rreq, got}};
+  for (int i = 0; i < n; ++i) all.emplace_back(sreq[i], &ssz[i]);
+  if (!wait_all(net.t, all, "grouped")) return ++g_failures, void();
+  for (int i = 0; i < n; ++i)
+    CHECK(ssz[i] == static_cast<int>(send_sizes[i]), "grouped send %d size %d", i, ssz[i]);
   for (int i = 0; i < n; ++i) {
     CHECK(got[i] == static_cast<int>(send_sizes[i]), "n=%d buffer %d: %d bytes, %zu sent", n, i, got[i],
           send_sizes[i]);
     CHECK(std::memcmp(sbuf.data() + i * kSlice, rbuf.data() + i * kSlice, send_sizes[i]) == 0,
           "n=%d buffer %d payload differs", n, i);
   }
+}
+
+// Sends posted before their receives, as NCCL may: with the eager protocol every isend is taken at
+// once (small ones carried whole, large ones asking first) and each lands in the receive posted later
+// with its tag, in order, with tags interleaved and a grouped receive among them.
+void sends_first(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
+                 void* smr, void* rmr, uint64_t seed) {
+  constexpr size_t kSlice = 128 << 10;
+  const size_t eager = eager_limit();
+  struct Msg {
+    int tag;
+    size_t size;
+  };
+  const std::vector<Msg> msgs = {{9, 0},  {9, 8},      {10, eager},  {9, eager + 1},
+                                 {10, 3}, {9, 100000}, {10, 5000},   {9, eager},
+                                 {11, 1}, {12, 2},     {11, kSlice}, {12, 777}};
+  fill(sbuf, msgs.size() * kSlice, seed);
+  std::memset(rbuf.data(), 0xee, msgs.size() * kSlice);
+  std::vector<void*> sreq(msgs.size(), nullptr);
+  for (size_t k = 0; k < msgs.size(); ++k) {
+    CHECK(net.t->isend(sc, sbuf.data() + k * kSlice, msgs[k].size, msgs[k].tag, smr, nullptr, &sreq[k]) ==
+              ncclSuccess,
+          "early isend %zu", k);
+    CHECK(sreq[k] != nullptr, "isend %zu (%zu bytes) before its receive was not taken", k, msgs[k].size);
+    if (sreq[k] == nullptr) return;
+  }
+  // Receives: tag 9 and 10 singly (10 first), then {12, 11} and {11, 12} grouped; all posted, then
+  // every request progressed until done.
+  const std::vector<std::vector<size_t>> groups = {{2}, {0}, {1}, {4}, {3}, {5}, {6}, {7}, {9, 8}, {10, 11}};
+  std::vector<void*> rreq(groups.size(), nullptr);
+  std::vector<std::array<int, 8>> got(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    void* data[8];
+    size_t sizes[8];
+    int tags[8];
+    void* mhs[8];
+    for (size_t i = 0; i < groups[g].size(); ++i) {
+      data[i] = rbuf.data() + groups[g][i] * kSlice;
+      sizes[i] = kSlice;
+      tags[i] = msgs[groups[g][i]].tag;
+      mhs[i] = rmr;
+    }
+    const int n = static_cast<int>(groups[g].size());
+    if (!post_until([&] { return net.t->irecv(rc, n, data, sizes, tags, mhs, nullptr, &rreq[g]); }, &rreq[g],
+                    "late irecv"))
+      return ++g_failures, void();
+  }
+  std::vector<int> ssz(msgs.size(), -1);
+  std::vector<std::pair<void*, int*>> all;
+  for (size_t g = 0; g < groups.size(); ++g) all.emplace_back(rreq[g], got[g].data());
+  for (size_t k = 0; k < msgs.size(); ++k) all.emplace_back(sreq[k], &ssz[k]);
+  if (!wait_all(net.t, all, "sends first")) return ++g_failures, void();
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t i = 0; i < groups[g].size(); ++i) {
+      const size_t k = groups[g][i];
+      CHECK(got[g][i] == static_cast<int>(msgs[k].size), "late message %zu: %d bytes, %zu sent", k, got[g][i],
+            msgs[k].size);
+      CHECK(std::memcmp(sbuf.data() + k * kSlice, rbuf.data() + k * kSlice, msgs[k].size) == 0,
+            "late message %zu (tag %d, %zu bytes) payload differs", k, msgs[k].tag, msgs[k].size);
+    }
+  for (size_t k = 0; k < msgs.size(); ++k)
+    CHECK(ssz[k] == static_cast<int>(msgs[k].size), "early send %zu: size %d", k, ssz[k]);
 }
 
 bool connect_pair(Net& net, int dev_send, int dev_recv, void** sc, void** rc) {
@@ -281,6 +372,9 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   } else {
     CHECK(!CapturedLog::contains("[mtu.mismatch]"), "unexpected mtu.mismatch warning");
   }
+  const std::string protocol =
+      eager_limit() > 0 ? "eager up to " + std::to_string(eager_limit()) + " B" : "receiver-driven";
+  CHECK(CapturedLog::contains(protocol), "the connection log does not say \"%s\"", protocol.c_str());
   std::vector<uint8_t> sbuf(kMaxSize + 4096), rbuf(kMaxSize + 4096);
   void *smr = nullptr, *rmr = nullptr;
   CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr send");
@@ -299,6 +393,9 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     for (int i = 0; i < 40; ++i)
       transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, static_cast<size_t>(i * 97), seed++);
   for (int n = 1; n <= 8; ++n) grouped(net, sc, rc, sbuf, rbuf, smr, rmr, n, seed++);
+  if (eager_limit() > 0)
+    for (int rep = 0; rep < 8; ++rep)  // more ring messages than the ring has slots
+      sends_first(net, sc, rc, sbuf, rbuf, smr, rmr, seed++);
   // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
   {
     fill(sbuf, 1000, seed);
@@ -313,7 +410,7 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
                    "irecv") &&
         post_until([&] { return net.t->isend(sc, sbuf.data(), 1000, 3, smr, ph, &sreq); }, &sreq, "isend")) {
       int s1 = 0, s2 = 0;
-      CHECK(wait_done(net.t, sreq, &s1, "send") && wait_done(net.t, rreq, &s2, "recv"), "profiled transfer");
+      CHECK(wait_all(net.t, {{sreq, &s1}, {rreq, &s2}}, "profiled"), "profiled transfer");
     }
     CHECK(g_prof_start - before == 2 && g_prof_start == g_prof_stop && g_prof_bad == 0,
           "profiler events: %d starts (%d new), %d stops, %d bad", g_prof_start.load(), g_prof_start - before,
@@ -330,15 +427,24 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   if (stats_file != nullptr) {
     std::ifstream in(stats_file);
     std::string line;
-    int lines = 0, send_lines = 0;
+    int lines = 0, send_lines = 0, eager_lines = 0;
     while (std::getline(in, line)) {
       ++lines;
       if (line.find("\"role\":\"send\"") != std::string::npos &&
           line.find("\"bytes\":0,") == std::string::npos)
         ++send_lines;
+      // Both protocol paths counted on both ends when eager is on; neither otherwise.
+      const bool counted =
+          line.find("\"eager\":0,") == std::string::npos && line.find("\"rts\":0,") == std::string::npos;
+      if (counted) ++eager_lines;
     }
     CHECK(lines >= 2 && send_lines >= 1, "stats file %s: %d lines, %d send lines with bytes", stats_file,
           lines, send_lines);
+    if (eager_limit() > 0)
+      CHECK(eager_lines >= 2, "stats file %s: %d lines count eager and rts messages", stats_file,
+            eager_lines);
+    else
+      CHECK(eager_lines == 0, "stats file %s: eager counts without the eager protocol", stats_file);
   }
   std::printf("loopback: %s\n", g_failures == 0 ? "PASS" : "FAIL");
   return g_failures == 0 ? 0 : 1;

@@ -73,14 +73,13 @@ TEST_F(NetIntegrity, EverySizeFromZeroTo64MiBAndOddSizes) {
     void* rreq = post_irecv(api, link->recv_comm, 1, &d, &posted, &tag, &rmh);
     void* sreq = post_isend(api, link->send_comm, src.data, size, tag, src.mh);
     ASSERT_TRUE(rreq && sreq) << size;
-    const auto sent = wait_request(api, sreq, 1);
-    const auto got = wait_request(api, rreq, 1);
+    const auto sizes_seen = wait_requests(api, {sreq, rreq}, {1, 1});
     ASSERT_FALSE(HasFailure()) << "size " << size;
-    EXPECT_EQ(got[0], static_cast<int>(size)) << "received size reported by test()";
+    EXPECT_EQ(sizes_seen[0][0], static_cast<int>(size)) << "sent size reported by test()";
+    EXPECT_EQ(sizes_seen[1][0], static_cast<int>(size)) << "received size reported by test()";
     EXPECT_EQ(first_difference(src.data, dst.data, size), -1) << "size " << size;
     // Nothing written past the message.
     EXPECT_EQ(dst.data[size], 0xa5) << "byte after a " << size << "-byte message was overwritten";
-    (void)sent;
   }
 }
 
@@ -116,8 +115,10 @@ TEST_F(NetIntegrity, GroupedReceivesOneToEightMatchTags) {
       std::vector<void*> sreqs;
       for (int i = n - 1; i >= 0; --i)
         sreqs.push_back(post_isend(api, link->send_comm, src.data + i * kSlot, lens[i], 100 + i, src.mh));
-      for (void* s : sreqs) wait_request(api, s, 1);
-      const auto got = wait_request(api, rreq, n);
+      std::vector<void*> all{rreq};
+      std::vector<int> ns{n};
+      for (void* s : sreqs) all.push_back(s), ns.push_back(1);
+      const auto got = wait_requests(api, all, ns)[0];
       ASSERT_FALSE(HasFailure()) << "n=" << n;
       for (int i = 0; i < n; ++i) {
         EXPECT_EQ(got[static_cast<size_t>(i)], static_cast<int>(lens[i])) << "n=" << n << " buffer " << i;
@@ -211,8 +212,7 @@ TEST_F(NetIntegrity, ConnectClose200TimesLeaksNothing) {
     void* mh = dst.mh;
     void* rreq = post_irecv(api, l->recv_comm, 1, &d, &sz, &tag, &mh);
     void* sreq = post_isend(api, l->send_comm, src.data, 4096, 1, src.mh);
-    wait_request(api, sreq, 1);
-    wait_request(api, rreq, 1);
+    wait_requests(api, {sreq, rreq}, {1, 1});
     ASSERT_EQ(dst.data[4095], static_cast<unsigned char>(i & 0xff)) << "cycle " << i;
   }
   EXPECT_EQ(open_fd_count(), fds_before) << "file descriptors leaked over 200 connect/close cycles";

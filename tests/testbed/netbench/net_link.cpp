@@ -105,6 +105,31 @@ std::vector<int> wait_request(NetApi& api, void* request, int n, std::chrono::se
   }
 }
 
+std::vector<std::vector<int>> wait_requests(NetApi& api, const std::vector<void*>& requests,
+                                            const std::vector<int>& ns, std::chrono::seconds limit) {
+  std::vector<std::vector<int>> sizes;
+  for (int n : ns) sizes.emplace_back(static_cast<size_t>(n), -1);
+  std::vector<int> done(requests.size(), 0);
+  const auto deadline = Clock::now() + limit;
+  for (size_t left = requests.size(); left > 0;) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (done[i]) continue;
+      const ncclResult_t r = api.test(requests[i], &done[i], sizes[i].data());
+      if (r != ncclSuccess) {
+        ADD_FAILURE() << "test() of request " << i << " failed: " << result_name(r);
+        return sizes;
+      }
+      if (done[i]) --left;
+    }
+    if (left > 0 && Clock::now() > deadline) {
+      ADD_FAILURE() << left << " of " << requests.size() << " requests not complete after " << limit.count()
+                    << " s";
+      return sizes;
+    }
+  }
+  return sizes;
+}
+
 namespace {
 template <class Post>
 void* retry_post(Post post, const char* what) {

@@ -54,6 +54,11 @@ struct Mr {
 // Polls a request to completion (fails the test after `limit`); returns the sizes test() reported.
 std::vector<int> wait_request(NetApi& api, void* request, int n,
                               std::chrono::seconds limit = std::chrono::seconds(60));
+// Polls several requests round robin until all are done, as NCCL's proxy does (a large send under the
+// eager protocol needs its receive tested to be answered); returns each one's sizes (ns[i] entries).
+std::vector<std::vector<int>> wait_requests(NetApi& api, const std::vector<void*>& requests,
+                                            const std::vector<int>& ns,
+                                            std::chrono::seconds limit = std::chrono::seconds(60));
 void* post_isend(NetApi& api, void* comm, void* data, size_t size, int tag, void* mh);
 void* post_irecv(NetApi& api, void* comm, int n, void** data, size_t* sizes, int* tags, void** mhs);
 

@@ -2,6 +2,7 @@
 // deliver (truncated, random, wrong magic/version, out-of-range counts) gives an error, never a crash.
 #include "plugin/net/verbs/handshake.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -50,6 +51,7 @@ Message sample_hello() {
   m.end.traffic_class = 106;
   m.end.service_level = 3;
   m.end.addr = 0xdeadbeef000ull;
+  m.end.eager_max = 4096;
   return m;
 }
 
@@ -148,6 +150,7 @@ TEST(NetMessage, HelloRoundTrip) {
   EXPECT_EQ(d->end.qps_per_conn, 2);
   EXPECT_EQ(d->end.traffic_class, 106);
   EXPECT_EQ(d->end.addr, 0xdeadbeef000ull);
+  EXPECT_EQ(d->end.eager_max, 4096u);
 }
 
 TEST(NetMessage, ReplyQpnsReadyRoundTrip) {
@@ -207,9 +210,9 @@ TEST(NetMessage, HeaderChecks) {
   bad[0] = std::byte{'X'};
   EXPECT_FALSE(decode_header(bad, &type, &why));
   bad = h;
-  bad[4] = std::byte{2};
+  bad[4] = std::byte{kProtocolVersion + 1};
   EXPECT_FALSE(decode_header(bad, &type, &why));
-  EXPECT_NE(why.find("version 2"), std::string::npos);
+  EXPECT_NE(why.find(fmt::format("version {}", kProtocolVersion + 1)), std::string::npos) << why;
   bad = h;
   bad[6] = std::byte{9};
   EXPECT_FALSE(decode_header(bad, &type, &why));
@@ -245,6 +248,10 @@ TEST(NetMessage, OutOfRangeCountsAreRejected) {
   m = sample_hello();
   m.end.service_level = 16;
   EXPECT_FALSE(decode_all(encode_message(m), &why));
+  m = sample_hello();
+  m.end.eager_max = kMaxEagerBytes + 1;
+  EXPECT_FALSE(decode_all(encode_message(m), &why));
+  EXPECT_NE(why.find("eager limit"), std::string::npos) << why;
 }
 
 TEST(NetMessage, RandomBodiesNeverCrash) {

@@ -1,0 +1,102 @@
+// The eager protocol of the verbs engine: what travels and where, for connections whose two ends
+// carry host memory only (no GPUDirect, so both sides may touch the bytes with the CPU).
+//
+// The receiver-driven protocol (send_comm.h, recv_comm.h) costs the receiver one clear-to-send per
+// receive. Under soft-RoCE every message is CPU work on both hosts, and that clear-to-send doubles
+// the work of a small ping-pong. The eager protocol removes it:
+//   - a message of at most eager_max bytes is written with its header into the next slot of a ring
+//     the receiver registered (RDMA write with immediate on QP 0); the receiver matches it to a
+//     posted receive by tag, in order, and copies it out (or holds it until such a receive is posted);
+//   - a larger message sends only its header (a request-to-send) the same way; once matched, the
+//     receiver writes a clear-to-send for exactly that message into the sender's mailbox, and the
+//     sender RDMA-writes the data straight into the receive buffer, split across the QPs, each QP's
+//     part ending with an immediate that names the receive buffer;
+//   - ring slots are credits: the receiver returns them in batches by writing how many leading slots
+//     it has released into the sender's credit word.
+// Messages of one tag are matched to receive buffers of that tag in posting order: the k-th send
+// with tag T lands in the k-th buffer posted with tag T, which is also what the receiver-driven
+// protocol (and NCCL's own) gives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "plugin/net/verbs/handshake.h"
+
+namespace railscope::net::verbs::eager {
+
+inline constexpr int kRingSlots = 64;          // credits: ring messages in flight per connection
+inline constexpr uint32_t kSignalEvery = 16;   // ring writes: one signalled completion per this many
+inline constexpr size_t kMaxTargets = 64 * 8;  // receive buffers in flight (kFifoDepth x kMaxRecvs)
+
+enum Kind : uint32_t { kData = 1, kRequestToSend = 2 };
+
+// At the start of every ring slot, written by the sender with the message.
+struct Header {
+  uint64_t seq;   // 1, 2, 3 ... per connection: which ring message this is
+  uint64_t size;  // payload bytes (kData) or bytes to come (kRequestToSend)
+  int32_t tag;
+  uint32_t kind;  // Kind
+  uint32_t req;   // the sender's request index: the mailbox entry the clear-to-send goes to
+  uint32_t reserved;
+};
+static_assert(sizeof(Header) == 32);
+
+// Written by the receiver into the sender's mailbox entry `req` when a request-to-send is matched.
+struct alignas(64) ClearToSend {
+  uint64_t addr;  // receive buffer
+  uint64_t size;  // its capacity
+  uint32_t rkey[kMaxDevsPerEnd];
+  uint32_t target;  // what the data's immediate must name (receive slot x 8 + buffer)
+  uint32_t status;  // kAccept, or kTooSmall when the buffer cannot hold the message
+  uint64_t seq;     // the request-to-send's Header::seq (last written: marks the entry complete)
+};
+static_assert(sizeof(ClearToSend) == 64);
+enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
+
+// The sender's mailbox follows its receiver-driven FIFO in the same registered region:
+// [FIFO][ClearToSend x kMaxTargets][credit word].
+inline constexpr size_t kMailboxEntries = kMaxTargets;
+inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
+inline constexpr size_t kCreditWordBytes = 64;
+
+// Immediate data: ring messages carry the ring slot; data parts of a large message carry the flag
+// and the receive target.
+inline constexpr uint32_t kImmData = 0x80000000u;
+inline constexpr uint32_t imm_ring(uint64_t seq) { return static_cast<uint32_t>(seq % kRingSlots); }
+inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target; }
+
+// Bytes of one ring slot: the header and eager_max bytes, rounded to a cache line.
+inline constexpr size_t slot_stride(uint32_t eager_max) {
+  return (sizeof(Header) + eager_max + 63) / 64 * 64;
+}
+
+// Ring slots are released out of order (a message no receive has been posted for is held while later
+// ones are copied out); the sender may reuse a slot only once every slot before it was released too.
+// Tracks the released prefix.
+class ReleasedPrefix {
+ public:
+  void release(uint64_t seq) { released_[(seq - 1) % kRingSlots] = true; }
+  // Advances over released slots; returns the count of leading messages fully released.
+  uint64_t advance() {
+    while (released_[prefix_ % kRingSlots]) {
+      released_[prefix_ % kRingSlots] = false;
+      ++prefix_;
+    }
+    return prefix_;
+  }
+  uint64_t prefix() const { return prefix_; }
+
+ private:
+  bool released_[kRingSlots] = {};
+  uint64_t prefix_ = 0;
+};
+
+// Whether the receiver should write its released count back now: in batches of a quarter ring, or at
+// once when the sender may be waiting (at least half the ring unreturned) and there is news.
+inline constexpr bool credits_due(uint64_t released, uint64_t arrived, uint64_t returned) {
+  if (released <= returned) return false;
+  return released - returned >= kRingSlots / 4 || arrived - returned >= kRingSlots / 2;
+}
+
+}  // namespace railscope::net::verbs::eager

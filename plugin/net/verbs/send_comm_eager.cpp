@@ -1,0 +1,216 @@
+// The sending half of the eager protocol (eager.h): ring messages, credits, and the data of large
+// messages once the receiver's clear-to-send for exactly that message is in the mailbox.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/send_comm.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+constexpr size_t kMailboxOffset = sizeof(CtsSlot) * kFifoDepth;
+
+const volatile eager::ClearToSend& mailbox_entry(const RegisteredBuffer& fifo, size_t index) {
+  const auto* base = static_cast<const char*>(fifo.get()) + kMailboxOffset;
+  return reinterpret_cast<const volatile eager::ClearToSend*>(base)[index];
+}
+
+std::string_view pointer_kind(int type) {
+  return type == NCCL_PTR_CUDA ? "CUDA" : type == NCCL_PTR_DMABUF ? "DMA-BUF" : "unknown";
+}
+
+}  // namespace
+
+Status VerbsSendComm::prepare_eager() {
+  return register_buffer(eager::slot_stride(eager_max) * eager::kRingSlots, IBV_ACCESS_LOCAL_WRITE, &stage_);
+}
+
+uint64_t VerbsSendComm::eager_credits() const {
+  const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(fifo_.get()) +
+                                                                kMailboxOffset + eager::kMailboxBytes);
+  return *word;
+}
+
+Status VerbsSendComm::eager_isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
+                                  Request** out) {
+  *out = nullptr;
+  if (!error().ok()) return error();
+  if (Status st = poll(); !st.ok()) return st;
+  if (Status st = eager_progress(); !st.ok()) return st;
+  if (size > 0 && mr == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
+  if (mr != nullptr && mr->type != NCCL_PTR_HOST)
+    return Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                        fmt::format("isend of {} memory on a host-memory (eager) connection {}",
+                                    pointer_kind(mr->type), where()));
+  // A ring slot is free once the receiver released it and its write completed here.
+  const uint64_t credits = eager_credits();
+  if (credits > ring_posted_)
+    return fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
+                             fmt::format("the receiver returned {} ring credits after {} messages on {}",
+                                         credits, ring_posted_, where())));
+  if (ring_posted_ - credits >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots) {
+    ++stats.not_ready;
+    return watch();
+  }
+  SendReq* req = pool_.get();
+  if (req == nullptr) {
+    ++stats.not_ready;
+    return Status::success();
+  }
+  const uint64_t seq = ring_posted_ + 1;
+  const bool whole = size <= eager_max;
+  const auto index = pool_.index_of(req);
+  req->comm = this;
+  req->size = size;
+  req->data = data;
+  req->mr = mr;
+  req->event = nullptr;
+  req->eager = whole;
+  req->rts_seq = whole ? 0 : seq;
+  req->pending = 0;
+  req->posted = whole;
+  req->posted_at = Connection::Clock::time_point{};
+
+  const size_t stride = eager::slot_stride(eager_max);
+  const size_t offset = static_cast<size_t>((seq - 1) % eager::kRingSlots) * stride;
+  char* slot = static_cast<char*>(stage_.get()) + offset;
+  const eager::Header h{
+      seq, size, tag, whole ? eager::kData : eager::kRequestToSend, static_cast<uint32_t>(index), 0};
+  std::memcpy(slot, &h, sizeof h);
+  if (whole && size > 0) std::memcpy(slot + sizeof h, data, size);
+  const QpLane& ql = qps[0];
+  const auto bytes = static_cast<uint32_t>(sizeof h + (whole ? size : 0));
+  ibv_sge sge{reinterpret_cast<uint64_t>(slot), bytes, stage_.mrs[static_cast<size_t>(ql.lane)]->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = kWrRing | seq;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.imm_data = htonl(eager::imm_ring(seq));
+  wr.wr.rdma.remote_addr = remote.addr + offset;
+  wr.wr.rdma.rkey = remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+  if (seq % eager::kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
+    pool_.put(req);
+    return fail(Status::fail(
+        ncclSystemError, "wc.error",
+        fmt::format("ibv_post_send (eager) failed with {} ({}) on {}", std::strerror(rc), rc, where())));
+  }
+  ring_posted_ = seq;
+  stats.posted();
+  ++(whole ? stats.eager : stats.rts);
+  profile_start(req, phandle, seq, size);
+  if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
+  *out = req;
+  return Status::success();
+}
+
+Status VerbsSendComm::eager_progress() {
+  for (size_t i = 0; i < nwaiting_;) {
+    SendReq& r = pool_.at(waiting_[i]);
+    if (mailbox_entry(fifo_, waiting_[i]).seq != r.rts_seq) {
+      ++i;
+      continue;
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (Status st = eager_post_data(&r); !st.ok()) return fail(std::move(st));
+    waiting_[i] = waiting_[--nwaiting_];
+  }
+  return Status::success();
+}
+
+Status VerbsSendComm::eager_post_data(SendReq* req) {
+  const auto index = pool_.index_of(req);
+  const volatile eager::ClearToSend& c = mailbox_entry(fifo_, index);
+  const uint64_t addr = c.addr, capacity = c.size;
+  const uint32_t target = c.target, status = c.status;
+  if (status == eager::kTooSmall || req->size > capacity)
+    return Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                        fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",
+                                    req->size, capacity, where()));
+  if (status != eager::kAccept || target >= eager::kMaxTargets)
+    return Status::fail(
+        ncclRemoteError, "peer.bad_handshake",
+        fmt::format("clear-to-send with status {} for target {} on {}", status, target, where()));
+  const size_t nqps = qps.size();
+  for (size_t q = 0; q < nqps; ++q) {
+    const QpLane& ql = qps[q];
+    size_t off = 0, len = 0;
+    chunk_of(req->size, q, nqps, &off, &len);
+    ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
+                len > 0 ? req->mr->mr[static_cast<size_t>(ql.lane)]->lkey : 0};
+    ibv_send_wr wr{};
+    wr.wr_id = kWrSend | index;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.sg_list = len > 0 ? &sge : nullptr;
+    wr.num_sge = len > 0 ? 1 : 0;
+    wr.imm_data = htonl(eager::imm_target(target));
+    wr.wr.rdma.remote_addr = addr + off;
+    wr.wr.rdma.rkey = c.rkey[static_cast<size_t>(ql.remote_dev)];
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (len > 0 && len <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
+      return Status::fail(
+          ncclSystemError, "wc.error",
+          fmt::format("ibv_post_send failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+    ++req->pending;
+  }
+  req->posted = true;
+  req->posted_at = Clock::now();
+  return Status::success();
+}
+
+Status VerbsSendComm::eager_completion(const ibv_wc& wc) {
+  const uint64_t kind = wc.wr_id & kWrKindMask;
+  const uint64_t low = wc.wr_id & ~kWrKindMask;
+  const bool data = kind == kWrSend && low < pool_.capacity();
+  if (wc.status != IBV_WC_SUCCESS)
+    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send,
+                                                    data ? pool_.at(low).size : 0, where()));
+  if (kind == kWrRing && low <= ring_posted_) {
+    ring_retired_ = std::max(ring_retired_, low);
+    return Status::success();
+  }
+  if (data && pool_.at(low).pending > 0) {
+    --pool_.at(low).pending;
+    return Status::success();
+  }
+  return Status::fail(ncclInternalError, "internal.bad_argument",
+                      fmt::format("unexpected send completion (wr_id {:#x}) on {}", wc.wr_id, where()));
+}
+
+void VerbsSendComm::eager_finish(SendReq* req, int* done, int* sizes) {
+  *done = 1;
+  if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
+  const auto us =
+      req->eager
+          ? 0
+          : std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - req->posted_at).count();
+  stats.completed(req->size, static_cast<uint64_t>(us));
+  if (req->event != nullptr && profiler != nullptr)
+    profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
+  pool_.put(req);
+}
+
+Status VerbsSendComm::eager_test(SendReq* req, int* done, int* sizes) {
+  *done = 0;
+  if (Status st = poll(); !st.ok()) return st;
+  if (Status st = eager_progress(); !st.ok()) return st;
+  if (req->eager || (req->posted && req->pending == 0)) {
+    eager_finish(req, done, sizes);
+    return Status::success();
+  }
+  if (!clock_due()) return health();
+  return req->posted ? stall_check(*req, req->posted_at) : watch(Clock::now());
+}
+
+}  // namespace railscope::net::verbs
