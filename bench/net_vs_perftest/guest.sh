@@ -30,17 +30,19 @@ perftest() {  # perftest TOOL SIZE ITERS
     seq=$((seq + 1))
 }
 
-netbench() {  # netbench MODE SIZE ITERS
-    local mode=$1 size=$2 iters=$3 f
-    f=$OUT/$(printf '%02d' $seq)-netbench_$mode-$size.json
+netbench() {  # netbench MODE SIZE ITERS [NETBENCH ARGS]
+    local mode=$1 size=$2 iters=$3 f tool=netbench_$1
+    shift 3
+    [[ $# -gt 0 ]] && tool=netbench_$mode-$2  # MODE SIZE ITERS --poll sleep: netbench_bw-sleep
+    f=$OUT/$(printf '%02d' $seq)-$tool-$size.json
     if [[ $mode == bw ]]; then
         timeout 300 "$RS" netbench --pair rxe0,rxe1 --mode bw --min-size "$size" --max-size "$size" \
-            --iters "$iters" --warmup 4 --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+            --iters "$iters" --warmup 4 --no-verify --json --timeout 60 "$@" > "$f" 2> "$f.err"
     else
         timeout 300 "$RS" netbench --pair rxe0,rxe1 --mode lat --min-size "$size" --max-size "$size" \
-            --lat-iters "$iters" --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+            --lat-iters "$iters" --no-verify --json --timeout 60 "$@" > "$f" 2> "$f.err"
     fi
-    echo "$seq netbench_$mode $size $f" >> "$manifest"
+    echo "$seq $tool $size $f" >> "$manifest"
     seq=$((seq + 1))
 }
 
@@ -55,7 +57,14 @@ for size in "${SIZES[@]}"; do
     netbench bw "$size" $n
     perftest ib_write_bw "$size" $n
     perftest ib_send_bw "$size" $n
+    # For information: netbench's processes sleeping when idle, as ib_write_bw's receiving side does.
+    netbench bw "$size" $n --poll sleep
+    perftest ib_write_bw "$size" $n
 done
+perftest ib_write_lat 8 2000
+netbench lat 8 2000
+perftest ib_write_lat 8 2000
+netbench lat 8 2000
 perftest ib_write_lat 8 2000
 netbench lat 8 2000
 perftest ib_write_lat 8 2000

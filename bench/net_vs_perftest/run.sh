@@ -9,6 +9,10 @@ build=${1:-$root/build}; shift || true
 rs=$build/tools/railscope
 [[ -x $rs ]] || { echo "no $rs: build first (cmake --build build)" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /var/tmp/net_vs_perftest.XXXXXX)}
+# The guest reads its clock from the TSC, as real hosts do: perftest times itself with rdtsc, while
+# netbench and the plugin use clock_gettime, which on the test bed's default emulated HPET is a system
+# call each (docs/netbench.md). Override with RAILSCOPE_TESTBED_APPEND= (empty) to bench on the HPET.
+export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 mkdir -p "$out"
 for ((b = 1; b <= ${BOOTS:-2}; b++)); do
     mkdir -p "$out/boot$b"

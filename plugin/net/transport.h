@@ -47,6 +47,7 @@ struct MemHandle {
 };
 struct Request {
   virtual ~Request() = default;
+  uint8_t kind = 0;  // engine-defined, so test() (NCCL's polling loop) dispatches without RTTI
 };
 
 // The listen handle NCCL ships to the peer through its bootstrap (NCCL_NET_HANDLE_MAXSIZE bytes).

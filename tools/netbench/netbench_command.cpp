@@ -44,9 +44,11 @@ void add_common(CLI::App* c, netbench::Options& o, SizeArgs& sz) {
   c->add_option("--seed", o.seed, "Payload seed (0 = random)");
   c->add_option("--timeout", o.timeout_s, "Seconds without progress before netbench gives up")
       ->capture_default_str();
-  c->add_option("--poll", o.poll,
-                "When a waiting pass completes nothing: yield the CPU (as NCCL's proxy thread does) or spin")
-      ->check(CLI::IsMember({"yield", "spin"}))
+  c->add_option(
+       "--poll", o.poll,
+       "When a waiting pass completes nothing: yield the CPU (as NCCL's proxy thread does), spin, or "
+       "sleep 50 us (a process that leaves the CPU to the kernel, as perftest's bandwidth server does)")
+      ->check(CLI::IsMember({"yield", "spin", "sleep"}))
       ->capture_default_str();
   c->add_flag("-v,--verbose", o.verbose, "Also print the plugin's INFO lines");
 }

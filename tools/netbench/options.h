@@ -31,7 +31,7 @@ struct Options {
   uint64_t seed = 0;          // 0 = random
   uint32_t timeout_s = 60;
   bool verbose = false;
-  std::string poll = "yield";  // yield | spin: what a waiting loop does when a pass made no progress
+  std::string poll = "yield";  // yield | spin | sleep: what a waiting loop does after a pass made no progress
 
   uint32_t modes() const;
   // Command-line arguments that reproduce these options for a child process (server/client).

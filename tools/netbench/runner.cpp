@@ -17,8 +17,11 @@
 #include "transfer.h"
 
 namespace railscope::netbench {
-
 namespace {
+
+Session::Idle idle_policy(const std::string& poll) {
+  return poll == "spin" ? Session::Idle::Spin : poll == "sleep" ? Session::Idle::Sleep : Session::Idle::Yield;
+}
 
 char g_role[16] = "netbench";
 bool g_info = false;
@@ -128,7 +131,7 @@ int run_server(const Options& o) {
     oob.send_struct(kMsgHelloAck, me);
 
     Session s(plugin.api(), plugin.dev, std::chrono::seconds(params.timeout_s));
-    s.set_yield_when_idle(o.poll == "yield");
+    s.set_idle(idle_policy(o.poll));
     s.connect(oob);
     s.register_regions(params.buffer_bytes);
     const bool verify = params.verify != 0;
@@ -194,7 +197,7 @@ int run_client(const Options& o) {
     h.seed = params.seed;
 
     Session s(plugin.api(), plugin.dev, std::chrono::seconds(o.timeout_s));
-    s.set_yield_when_idle(o.poll == "yield");
+    s.set_idle(idle_policy(o.poll));
     s.connect(oob);
     s.register_regions(params.buffer_bytes);
     if (!o.json) {

@@ -59,14 +59,16 @@ class Session {
   std::chrono::seconds timeout() const { return timeout_; }
   // Whether waiting loops give the CPU away after a pass that completed nothing (NCCL's proxy thread
   // does; on a host where the transport itself needs CPU time, soft-RoCE, spinning starves it).
-  void set_yield_when_idle(bool yield) { yield_when_idle_ = yield; }
-  bool yield_when_idle() const { return yield_when_idle_; }
+  // What a waiting loop does after a pass that completed nothing (--poll).
+  enum class Idle { Yield, Spin, Sleep };
+  void set_idle(Idle idle) { idle_ = idle; }
+  Idle idle() const { return idle_; }
 
  private:
   NetApi& api_;
   int dev_;
   std::chrono::seconds timeout_;
-  bool yield_when_idle_ = true;
+  Idle idle_ = Idle::Yield;
   void* listen_comm_ = nullptr;
   void* send_comm_ = nullptr;
   void* recv_comm_ = nullptr;

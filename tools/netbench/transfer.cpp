@@ -4,8 +4,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "railscope/nccl/net.h"
 
@@ -26,13 +28,14 @@ class Stall {
       : limit_ns_(static_cast<uint64_t>(s.timeout().count()) * 1000000000ULL),
         what_(what),
         last_(now_ns()),
-        yield_(s.yield_when_idle()) {}
+        idle_(s.idle()) {}
   // Progress only sets a flag: the clock is read in check(), one call in 1024 (a clock read is a
   // system call on hosts without a vDSO clock, the soft-RoCE test bed's guest among them).
   void progress() { progressed_ = true; }
-  // A pass that completed nothing: give the CPU away if the session says so.
+  // A pass that completed nothing: give the CPU away, or sleep 50 us, if the session says so.
   void idle() const {
-    if (yield_) sched_yield();
+    if (idle_ == Session::Idle::Yield) sched_yield();
+    if (idle_ == Session::Idle::Sleep) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   void check(uint64_t done, uint64_t total) {
     if ((++calls_ & 1023) != 0) return;
@@ -54,7 +57,7 @@ class Stall {
   const char* what_;
   uint64_t last_;
   bool progressed_ = false;
-  bool yield_;
+  Session::Idle idle_;
   uint64_t calls_ = 0;
 };
 

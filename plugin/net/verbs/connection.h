@@ -30,6 +30,8 @@ inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes 
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
+// Request::kind of the verbs engine's requests.
+enum RequestKind : uint8_t { kSendRequest = 1, kRecvRequest = 2, kFlushRequest = 3 };
 
 // One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
 // straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.

@@ -92,11 +92,11 @@ class ReleasedPrefix {
   uint64_t prefix_ = 0;
 };
 
-// Whether the receiver should write its released count back now: in batches of a quarter ring, or at
-// once when the sender may be waiting (at least half the ring unreturned) and there is news.
+// Whether the receiver should write its released count back now: in batches of half a ring, or at
+// once when the sender may be about to wait (three quarters of the ring unreturned) and there is news.
 inline constexpr bool credits_due(uint64_t released, uint64_t arrived, uint64_t returned) {
   if (released <= returned) return false;
-  return released - returned >= kRingSlots / 4 || arrived - returned >= kRingSlots / 2;
+  return released - returned >= kRingSlots / 2 || arrived - returned >= kRingSlots * 3 / 4;
 }
 
 }  // namespace railscope::net::verbs::eager

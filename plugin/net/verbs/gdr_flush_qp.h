@@ -19,6 +19,7 @@ namespace railscope::net::verbs {
 class GdrFlush;
 
 struct FlushReq : Request {
+  FlushReq() { kind = kFlushRequest; }
   GdrFlush* owner = nullptr;
   Connection* connection = nullptr;  // the receive comm the flush belongs to
   bool in_use = false;

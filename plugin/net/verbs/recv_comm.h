@@ -15,6 +15,7 @@ namespace railscope::net::verbs {
 class VerbsRecvComm;
 
 struct RecvSlot : Request {
+  RecvSlot() { kind = kRecvRequest; }
   VerbsRecvComm* comm = nullptr;
   bool in_use = false;
   int n = 0;

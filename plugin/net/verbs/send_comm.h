@@ -28,6 +28,7 @@ inline void chunk_of(size_t size, size_t q, size_t nqps, size_t* off, size_t* le
 }
 
 struct SendReq : Request {
+  SendReq() { kind = kSendRequest; }
   VerbsSendComm* comm = nullptr;
   int slot = 0;  // index into the slot array
   size_t size = 0;
@@ -69,6 +70,9 @@ class VerbsSendComm final : public SendComm, public Connection {
 
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);
   Status test(SendReq* req, int* done, int* sizes);
+  // Before close: eager sends were reported done once posted, so wait (bounded) until the ring writes
+  // still in flight have reached the receiver.
+  void drain();
   bool owns(const Request* r) const { return pool_.owns(static_cast<const SendReq*>(r)); }
 
  protected:

@@ -9,6 +9,7 @@
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/send_comm.h"
+#include "railscope/core/log.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -113,18 +114,22 @@ Status VerbsSendComm::eager_isend(void* data, size_t size, int tag, VerbsMr* mr,
   return Status::success();
 }
 
+// Posts the data of every waiting request whose clear-to-send arrived, oldest first: QP 0 carries the
+// parts in posting order, and NCCL waits on its requests in the order it made them.
 Status VerbsSendComm::eager_progress() {
-  for (size_t i = 0; i < nwaiting_;) {
+  size_t kept = 0;
+  Status result = Status::success();
+  for (size_t i = 0; i < nwaiting_; ++i) {
     SendReq& r = pool_.at(waiting_[i]);
-    if (mailbox_entry(fifo_, waiting_[i]).seq != r.rts_seq) {
-      ++i;
+    if (!result.ok() || mailbox_entry(fifo_, waiting_[i]).seq != r.rts_seq) {
+      waiting_[kept++] = waiting_[i];
       continue;
     }
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (Status st = eager_post_data(&r); !st.ok()) return fail(std::move(st));
-    waiting_[i] = waiting_[--nwaiting_];
+    if (Status st = eager_post_data(&r); !st.ok()) result = fail(std::move(st));
   }
-  return Status::success();
+  nwaiting_ = kept;
+  return result;
 }
 
 Status VerbsSendComm::eager_post_data(SendReq* req) {
@@ -201,11 +206,36 @@ void VerbsSendComm::eager_finish(SendReq* req, int* done, int* sizes) {
   pool_.put(req);
 }
 
+void VerbsSendComm::drain() {
+  if (eager_max == 0 || !error().ok() || qps.empty() || ring_retired_ >= ring_posted_) return;
+  // A signalled zero-byte write completes only after every write posted before it on QP 0.
+  const QpLane& ql = qps[0];
+  ibv_send_wr wr{};
+  wr.wr_id = kWrRing | ring_posted_;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote.addr;
+  wr.wr.rdma.rkey = remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) return;
+  const auto deadline = Clock::now() + std::min<Clock::duration>(stall_budget, std::chrono::seconds(5));
+  while (ring_retired_ < ring_posted_ && Clock::now() < deadline)
+    if (!poll().ok()) break;
+  if (ring_retired_ < ring_posted_)
+    RS_WARN("NET/railscope : closing {} with {} eager message(s) not acknowledged by the receiver", where(),
+            ring_posted_ - ring_retired_);
+}
+
 Status VerbsSendComm::eager_test(SendReq* req, int* done, int* sizes) {
   *done = 0;
+  if (req->eager) {  // carried whole: done once posted (isend polls the completions)
+    if (!error().ok()) return error();
+    eager_finish(req, done, sizes);
+    return Status::success();
+  }
   if (Status st = poll(); !st.ok()) return st;
   if (Status st = eager_progress(); !st.ok()) return st;
-  if (req->eager || (req->posted && req->pending == 0)) {
+  if (req->posted && req->pending == 0) {
     eager_finish(req, done, sizes);
     return Status::success();
   }

@@ -254,10 +254,21 @@ Status VerbsEngine::iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, 
 }
 
 Status VerbsEngine::test(Request* request, int* done, int* sizes) {
-  if (auto* s = dynamic_cast<SendReq*>(request)) return s->comm->test(s, done, sizes);
-  if (auto* r = dynamic_cast<RecvSlot*>(request)) return r->comm->test(r, done, sizes);
-  if (auto* f = dynamic_cast<FlushReq*>(request)) return f->owner->test(*f->connection, f, done);
-  return Status::fail(ncclInternalError, "internal.bad_argument", "test of a foreign request");
+  switch (request->kind) {
+    case kSendRequest: {
+      auto* s = static_cast<SendReq*>(request);
+      return s->comm->test(s, done, sizes);
+    }
+    case kRecvRequest: {
+      auto* r = static_cast<RecvSlot*>(request);
+      return r->comm->test(r, done, sizes);
+    }
+    case kFlushRequest: {
+      auto* f = static_cast<FlushReq*>(request);
+      return f->owner->test(*f->connection, f, done);
+    }
+    default: return Status::fail(ncclInternalError, "internal.bad_argument", "test of a foreign request");
+  }
 }
 
 Status VerbsEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
@@ -266,6 +277,7 @@ Status VerbsEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*req
 
 Status VerbsEngine::close_send(SendComm* comm) {
   auto* c = static_cast<VerbsSendComm*>(comm);
+  c->drain();
   c->emit_stats("send");
   delete c;
   return Status::success();

@@ -31,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr size_t kMaxSize = 4u << 20;
+constexpr int kTailMessages = 20;
 
 // The eager protocol is on unless RAILSCOPE_NET_EAGER_MAX=0 (rxe ports carry host memory only).
 size_t eager_limit() {
@@ -494,6 +495,20 @@ int server(const std::string& handle_file, bool loop) {
       CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
       CHECK(std::memcmp(expect.data(), rbuf.data(), size) == 0, "payload of %zu bytes differs", size);
     }
+  // The client's last messages are small (eager: done once posted) and it closes right after them.
+  for (int k = 0; k < kTailMessages; ++k) {
+    void* req = nullptr;
+    void* data = rbuf.data();
+    size_t rsize = kMaxSize;
+    int tag = 2;
+    if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &req); }, &req,
+                    "tail irecv"))
+      return 1;
+    int got = -1;
+    if (!wait_done(net.t, req, &got, "tail recv")) return 1;
+    CHECK(got == 100 && rbuf[0] == static_cast<uint8_t>(k) && rbuf[99] == static_cast<uint8_t>(k),
+          "tail message %d: %d bytes, first byte %d", k, got, rbuf[0]);
+  }
   net.t->deregMr(rc, rmr);
   net.t->closeRecv(rc);
   net.t->closeListen(lc);
@@ -541,6 +556,15 @@ int client(const std::string& handle_file, bool loop) {
       if (!wait_done(net.t, req, &s, "send")) return 1;
       CHECK(s == static_cast<int>(size), "send size %d", s);
     }
+  for (int k = 0; k < kTailMessages; ++k) {  // then close at once: the plugin must still deliver them
+    std::memset(sbuf.data(), k, 100);
+    void* req = nullptr;
+    if (!post_until([&] { return net.t->isend(sc, sbuf.data(), 100, 2, smr, nullptr, &req); }, &req,
+                    "tail isend"))
+      return 1;
+    int s = -1;
+    if (!wait_done(net.t, req, &s, "tail send")) return 1;
+  }
   net.t->deregMr(sc, smr);
   net.t->closeSend(sc);
   net.t->finalize(net.ctx);

@@ -44,10 +44,12 @@ TEST(NetEager, ReleasedPrefixWaitsForTheOldestHeldSlot) {
 TEST(NetEager, CreditsGoBackInBatchesOrWhenTheSenderMayWait) {
   EXPECT_FALSE(credits_due(0, 0, 0));
   EXPECT_FALSE(credits_due(5, 5, 0)) << "a few released, sender far from the limit";
-  EXPECT_TRUE(credits_due(kRingSlots / 4, kRingSlots / 4, 0));
+  EXPECT_FALSE(credits_due(kRingSlots / 2 - 1, kRingSlots / 2 - 1, 0));
+  EXPECT_TRUE(credits_due(kRingSlots / 2, kRingSlots / 2, 0));
   EXPECT_TRUE(credits_due(1, kRingSlots, 0)) << "sender out of credits: any release is news";
   EXPECT_FALSE(credits_due(10, kRingSlots, 10)) << "nothing new to say";
-  EXPECT_TRUE(credits_due(11, 10 + kRingSlots / 2, 10));
+  EXPECT_TRUE(credits_due(11, 10 + kRingSlots * 3 / 4, 10));
+  EXPECT_FALSE(credits_due(11, 10 + kRingSlots * 3 / 4 - 1, 10));
 }
 
 }  // namespace
