@@ -14,6 +14,15 @@ namespace {
 
 constexpr int kCqe = 4 * kFifoDepth * kMaxQpsPerConn;
 
+// Completion queue entries per lane. The eager protocol can have, per QP, a data part of every receive
+// target in flight (each a completion at both ends), plus the ring and the control writes; the
+// receiver-driven protocol stays well under kCqe. create_cq clamps to the device's limit.
+int cq_entries(bool eager, size_t qps_per_lane) {
+  if (!eager) return kCqe;
+  const size_t need = eager::kRingSlots + eager::kMaxTargets * qps_per_lane + eager::kMaxTargets + 64;
+  return static_cast<int>(std::max<size_t>(kCqe, need));
+}
+
 // Eager protocol: ring writes (credit-bounded) and one data part per request; on the receiver,
 // standing receives for ring messages and data parts, and clear-to-sends plus credit writes.
 QpCaps sender_caps(bool eager) {
@@ -100,7 +109,14 @@ Status SendConnector::step(VerbsSendComm** out) {
     bool ready = false;
     if (Status st = c.oob.connected(&ready); !st.ok()) return st;
     if (!ready) return Status::success();  // NCCL keeps polling; TCP's own timeout bounds this
-    if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches, kCqe); !st.ok()) return st;
+    // QPs per local lane: qps_per_conn x the larger device count of the two ends, over this end's lanes
+    // (the peer's count is not known yet: assume the most).
+    const size_t lanes = dev_.ports.size();
+    const size_t qps_per_lane = c.local.qps_per_conn * ((kMaxDevsPerEnd + lanes - 1) / lanes);
+    if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches,
+                                 cq_entries(c.local.eager_max > 0, qps_per_lane));
+        !st.ok())
+      return st;
     if (Status st = c.prepare(); !st.ok()) return st;
     Message hello;
     hello.type = MessageType::Hello;
@@ -225,7 +241,9 @@ Status RecvAcceptor::on_hello(const Message& m) {
         !st.ok())
       return reject(kRejectIncompatible, std::move(st));
   }
-  if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches, kCqe); !st.ok())
+  if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches,
+                               cq_entries(c.eager_max > 0, (nqps + nl - 1) / nl));
+      !st.ok())
     return reject(kRejectResources, std::move(st));
   if (Status st = c.prepare(); !st.ok()) return reject(kRejectResources, std::move(st));
   if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max > 0));
