@@ -86,12 +86,8 @@ Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void*
     ++stats.not_ready;
     return Status::success();
   }
-  req->comm = this;
+  req->start(this, data, size, mr);
   req->slot = index;
-  req->size = size;
-  req->data = data;
-  req->mr = mr;
-  req->event = nullptr;
   s.reqs[entry] = req;
   ++s.matched;
   ++s.live_reqs;

@@ -36,6 +36,13 @@ struct SendReq : Request {
   VerbsMr* mr = nullptr;
   void* event = nullptr;  // profiler event handle
   ncclProfilerNetIbDescr_v1_t descr{};
+  void start(VerbsSendComm* c, void* d, size_t n, VerbsMr* m) {
+    comm = c;
+    data = d;
+    size = n;
+    mr = m;
+    event = nullptr;
+  }
   // Eager protocol only.
   bool eager = false;    // the payload went whole into the ring: done once posted
   uint64_t rts_seq = 0;  // request-to-send: ring sequence its clear-to-send will echo

@@ -67,11 +67,7 @@ Status VerbsSendComm::eager_isend(void* data, size_t size, int tag, VerbsMr* mr,
   const uint64_t seq = ring_posted_ + 1;
   const bool whole = size <= eager_max;
   const auto index = pool_.index_of(req);
-  req->comm = this;
-  req->size = size;
-  req->data = data;
-  req->mr = mr;
-  req->event = nullptr;
+  req->start(this, data, size, mr);
   req->eager = whole;
   req->rts_seq = whole ? 0 : seq;
   req->pending = 0;
