@@ -50,14 +50,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
       return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
   // One zero-length receive per QP: each QP ends the message with a write with immediate.
   for (const auto& ql : qps) {
-    ibv_recv_wr wr{};
-    wr.wr_id = kWrRecv | index;
-    wr.num_sge = 0;
-    ibv_recv_wr* bad = nullptr;
-    if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0)
-      return fail(Status::fail(
-          ncclSystemError, "wc.error",
-          fmt::format("ibv_post_recv failed with {} ({}) on {}", std::strerror(rc), rc, where())));
+    if (Status st = post_recv(ql, kWrRecv | index); !st.ok()) return fail(std::move(st));
   }
   r.in_use = true;
   r.n = n;
@@ -137,37 +130,51 @@ Status VerbsRecvComm::test(RecvSlot* r, int* done, int* sizes) {
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
   if (Status st = poll(); !st.ok()) return st;
   if (r->pending > 0) return watch();
-  const auto now = Clock::now();
   const auto index = static_cast<size_t>(r - slots_.data());
-  size_t got[kMaxRecvs] = {};
   if (r->imm & kSizesInArea) {
     const SizesSlot& s = static_cast<const SizesSlot*>(sizes_.get())[index];
     for (int i = 0; i < r->n; ++i)
-      got[i] = static_cast<size_t>(static_cast<uint32_t>(s[static_cast<size_t>(i)]));
+      r->got[i] = static_cast<size_t>(static_cast<uint32_t>(s[static_cast<size_t>(i)]));
   } else {
     if (r->n != 1)
       return fail(Status::fail(
           ncclRemoteError, "peer.bad_handshake",
           fmt::format("grouped receive of {} completed without a sizes record on {}", r->n, where())));
-    got[0] = r->imm;
+    r->got[0] = r->imm;
   }
-  uint64_t total = 0;
-  for (int i = 0; i < r->n; ++i) {
-    if (got[i] > r->sizes[i])
+  for (int i = 0; i < r->n; ++i)
+    if (r->got[i] > r->sizes[i])
       return fail(Status::fail(
           ncclRemoteError, "peer.bad_handshake",
-          fmt::format("peer reports {} bytes for a {}-byte receive on {}", got[i], r->sizes[i], where())));
-    if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(got[i], INT_MAX));
-    total += got[i];
+          fmt::format("peer reports {} bytes for a {}-byte receive on {}", r->got[i], r->sizes[i], where())));
+  complete(r, done, sizes);
+  return Status::success();
+}
+
+Status VerbsRecvComm::post_recv(const QpLane& ql, uint64_t wr_id) {
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0)
+    return Status::fail(
+        ncclSystemError, "wc.error",
+        fmt::format("ibv_post_recv failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+  return Status::success();
+}
+
+void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
+  uint64_t total = 0;
+  for (int i = 0; i < r->n; ++i) {
+    if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
+    total += r->got[i];
     if (r->events[i] != nullptr && profiler != nullptr)
       profiler(&r->events[i], ncclProfilerNetEventStop, nullptr, 0, nullptr);
   }
-  stats.completed(total,
-                  static_cast<uint64_t>(
-                      std::chrono::duration_cast<std::chrono::microseconds>(now - r->posted_at).count()));
+  stats.completed(
+      total, static_cast<uint64_t>(
+                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at).count()));
   r->in_use = false;
   *done = 1;
-  return Status::success();
 }
 
 }  // namespace railscope::net::verbs

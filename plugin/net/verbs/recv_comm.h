@@ -64,6 +64,9 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   Status on_completion(const ibv_wc& wc) override;
 
  private:
+  // Both protocols: one zero-length receive on a QP; a finished receive reported (sizes from got[]).
+  Status post_recv(const QpLane& ql, uint64_t wr_id);
+  void complete(RecvSlot* r, int* done, int* sizes);
   // recv_comm_eager.cpp
   Status eager_irecv(std::span<const RecvBuffer> bufs, Request** out);
   Status eager_test(RecvSlot* slot, int* done, int* sizes);

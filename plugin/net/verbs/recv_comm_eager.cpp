@@ -26,15 +26,8 @@ Status bad_peer(std::string text) {
 
 Status VerbsRecvComm::post_receive_pool() {
   for (size_t q = 0; q < qps.size(); ++q)
-    for (int i = 0; i < kReceivePool; ++i) {
-      ibv_recv_wr wr{};
-      wr.wr_id = kWrRecv | q;
-      ibv_recv_wr* bad = nullptr;
-      if (int rc = ibv_post_recv(qps[q].qp.get(), &wr, &bad); rc != 0)
-        return Status::fail(
-            ncclSystemError, "wc.error",
-            fmt::format("ibv_post_recv failed with {} ({}) on {}", std::strerror(rc), rc, where()));
-    }
+    for (int i = 0; i < kReceivePool; ++i)
+      if (Status st = post_recv(qps[q], kWrRecv | q); !st.ok()) return st;
   return Status::success();
 }
 
@@ -136,13 +129,7 @@ Status VerbsRecvComm::eager_completion(const ibv_wc& wc) {
   if (kind != kWrRecv || low >= qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
     return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                 static_cast<int>(wc.opcode), wc.wr_id, where()));
-  ibv_recv_wr wr{};
-  wr.wr_id = wc.wr_id;
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(qps[low].qp.get(), &wr, &bad); rc != 0)
-    return Status::fail(
-        ncclSystemError, "wc.error",
-        fmt::format("ibv_post_recv failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+  if (Status st = post_recv(qps[low], wc.wr_id); !st.ok()) return st;
   const uint32_t imm = ntohl(wc.imm_data);
   if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData);
   if (low != 0) return bad_peer(fmt::format("ring message on QP {} of {}", low, where()));
@@ -267,18 +254,7 @@ Status VerbsRecvComm::eager_test(RecvSlot* r, int* done, int* sizes) {
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
   if (Status st = poll(); !st.ok()) return st;
   if (r->unfinished > 0) return watch();
-  uint64_t total = 0;
-  for (int i = 0; i < r->n; ++i) {
-    if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
-    total += r->got[i];
-    if (r->events[i] != nullptr && profiler != nullptr)
-      profiler(&r->events[i], ncclProfilerNetEventStop, nullptr, 0, nullptr);
-  }
-  stats.completed(
-      total, static_cast<uint64_t>(
-                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at).count()));
-  r->in_use = false;
-  *done = 1;
+  complete(r, done, sizes);
   return Status::success();
 }
 

@@ -196,21 +196,24 @@ Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
   if (Status st = poll(); !st.ok()) return st;
   SendSlot& s = slots_[static_cast<size_t>(req->slot)];
   if (s.posted && s.pending == 0) {
-    const auto now = Clock::now();
-    *done = 1;
-    if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
-    stats.completed(req->size, micros(now - s.posted_at));
-    if (req->event != nullptr && profiler != nullptr)
-      profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
     for (auto& r : s.reqs)
       if (r == req) r = nullptr;
     --s.live_reqs;
     if (s.live_reqs == 0) s.posted = false;
-    pool_.put(req);
+    finish(req, Clock::now() - s.posted_at, done, sizes);
     return Status::success();
   }
   if (!clock_due()) return health();
   return s.posted ? stall_check(*req, s.posted_at) : watch(Clock::now());
+}
+
+void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes) {
+  *done = 1;
+  if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
+  stats.completed(req->size, micros(elapsed));
+  if (req->event != nullptr && profiler != nullptr)
+    profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
+  pool_.put(req);
 }
 
 // A send whose data is posted but not acknowledged within the QP's retry budget is an error, before

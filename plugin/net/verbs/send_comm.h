@@ -88,6 +88,8 @@ class VerbsSendComm final : public SendComm, public Connection {
  private:
   Status post(SendSlot& s, int slot_index);
   Status stall_check(const SendReq& req, Clock::time_point posted_at);
+  // Both protocols: a finished send reported and its request returned to the pool.
+  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes);
   void profile_start(SendReq* req, void* phandle, uint64_t seq, size_t size);
 
   // send_comm_eager.cpp
@@ -97,10 +99,9 @@ class VerbsSendComm final : public SendComm, public Connection {
   Status eager_post_data(SendReq* req);  // once its clear-to-send arrived
   Status eager_progress();               // posts every waiting request whose clear-to-send arrived
   uint64_t eager_credits() const;        // leading ring slots the receiver released
-  void eager_finish(SendReq* req, int* done, int* sizes);
-  RegisteredBuffer stage_;                              // ring slots as sent: header + payload
-  uint64_t ring_posted_ = 0;                            // ring messages posted
-  uint64_t ring_retired_ = 0;                           // ring messages whose send completed locally
+  RegisteredBuffer stage_;               // ring slots as sent: header + payload
+  uint64_t ring_posted_ = 0;             // ring messages posted
+  uint64_t ring_retired_ = 0;            // ring messages whose send completed locally
   std::array<uint16_t, eager::kMaxTargets> waiting_{};  // requests-to-send awaiting their clear-to-send
   size_t nwaiting_ = 0;
 

@@ -189,19 +189,6 @@ Status VerbsSendComm::eager_completion(const ibv_wc& wc) {
                       fmt::format("unexpected send completion (wr_id {:#x}) on {}", wc.wr_id, where()));
 }
 
-void VerbsSendComm::eager_finish(SendReq* req, int* done, int* sizes) {
-  *done = 1;
-  if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
-  const auto us =
-      req->eager
-          ? 0
-          : std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - req->posted_at).count();
-  stats.completed(req->size, static_cast<uint64_t>(us));
-  if (req->event != nullptr && profiler != nullptr)
-    profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
-  pool_.put(req);
-}
-
 void VerbsSendComm::drain() {
   if (eager_max == 0 || !error().ok() || qps.empty() || ring_retired_ >= ring_posted_) return;
   // A signalled zero-byte write completes only after every write posted before it on QP 0.
@@ -226,13 +213,13 @@ Status VerbsSendComm::eager_test(SendReq* req, int* done, int* sizes) {
   *done = 0;
   if (req->eager) {  // carried whole: done once posted (isend polls the completions)
     if (!error().ok()) return error();
-    eager_finish(req, done, sizes);
+    finish(req, Clock::duration::zero(), done, sizes);  // nothing to time: done when posted
     return Status::success();
   }
   if (Status st = poll(); !st.ok()) return st;
   if (Status st = eager_progress(); !st.ok()) return st;
   if (req->posted && req->pending == 0) {
-    eager_finish(req, done, sizes);
+    finish(req, Clock::now() - req->posted_at, done, sizes);
     return Status::success();
   }
   if (!clock_due()) return health();
