@@ -18,15 +18,23 @@ TcpConnection::TcpConnection(Fd ctrl, std::vector<Fd> data, ConnParams params, b
   }
   params_.nsocks = static_cast<int>(lanes_.size());
   if (params_.nthreads > params_.nsocks) params_.nthreads = params_.nsocks;
-  if (params_.nthreads < 1) params_.nthreads = 1;
+  if (params_.nthreads < 0) params_.nthreads = 0;
 }
 
 TcpConnection::~TcpConnection() {
   for (auto& w : workers_) w->stop();  // before the lanes' sockets close
+  inline_.reset();
 }
 
 Status TcpConnection::start() {
   if (sending_ && params_.zerocopy != ZeroCopyMode::Off) setup_zerocopy();
+  if (params_.nthreads == 0) {  // the caller's thread serves every lane (progress_lanes)
+    std::vector<Lane*> all;
+    for (auto& lane : lanes_) all.push_back(lane.get());
+    inline_ = std::make_unique<LaneWorker>(std::move(all), sending_, &error_, where(), params_.timeout_s,
+                                           zc_.get());
+    return Status::success();
+  }
   for (int t = 0; t < params_.nthreads; ++t) {
     std::vector<Lane*> mine;
     for (int j = t; j < params_.nsocks; j += params_.nthreads)
@@ -88,10 +96,15 @@ void TcpConnection::queue_chunks(std::byte* base, size_t size, uint64_t seq, std
     int s = plan.socket(i, params_.nsocks);
     // Capacity: one task per lane per request and at most kPoolSize * kMaxRecvs requests' messages.
     lanes_[static_cast<size_t>(s)]->ring.push(Task{base + plan.offset(i), plan.length(i, size), 0, pending});
-    woken |= 1u << (s % params_.nthreads);
+    if (params_.nthreads > 0) woken |= 1u << (s % params_.nthreads);
   }
+  if (inline_ != nullptr) return;
   for (int t = 0; t < params_.nthreads; ++t)
     if ((woken & (1u << t)) != 0) workers_[static_cast<size_t>(t)]->wake();
+}
+
+void TcpConnection::progress_lanes() {
+  if (inline_ != nullptr) inline_->pass();
 }
 
 uint64_t TcpConnection::micros_since(Clock::time_point t0) {

@@ -22,8 +22,8 @@ inline constexpr int kMaxRecvs = 8;      // grouped receive width (== the ABI la
 // Agreed at the handshake (the sender's values; both ends use the same).
 struct ConnParams {
   int nsocks = 1;
-  int nthreads = 1;  // this side's helper threads (<= nsocks)
-  uint32_t min_chunk = 64 * 1024;
+  int nthreads = 1;  // this side's helper threads (<= nsocks); 0: the caller's thread moves the bytes
+  uint32_t min_chunk = 512 * 1024;
   uint32_t inline_max = 8 * 1024;
   int timeout_s = 60;
   int sockbuf = 0;
@@ -58,6 +58,9 @@ class TcpConnection {
   bool zerocopy_enabled() const { return zc_ != nullptr; }
   // Queues a message's chunks on the lanes (pending is raised first) and wakes their threads.
   void queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending);
+  // With no helper threads (nthreads 0): one non-blocking pass over the lanes, on the thread that
+  // calls isend/irecv/test. Otherwise nothing: the helper threads move the bytes.
+  void progress_lanes();
   static uint64_t micros_since(Clock::time_point t0);
   void setup_zerocopy();
 
@@ -66,6 +69,7 @@ class TcpConnection {
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<ZeroCopyShared> zc_;  // before workers_: they use it until they stop
   std::vector<std::unique_ptr<LaneWorker>> workers_;
+  std::unique_ptr<LaneWorker> inline_;  // nthreads 0: never started, driven by progress_lanes()
   ErrorState error_;
   bool error_counted_ = false;
   verbs::ConnStats stats_;

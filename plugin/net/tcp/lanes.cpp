@@ -32,7 +32,10 @@ LaneWorker::LaneWorker(std::vector<Lane*> lanes, bool sending, ErrorState* error
       error_(error),
       peer_(std::move(peer)),
       timeout_s_(timeout_s),
-      zc_(zc) {}
+      zc_(zc) {
+  want_.reserve(lanes_.size() + 1);
+  polled_.reserve(lanes_.size());
+}
 
 LaneWorker::~LaneWorker() { stop(); }
 
@@ -123,7 +126,7 @@ bool LaneWorker::reap(Lane* lane) {
 
 // Moves bytes for the lane's queued tasks until the socket would block (then asks to poll it) or
 // the queue is empty. Returns whether any byte moved or any chunk was released.
-bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
+bool LaneWorker::serve(Lane* lane) {
   bool moved = reap(lane);
   if (dead_) return moved;
   while (Task* t = lane->ring.front()) {
@@ -143,7 +146,7 @@ bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
     int err = errno;
     if (n < 0 && err == EINTR) continue;
     if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
-      want->push_back(pollfd{lane->fd.get(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
+      want_.push_back(pollfd{lane->fd.get(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
       polled_.push_back(lane);
       return moved;
     }
@@ -153,7 +156,7 @@ bool LaneWorker::serve(Lane* lane, std::vector<pollfd>* want) {
   }
   // Nothing to send, chunks waiting for their pages: the error queue raises POLLERR.
   if (lane->zc && lane->zc->count > 0 && !dead_) {
-    want->push_back(pollfd{lane->fd.get(), 0, 0});
+    want_.push_back(pollfd{lane->fd.get(), 0, 0});
     polled_.push_back(lane);
   }
   return moved;
@@ -175,26 +178,37 @@ void LaneWorker::check_hangup(Lane* lane, short revents) {
   }
 }
 
+bool LaneWorker::serve_all() {
+  want_.clear();
+  polled_.clear();
+  bool moved = false;
+  if (!dead_)
+    for (Lane* lane : lanes_) moved = serve(lane) || moved;
+  return moved;
+}
+
+bool LaneWorker::pass() {
+  bool moved = serve_all();
+  if (moved || zc_ == nullptr || want_.empty()) return moved;
+  // Zero-copy lanes with chunks parked: a socket error that no send() will report shows only in
+  // poll (check_hangup). Copy lanes report every error from send()/recv() themselves.
+  if (::poll(want_.data(), want_.size(), 0) > 0)
+    for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want_[i].revents);
+  return false;
+}
+
 void LaneWorker::run() {
-  std::vector<pollfd> want;
-  want.reserve(lanes_.size() + 1);
-  polled_.reserve(lanes_.size());
   while (!stop_.load(std::memory_order_acquire)) {
-    want.clear();
-    polled_.clear();
-    bool moved = false;
-    if (!dead_)
-      for (Lane* lane : lanes_) moved = serve(lane, &want) || moved;
-    if (moved) continue;
-    want.push_back(pollfd{wake_fd_.get(), POLLIN, 0});
-    int rc = ::poll(want.data(), want.size(), 1000);
-    if (rc > 0 && (want.back().revents & POLLIN) != 0) {
+    if (serve_all()) continue;
+    want_.push_back(pollfd{wake_fd_.get(), POLLIN, 0});
+    int rc = ::poll(want_.data(), want_.size(), 1000);
+    if (rc > 0 && (want_.back().revents & POLLIN) != 0) {
       uint64_t v = 0;
       ssize_t n = ::read(wake_fd_.get(), &v, sizeof v);
       (void)n;
     }
     if (rc > 0 && zc_ != nullptr)
-      for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want[i].revents);
+      for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want_[i].revents);
   }
 }
 

@@ -99,10 +99,15 @@ class LaneWorker {
   Status start(const char* thread_name);
   void wake();  // tasks were queued on one of this worker's lanes
   void stop();  // joins; pending tasks are abandoned
+  // One non-blocking pass over the lanes on the caller's thread, for a worker that was never
+  // started (NCCL_SOCKET_NTHREADS=0: the proxy thread moves the bytes itself). Returns whether any
+  // byte moved or any chunk was released.
+  bool pass();
 
  private:
   void run();
-  bool serve(Lane* lane, std::vector<pollfd>* want);
+  bool serve_all();  // serves every lane once; fills want_ / polled_ with the lanes that would block
+  bool serve(Lane* lane);
   ssize_t send_some(Lane* lane, Task* t);
   bool retire(Lane* lane, Task* t);  // false: no room to park it yet
   bool reap(Lane* lane);             // reads completions, counts released chunks down
@@ -113,7 +118,8 @@ class LaneWorker {
   std::string peer_;
   int timeout_s_;
   ZeroCopyShared* zc_;
-  std::vector<Lane*> polled_;  // the lane of each poll entry but the last (wake_fd_)
+  std::vector<pollfd> want_;   // the lanes to poll (and, in run(), wake_fd_ last)
+  std::vector<Lane*> polled_;  // the lane of each poll entry but wake_fd_
   Fd wake_fd_;                 // eventfd
   std::atomic<bool> stop_{false};
   bool dead_ = false;

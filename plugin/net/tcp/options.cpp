@@ -1,5 +1,6 @@
 #include "plugin/net/tcp/options.h"
 
+#include <algorithm>
 #include <string>
 
 #include "plugin/net/tcp/wire.h"
@@ -22,15 +23,15 @@ TcpOptions options_from_env() {
   TcpOptions o;
   auto nt = params::get_int("NCCL_SOCKET_NTHREADS");
   auto ns = params::get_int("NCCL_NSOCKS_PERTHREAD");
-  if (nt > 0) o.nthreads = static_cast<int>(nt);
+  if (nt >= 0) o.nthreads = static_cast<int>(nt);
   if (ns > 0) o.nsocks_per_thread = static_cast<int>(ns);
   if (o.nthreads > kMaxThreads) o.nthreads = kMaxThreads;
   if (o.nsocks() > kMaxSockets) {
     RS_WARN(
         "NET/railscope : NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = {} x {} exceeds {} sockets; "
         "using {} sockets per thread",
-        o.nthreads, o.nsocks_per_thread, kMaxSockets, kMaxSockets / o.nthreads);
-    o.nsocks_per_thread = kMaxSockets / o.nthreads;
+        o.nthreads, o.nsocks_per_thread, kMaxSockets, kMaxSockets / std::max(o.nthreads, 1));
+    o.nsocks_per_thread = kMaxSockets / std::max(o.nthreads, 1);
   }
   o.sockbuf = static_cast<int>(params::get_int("RAILSCOPE_TCP_SOCKBUF"));
   o.timeout_s = static_cast<int>(params::get_int("RAILSCOPE_TCP_TIMEOUT"));

@@ -4,6 +4,7 @@
 // messages are cut into, the inline limit for small messages, and MSG_ZEROCOPY sends.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -19,11 +20,13 @@ struct TcpOptions {
   int nsocks_per_thread = 1;  // data sockets each helper thread serves
   int sockbuf = 0;            // SO_SNDBUF/SO_RCVBUF bytes; 0 = kernel autotuning
   int timeout_s = 60;         // unacknowledged data / silent peer / handshake bound
-  uint32_t min_chunk = 64 * 1024;
+  uint32_t min_chunk = 512 * 1024;
   uint32_t inline_max = 8 * 1024;
   ZeroCopyMode zerocopy = ZeroCopyMode::Auto;
   uint32_t zerocopy_min = 16 * 1024;  // smallest send() that uses MSG_ZEROCOPY
-  int nsocks() const { return nthreads * nsocks_per_thread; }
+  // NCCL_SOCKET_NTHREADS=0: no helper threads, NCCL's proxy thread moves the bytes of
+  // nsocks_per_thread sockets itself in isend/irecv/test.
+  int nsocks() const { return std::max(nthreads, 1) * nsocks_per_thread; }
 };
 
 // Reads RAILSCOPE_TCP_* and NCCL_SOCKET_NTHREADS / NCCL_NSOCKS_PERTHREAD (-2 = auto: railscope's

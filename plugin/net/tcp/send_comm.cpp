@@ -36,6 +36,7 @@ Status TcpSendComm::isend(void* data, size_t size, int tag, void* phandle, Reque
   profile_start(params_.profiler, phandle, &r->event, &r->descr, ctrl_.get(), kProfileOpSend, size);
   *out = r;
   if (Status st = flush_ctrl(); !st.ok()) return st;
+  progress_lanes();
   return Status::success();
 }
 
@@ -73,6 +74,7 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   if (!r->in_use) return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished send");
   if (failed()) return failure();
   if (Status st = flush_ctrl(); !st.ok()) return st;
+  progress_lanes();
   if (r->ctrl_done < r->ctrl_total || r->pending.load(std::memory_order_acquire) != 0)
     return Status::success();
   if (failed()) return failure();

@@ -55,8 +55,16 @@ std::unique_ptr<TcpEngine> TcpEngine::create(const InitArgs& args, Status* statu
     e->devices_.push_back(Device{static_cast<int>(i), n.ip.name});
     summary += fmt::format(" [{}]{}:{}", i, n.ip.name, address_text(n.ip));
   }
-  RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : TCP engine using{}; {} threads x {} sockets per connection",
-          summary, e->options_.nthreads, e->options_.nsocks_per_thread);
+  if (e->options_.nthreads == 0)
+    RS_INFO(
+        NCCL_INIT | NCCL_NET,
+        "NET/railscope : TCP engine using{}; {} sockets per connection moved by the calling (proxy) thread, "
+        "no helper threads (NCCL_SOCKET_NTHREADS=0)",
+        summary, e->options_.nsocks());
+  else
+    RS_INFO(NCCL_INIT | NCCL_NET,
+            "NET/railscope : TCP engine using{}; {} threads x {} sockets per connection", summary,
+            e->options_.nthreads, e->options_.nsocks_per_thread);
   return e;
 }
 
