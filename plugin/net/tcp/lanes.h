@@ -1,7 +1,8 @@
 // The data sockets of a connection ("lanes") and the helper threads that move bytes on them. The
 // thread that calls isend/irecv/test (NCCL's proxy thread) cuts a message into chunks and queues one
 // task per chunk on the lane that carries it; each helper thread serves a fixed set of lanes with
-// non-blocking send/recv and poll, and counts a request's chunks down when they are done. Queues are
+// non-blocking send/recv and poll, and counts a request's chunks down when they are done (with
+// NCCL_SOCKET_NTHREADS=0 one worker is never started and the proxy thread runs its pass()). Queues are
 // single-producer/single-consumer rings sized so the request pools can never overflow them: the data
 // path allocates nothing and takes no lock. A socket error stops the thread's lanes and is kept
 // (first error wins) for the proxy thread to report. A sending lane may use MSG_ZEROCOPY
