@@ -57,6 +57,11 @@ std::string_view modify_qp_id(int err, std::string_view state) {
   return "qp.modify_failed";
 }
 
+diag::Finding post_finding(std::string_view call, int rc, const std::string& where) {
+  return diag::make("wc.error",
+                    fmt::format("{} failed with {} ({}) on {}", call, std::strerror(rc), rc, where));
+}
+
 diag::Finding modify_qp_finding(int err, std::string_view state, const std::string& where) {
   return diag::make(modify_qp_id(err, state), fmt::format("ibv_modify_qp to {} failed with {} ({}) on {}",
                                                           state, std::strerror(err), err, where));

@@ -26,6 +26,10 @@ diag::Finding wc_finding(int status, uint32_t vendor_err, Phase phase, size_t by
 std::string_view modify_qp_id(int err, std::string_view state);
 diag::Finding modify_qp_finding(int err, std::string_view state, const std::string& where);
 
+// ibv_post_send / ibv_post_recv returned `rc` (an errno value); `call` names the verb and what was
+// being posted, e.g. "ibv_post_send (eager)".
+diag::Finding post_finding(std::string_view call, int rc, const std::string& where);
+
 // ibv_reg_mr (or QP/CQ creation) failed with errno `err` for `size` bytes. memlock_kib is the
 // current RLIMIT_MEMLOCK soft limit in KiB (-1 = unlimited).
 std::string_view reg_mr_id(int err);

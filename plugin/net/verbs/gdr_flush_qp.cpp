@@ -77,9 +77,8 @@ Status FlushQp::post_read(uint64_t addr, uint32_t rkey, uint64_t wr_id) {
   wr.wr.rdma.rkey = rkey;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(qp_.get(), &wr, &bad); rc != 0)
-    return Status::fail(ncclSystemError, "wc.error",
-                        fmt::format("ibv_post_send (flush read) failed with {} ({}) on {}", std::strerror(rc),
-                                    rc, flush_where(*port_, qp_->qp_num)));
+    return Status::fail(ncclSystemError,
+                        post_finding("ibv_post_send (flush read)", rc, flush_where(*port_, qp_->qp_num)));
   return Status::success();
 }
 

@@ -95,9 +95,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   if (tail_ % kCtsSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
-    return fail(Status::fail(ncclSystemError, "wc.error",
-                             fmt::format("ibv_post_send (clear-to-send) failed with {} ({}) on {}",
-                                         std::strerror(rc), rc, where())));
+    return fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (clear-to-send)", rc, where())));
   ++tail_;
   stats.posted();
   *out = &r;
@@ -156,9 +154,7 @@ Status VerbsRecvComm::post_recv(const QpLane& ql, uint64_t wr_id) {
   wr.wr_id = wr_id;
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0)
-    return Status::fail(
-        ncclSystemError, "wc.error",
-        fmt::format("ibv_post_recv failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+    return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, where()));
   return Status::success();
 }
 

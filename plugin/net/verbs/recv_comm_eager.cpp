@@ -232,9 +232,7 @@ Status VerbsRecvComm::post_control(const void* src, uint32_t bytes, uint64_t rem
   if (++control_posted_ % eager::kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
-    return Status::fail(
-        ncclSystemError, "wc.error",
-        fmt::format("ibv_post_send (control) failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+    return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, where()));
   return Status::success();
 }
 

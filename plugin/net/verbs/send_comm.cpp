@@ -166,9 +166,7 @@ Status VerbsSendComm::post(SendSlot& s, int index) {
         wrs[i].send_flags |= IBV_SEND_INLINE;
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
-      return Status::fail(
-          ncclSystemError, "wc.error",
-          fmt::format("ibv_post_send failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, where()));
   }
   s.pending = static_cast<int>(nqps);
   s.posted = true;

@@ -97,9 +97,7 @@ Status VerbsSendComm::eager_isend(void* data, size_t size, int tag, VerbsMr* mr,
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
     pool_.put(req);
-    return fail(Status::fail(
-        ncclSystemError, "wc.error",
-        fmt::format("ibv_post_send (eager) failed with {} ({}) on {}", std::strerror(rc), rc, where())));
+    return fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (eager)", rc, where())));
   }
   ring_posted_ = seq;
   stats.posted();
@@ -160,9 +158,7 @@ Status VerbsSendComm::eager_post_data(SendReq* req) {
     if (len > 0 && len <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
-      return Status::fail(
-          ncclSystemError, "wc.error",
-          fmt::format("ibv_post_send failed with {} ({}) on {}", std::strerror(rc), rc, where()));
+      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, where()));
     ++req->pending;
   }
   req->posted = true;

@@ -46,6 +46,14 @@ TEST(NetDiagnosisMap, ModifyQpErrnos) {
   EXPECT_NE(diag::one_line(f).find("GID[0] fe80::1"), std::string::npos);
 }
 
+TEST(NetDiagnosisMap, PostFailureNamesTheCallTheErrnoAndWhere) {
+  auto f = post_finding("ibv_post_send (eager)", ENOMEM, "rxe0:1 -> vm rxe1:1");
+  EXPECT_EQ(f.id(), "wc.error");
+  EXPECT_NE(diag::one_line(f).find(
+                "ibv_post_send (eager) failed with Cannot allocate memory (12) on rxe0:1 -> vm rxe1:1"),
+            std::string::npos);
+}
+
 TEST(NetDiagnosisMap, RegistrationPrintsLimitAndSize) {
   EXPECT_EQ(reg_mr_id(ENOMEM), "memlock.too_low");
   EXPECT_EQ(reg_mr_id(EPERM), "memlock.too_low");
