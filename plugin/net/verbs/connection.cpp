@@ -229,6 +229,15 @@ std::string Connection::where() const {
                      r.empty() ? "?" : r, oob.peer());
 }
 
+void Connection::profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
+                               uint64_t seq, size_t size) {
+  if (phandle == nullptr || profiler == nullptr) return;
+  descr->type = ncclProfileQp;
+  descr->qp = {0, seq, opcode, static_cast<int>(qps[0].qp->qp_num), size};
+  profiler(event, ncclProfilerNetEventStart, phandle,
+           static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), descr);
+}
+
 void Connection::emit_stats(const char* role) {
   if (!stats_enabled()) return;
   ConnIdentity who;

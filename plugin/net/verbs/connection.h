@@ -121,6 +121,10 @@ class Connection {
   const Status& error() const { return error_; }
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
   void emit_stats(const char* role);
+  // Starts one NetPlugin event with NCCL's IB QP descriptor (message `seq` of `size` bytes, `opcode`
+  // as NCCL's IB transport reports it) when NCCL gave a parent handle and a profiler callback.
+  void profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
+                     uint64_t seq, size_t size);
 
   LinkParams link;
   EndInfo local, remote;

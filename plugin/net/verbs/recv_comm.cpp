@@ -72,12 +72,7 @@ Status VerbsRecvComm::irecv(std::span<const RecvBuffer> bufs, Request** out) {
     e.seq = seq;
     r.sizes[i] = b.size;
     r.events[i] = nullptr;
-    if (b.phandle != nullptr && profiler != nullptr) {
-      r.descr[i].type = ncclProfileQp;
-      r.descr[i].qp = {0, seq, IBV_WC_RECV_RDMA_WITH_IMM, static_cast<int>(qps[0].qp->qp_num), b.size};
-      profiler(&r.events[i], ncclProfilerNetEventStart, b.phandle,
-               static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &r.descr[i]);
-    }
+    profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
   }
   const QpLane& ql = qps[static_cast<size_t>(tail_ % qps.size())];
   const auto lane = static_cast<size_t>(ql.lane);

@@ -69,12 +69,7 @@ Status VerbsRecvComm::eager_irecv(std::span<const RecvBuffer> bufs, Request** ou
     r.parts[i] = 0;
     r.state[i] = RecvSlot::kWaiting;
     r.events[i] = nullptr;
-    if (b.phandle != nullptr && profiler != nullptr) {
-      r.descr[i].type = ncclProfileQp;
-      r.descr[i].qp = {0, r.seq, IBV_WC_RECV_RDMA_WITH_IMM, static_cast<int>(qps[0].qp->qp_num), b.size};
-      profiler(&r.events[i], ncclProfilerNetEventStart, b.phandle,
-               static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &r.descr[i]);
-    }
+    profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, r.seq, b.size);
   }
   ++tail_;
   stats.posted();

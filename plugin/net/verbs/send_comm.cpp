@@ -92,21 +92,13 @@ Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void*
   ++s.matched;
   ++s.live_reqs;
   stats.posted();
-  profile_start(req, phandle, seq, size);
+  profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return fail(std::move(st));
     ++head_;
   }
   *out = req;
   return Status::success();
-}
-
-void VerbsSendComm::profile_start(SendReq* req, void* phandle, uint64_t seq, size_t size) {
-  if (phandle == nullptr || profiler == nullptr) return;
-  req->descr.type = ncclProfileQp;
-  req->descr.qp = {0, seq, IBV_WR_RDMA_WRITE_WITH_IMM, static_cast<int>(qps[0].qp->qp_num), size};
-  profiler(&req->event, ncclProfilerNetEventStart, phandle,
-           static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), &req->descr);
 }
 
 Status VerbsSendComm::post(SendSlot& s, int index) {

@@ -90,7 +90,6 @@ class VerbsSendComm final : public SendComm, public Connection {
   Status stall_check(const SendReq& req, Clock::time_point posted_at);
   // Both protocols: a finished send reported and its request returned to the pool.
   void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes);
-  void profile_start(SendReq* req, void* phandle, uint64_t seq, size_t size);
 
   // send_comm_eager.cpp
   Status eager_isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);

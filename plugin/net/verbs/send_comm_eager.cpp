@@ -102,7 +102,7 @@ Status VerbsSendComm::eager_isend(void* data, size_t size, int tag, VerbsMr* mr,
   ring_posted_ = seq;
   stats.posted();
   ++(whole ? stats.eager : stats.rts);
-  profile_start(req, phandle, seq, size);
+  profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
   *out = req;
   return Status::success();
