@@ -25,6 +25,7 @@
 
 #include "abi/plugin_loader.h"
 #include "check.h"
+#include "progress.h"
 #include "railscope/nccl/net.h"
 
 using namespace railscope::abi_test;
@@ -91,17 +92,6 @@ struct Net {
     }
     return true;
   }
-  // Both ends of a transfer progressed together, as NCCL's proxy does (a large eager-protocol send
-  // needs its receive tested to get its clear-to-send).
-  bool wait_pair(void* sreq, int* ssize, void* rreq, int* rsize) {
-    auto deadline = Clock::now() + std::chrono::seconds(60);
-    for (int sd = 0, rd = 0; !sd || !rd;) {
-      if (!sd && t->test(sreq, &sd, ssize) != ncclSuccess) return false;
-      if (!rd && t->test(rreq, &rd, rsize) != ncclSuccess) return false;
-      if ((!sd || !rd) && Clock::now() > deadline) return false;
-    }
-    return true;
-  }
   // One message of `size` bytes from sbuf to rbuf, checked byte for byte.
   bool transfer(std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf, void* smr, void* rmr, size_t size,
                 int seed) {
@@ -116,7 +106,9 @@ struct Net {
     for (auto end = Clock::now() + std::chrono::seconds(60); sreq == nullptr && Clock::now() < end;)
       if (t->isend(sc, sbuf.data(), size, 1, smr, nullptr, &sreq) != ncclSuccess) return false;
     int ssz = -1, rsz = -1;
-    if (rreq == nullptr || sreq == nullptr || !wait_pair(sreq, &ssz, rreq, &rsz)) return false;
+    if (rreq == nullptr || sreq == nullptr ||
+        !wait_all(t, {{sreq, &ssz}, {rreq, &rsz}}, "transfer", std::chrono::seconds(60)))
+      return false;
     return rsz == static_cast<int>(size) && std::memcmp(sbuf.data(), rbuf.data(), size) == 0;
   }
   void close() {

@@ -23,6 +23,7 @@
 
 #include "abi/plugin_loader.h"
 #include "check.h"
+#include "progress.h"
 #include "railscope/nccl/net.h"
 
 using namespace railscope::abi_test;
@@ -135,29 +136,6 @@ bool wait_done(const ncclNet_v11_t* t, void* req, int* sizes, const char* what) 
     }
     if (!done && Clock::now() > deadline) {
       std::fprintf(stderr, "%s: not done within 90 s\n", what);
-      return false;
-    }
-  }
-  return true;
-}
-
-// Tests every request until all are done, round robin, as NCCL's proxy thread does: under the eager
-// protocol a large send needs its receive to be progressed (to answer its request-to-send), so one
-// process holding both ends must not wait on one side alone.
-bool wait_all(const ncclNet_v11_t* t, std::vector<std::pair<void*, int*>> reqs, const char* what) {
-  auto deadline = Clock::now() + std::chrono::seconds(90);
-  std::vector<int> done(reqs.size(), 0);
-  for (size_t left = reqs.size(); left > 0;) {
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      if (done[i]) continue;
-      if (t->test(reqs[i].first, &done[i], reqs[i].second) != ncclSuccess) {
-        std::fprintf(stderr, "%s: test of request %zu failed\n", what, i);
-        return false;
-      }
-      if (done[i]) --left;
-    }
-    if (left > 0 && Clock::now() > deadline) {
-      std::fprintf(stderr, "%s: %zu of %zu requests not done within 90 s\n", what, left, reqs.size());
       return false;
     }
   }
