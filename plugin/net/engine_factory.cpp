@@ -22,7 +22,7 @@ std::unique_ptr<Engine> make_engine(const InitArgs& args, Status* status) {
     if (e->devices(&n).ok() && n > 0) return e;
   }
   RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : no active RDMA port ({}); using the TCP engine",
-          verbs_status.ok() ? "no device" : diag::one_line(verbs_status.finding));
+          verbs_status.ok() ? "no device" : diag::one_line(verbs_status.finding()));
   return tcp::TcpEngine::create(args, status);
 }
 

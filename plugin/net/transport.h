@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -20,16 +21,45 @@
 namespace railscope::net {
 
 // --- results
-struct Status {
+// A success is one word: the finding of a failure lives on the heap, so the status every call on
+// the data path returns and tests costs nothing to build, move or destroy.
+class Status {
+ public:
   ncclResult_t code = ncclSuccess;
-  diag::Finding finding;  // meaningful only when !ok()
+
+  Status() = default;
+  Status(ncclResult_t c, diag::Finding f)
+      : code(c), finding_(std::make_unique<diag::Finding>(std::move(f))) {}
+  Status(const Status& o)
+      : code(o.code), finding_(o.finding_ ? std::make_unique<diag::Finding>(*o.finding_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) *this = Status(o);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   bool ok() const { return code == ncclSuccess; }
+  // The failure's finding (an empty one, whose entry is null, on success).
+  const diag::Finding& finding() const { return finding_ ? *finding_ : none(); }
+  diag::Finding& finding() {
+    if (!finding_) finding_ = std::make_unique<diag::Finding>();
+    return *finding_;
+  }
+
   static Status success() { return {}; }
   static Status fail(ncclResult_t c, diag::Finding f) { return Status{c, std::move(f)}; }
   static Status fail(ncclResult_t c, std::string_view id, std::string detail, std::string fix = {}) {
     return Status{c, diag::make(id, std::move(detail), std::move(fix))};
   }
+
+ private:
+  static const diag::Finding& none() {
+    static const diag::Finding f;
+    return f;
+  }
+  std::unique_ptr<diag::Finding> finding_;
 };
 
 // --- opaque objects handed out to NCCL. Each engine derives its own; the adapters pass them

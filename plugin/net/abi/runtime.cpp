@@ -13,14 +13,14 @@ namespace {
 
 // Function-local static: built on first use, destroyed when the library is unloaded (which also
 // stops any engine threads before their code goes away).
+// The engine it owns is published in current_engine for the data path.
 struct EngineHolder {
   std::mutex mutex;
   std::unique_ptr<Engine> engine;
-  std::atomic<Engine*> current{nullptr};
   int refs = 0;
 
   ~EngineHolder() {
-    current.store(nullptr);
+    current_engine.store(nullptr);
     engine.reset();
   }
 };
@@ -32,9 +32,10 @@ EngineHolder& holder() {
 
 }  // namespace
 
-ncclResult_t report(const char* fn, const Status& status) {
-  if (status.ok()) return ncclSuccess;
-  RS_WARN("NET/railscope {}: {}", fn, diag::one_line(status.finding));
+constinit std::atomic<Engine*> current_engine{nullptr};
+
+ncclResult_t report_failure(const char* fn, const Status& status) {
+  RS_WARN("NET/railscope {}: {}", fn, diag::one_line(status.finding()));
   return status.code;
 }
 
@@ -59,7 +60,7 @@ ncclResult_t init(const char* fn, ncclDebugLogger_t logger, ncclProfilerCallback
                                                "no transport engine could be created")
                                 : st);
     h.engine = std::move(e);
-    h.current.store(h.engine.get());
+    current_engine.store(h.engine.get(), std::memory_order_release);
     RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : using the {} engine", h.engine->name());
   }
   if (ctx != nullptr) {
@@ -78,18 +79,16 @@ ncclResult_t finalize(Context* ctx) {
   auto& h = holder();
   std::lock_guard lock(h.mutex);
   if (h.refs > 0 && --h.refs == 0) {
-    h.current.store(nullptr);
+    current_engine.store(nullptr);
     h.engine.reset();
   }
   return ncclSuccess;
 }
 
-Engine* engine(const char* fn) {
-  Engine* e = holder().current.load(std::memory_order_acquire);
-  if (e == nullptr)
-    report(fn, Status::fail(ncclInternalError, "internal.bad_argument",
-                            fmt::format("{} called before a successful init", fn)));
-  return e;
+Engine* no_engine(const char* fn) {
+  report(fn, Status::fail(ncclInternalError, "internal.bad_argument",
+                          fmt::format("{} called before a successful init", fn)));
+  return nullptr;
 }
 
 CommConfig config_of(void* ctx) {

@@ -4,6 +4,7 @@
 // result code at the ABI edge (the finding's one line is logged there, once).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "plugin/net/transport.h"
@@ -23,11 +24,23 @@ ncclResult_t init(const char* fn, ncclDebugLogger_t logger, ncclProfilerCallback
 // Drops the reference taken by a v11+ init; null (failed init) is accepted.
 ncclResult_t finalize(Context* ctx);
 
-// The engine, or nullptr (and a logged error) when init has not succeeded.
-Engine* engine(const char* fn);
+// The engine the first init created, until the last finalize (or the library's unload) destroys it.
+// Constant-initialized: no constructor runs at load.
+extern constinit std::atomic<Engine*> current_engine;
+Engine* no_engine(const char* fn);  // logs that fn came before a successful init; nullptr
+
+// The engine, or nullptr (and a logged error) when init has not succeeded. Inline: NCCL's proxy
+// calls test() in a loop, and this is the whole cost of the ABI layer on that path.
+inline Engine* engine(const char* fn) {
+  Engine* e = current_engine.load(std::memory_order_acquire);
+  return e != nullptr ? e : no_engine(fn);
+}
 
 // Logs a failure's one line (WARN) and returns its code; success passes through silently.
-ncclResult_t report(const char* fn, const Status& status);
+ncclResult_t report_failure(const char* fn, const Status& status);
+inline ncclResult_t report(const char* fn, const Status& status) {
+  return status.ok() ? ncclSuccess : report_failure(fn, status);
+}
 
 // Common argument check: logs internal.bad_argument naming the function and returns
 // ncclInternalError (NCCL misused the API).

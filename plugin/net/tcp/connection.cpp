@@ -82,7 +82,7 @@ Status TcpConnection::fail(const Status& st) {
 Status TcpConnection::failure() {
   Status st = error_.get();
   if (!error_counted_) {
-    stats_.error(st.finding.id());
+    stats_.error(st.finding().id());
     error_counted_ = true;
   }
   return st;

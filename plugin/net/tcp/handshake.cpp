@@ -127,8 +127,8 @@ void TcpListen::refuse(int fd, AckCode code, const std::string& peer, const std:
   (void)n;
   RS_WARN(
       "NET/railscope : {}",
-      diag::one_line(
-          bad_handshake(fmt::format("connection from {} on {} dropped: {}", peer, local_.dev, why)).finding));
+      diag::one_line(bad_handshake(fmt::format("connection from {} on {} dropped: {}", peer, local_.dev, why))
+                         .finding()));
 }
 
 Status TcpListen::read_hello(Incoming* in, bool* finished) {
@@ -194,7 +194,7 @@ Status TcpListen::accept(TcpRecvComm** out) {
     Status st = read_hello(&in, &finished);
     if (!st.ok()) {
       RS_WARN("NET/railscope : dropped an incoming connection on {}: {}", local_.dev,
-              diag::one_line(st.finding));
+              diag::one_line(st.finding()));
     } else if (finished) {
       std::string why;
       auto h = decode_hello(in.hello, &why);

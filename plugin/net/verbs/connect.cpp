@@ -31,7 +31,7 @@ QpCaps sender_caps(bool eager) {
 }
 QpCaps receiver_caps(bool eager) {
   constexpr auto targets = static_cast<uint32_t>(eager::kMaxTargets);
-  if (eager) return QpCaps{targets + eager::kRingSlots + 64, eager::kRingSlots + targets + 16, 128};
+  if (eager) return QpCaps{targets + eager::kRingSlots + 64, static_cast<uint32_t>(eager::kReceivePool), 128};
   return QpCaps{kFifoDepth + VerbsRecvComm::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
 }
 

@@ -145,7 +145,7 @@ std::optional<Status> Connection::port_cause(const Status& st) const {
   for (const auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
       auto f = lane.health->last();
-      f.detail += fmt::format("; then {}", st.finding.detail);
+      f.detail += fmt::format("; then {}", st.finding().detail);
       return Status::fail(ncclSystemError, std::move(f));
     }
   // The port may have gone down before its async event was read: ask the device directly.
@@ -154,9 +154,10 @@ std::optional<Status> Connection::port_cause(const Status& st) const {
     if (ibv::query_port(*ibv::api(), lane.port->ctx.get(), static_cast<uint8_t>(lane.port->port), &attr) ==
             0 &&
         attr.state != IBV_PORT_ACTIVE)
-      return Status::fail(ncclSystemError, "async.port_error",
-                          fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name,
-                                      lane.port->port, ibv::port_state_text(attr.state), st.finding.detail));
+      return Status::fail(
+          ncclSystemError, "async.port_error",
+          fmt::format("{}:{} is {} (link down); then {}", lane.port->dev_name, lane.port->port,
+                      ibv::port_state_text(attr.state), st.finding().detail));
   }
   return std::nullopt;
 }
@@ -167,13 +168,13 @@ Status Connection::explain(Status st) {
   // process that dies releases its registrations and QPs as its files close, so our next write can
   // fail (remote access error, retries) before its out-of-band socket reads as closed. Give the
   // cause that moment (error path only, once per connection: at most 500 ms) and name it first.
-  const bool peer_may_cause = peer_death_can_cause(st.finding.id());
+  const bool peer_may_cause = peer_death_can_cause(st.finding().id());
   const auto deadline = Clock::now() + std::chrono::milliseconds(500);
   for (;;) {
     if (auto cause = port_cause(st)) return std::move(*cause);
     if (peer_may_cause) {
       if (Status closed = oob.alive(); !closed.ok()) {
-        closed.finding.detail += fmt::format("; then {}", st.finding.detail);
+        closed.finding().detail += fmt::format("; then {}", st.finding().detail);
         return closed;
       }
     }
@@ -202,7 +203,7 @@ Status Connection::watch(Clock::time_point now) {
     next_liveness_ = now + std::chrono::milliseconds(100);
     if (Status st = oob.alive(); !st.ok()) {
       if (Status p = poll(); !p.ok()) return p;  // a completion error explains more than the close
-      st.finding.detail += fmt::format("; connection {}", where());
+      st.finding().detail += fmt::format("; connection {}", where());
       return fail(std::move(st));
     }
   }
@@ -212,7 +213,7 @@ Status Connection::watch(Clock::time_point now) {
 Status Connection::fail(Status st) {
   if (error_.ok()) {
     error_ = std::move(st);
-    stats.error(error_.finding.id());
+    stats.error(error_.finding().id());
   }
   return error_;
 }

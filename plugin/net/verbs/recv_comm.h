@@ -77,6 +77,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   Status deliver(RecvSlot& r, int buffer, uint64_t seq);
   Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
   Status return_credits();
+  Status repost_receives();
   const eager::Header& header(uint64_t seq) const;
   RegisteredBuffer ring_;     // eager ring, written by the peer
   RegisteredBuffer replies_;  // ClearToSend[kMaxTargets] + credit word, source of control writes
@@ -87,6 +88,9 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   eager::ReleasedPrefix released_;
   std::array<uint64_t, eager::kRingSlots> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;
+  // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
+  std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};
+  int reposts_pending_ = 0;  // their sum
 
   RegisteredBuffer sizes_;  // SizesSlot[kFifoDepth], written by the peer
   RegisteredBuffer cts_;    // CtsSlot[kFifoDepth], source of CTS writes

@@ -13,9 +13,6 @@
 namespace railscope::net::verbs {
 namespace {
 
-// Standing receives per QP: every ring message (QP 0) and every data part (one per QP) that can be in
-// flight consumes one, and each is posted again as soon as it completes.
-constexpr int kReceivePool = eager::kRingSlots + static_cast<int>(eager::kMaxTargets) + 16;
 constexpr size_t kMailboxOffset = sizeof(CtsSlot) * kFifoDepth;  // in the sender's region (eager.h)
 
 Status bad_peer(std::string text) {
@@ -26,8 +23,27 @@ Status bad_peer(std::string text) {
 
 Status VerbsRecvComm::post_receive_pool() {
   for (size_t q = 0; q < qps.size(); ++q)
-    for (int i = 0; i < kReceivePool; ++i)
+    for (int i = 0; i < eager::kReceivePool; ++i)
       if (Status st = post_recv(qps[q], kWrRecv | q); !st.ok()) return st;
+  return Status::success();
+}
+
+// Gives each QP back the standing receives its completions consumed, in one ibv_post_recv per QP.
+Status VerbsRecvComm::repost_receives() {
+  if (reposts_pending_ == 0) return Status::success();
+  for (size_t q = 0; q < qps.size(); ++q) {
+    const int n = reposts_due_[q];
+    if (n == 0) continue;
+    std::array<ibv_recv_wr, eager::kRepostBatch> wrs;  // the first n are filled
+    for (int i = 0; i < n; ++i)
+      wrs[static_cast<size_t>(i)] =
+          ibv_recv_wr{kWrRecv | q, i + 1 < n ? &wrs[static_cast<size_t>(i) + 1] : nullptr, nullptr, 0};
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(qps[q].qp.get(), wrs.data(), &bad); rc != 0)
+      return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, where()));
+    reposts_pending_ -= n;
+    reposts_due_[q] = 0;
+  }
   return Status::success();
 }
 
@@ -40,6 +56,7 @@ Status VerbsRecvComm::eager_irecv(std::span<const RecvBuffer> bufs, Request** ou
   *out = nullptr;
   if (!error().ok()) return error();
   if (Status st = poll(); !st.ok()) return st;
+  if (Status st = repost_receives(); !st.ok()) return fail(std::move(st));
   RecvSlot& r = slots_[static_cast<size_t>(tail_ % kFifoDepth)];
   if (r.in_use) {
     ++stats.not_ready;
@@ -124,7 +141,11 @@ Status VerbsRecvComm::eager_completion(const ibv_wc& wc) {
   if (kind != kWrRecv || low >= qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
     return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                 static_cast<int>(wc.opcode), wc.wr_id, where()));
-  if (Status st = post_recv(qps[low], wc.wr_id); !st.ok()) return st;
+  // The standing receive is given back later, in a batch (repost_receives: in irecv, off the path
+  // from a message's arrival to the reply NCCL sends on it, or here once a batch is due).
+  ++reposts_pending_;
+  if (++reposts_due_[low] == eager::kRepostBatch)
+    if (Status st = repost_receives(); !st.ok()) return st;
   const uint32_t imm = ntohl(wc.imm_data);
   if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData);
   if (low != 0) return bad_peer(fmt::format("ring message on QP {} of {}", low, where()));

@@ -28,7 +28,7 @@ DeviceInfo link_local(DeviceInfo d) {
 TEST(NetLinkCheck, SameMtuPasses) {
   PathChoice p;
   auto st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", roce("rxe1", "vethB", 2, 3, 1500), "b", &p);
-  ASSERT_TRUE(st.ok()) << diag::one_line(st.finding);
+  ASSERT_TRUE(st.ok()) << diag::one_line(st.finding());
   EXPECT_EQ(p.path_mtu, 3);
   EXPECT_TRUE(p.warnings.empty());
 }
@@ -55,7 +55,7 @@ TEST(NetLinkCheck, LinkLayerMismatch) {
   ib.link_layer = WireLinkLayer::InfiniBand;
   auto st = check_link(ib, "a", roce("rxe1", "vethB", 2, 3, 1500), "b", &p);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.finding.id(), "link.layer_mismatch");
+  EXPECT_EQ(st.finding().id(), "link.layer_mismatch");
 }
 
 TEST(NetLinkCheck, LinkLocalTowardsRoutablePeerNamesBothGidsAndTheFix) {
@@ -63,9 +63,9 @@ TEST(NetLinkCheck, LinkLocalTowardsRoutablePeerNamesBothGidsAndTheFix) {
   auto st = check_link(link_local(roce("rxe0", "vethA", 1, 3, 1500)), "host-a",
                        roce("rxe1", "vethB", 2, 3, 1500), "host-b", &p);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.finding.id(), "gid.link_local");
-  EXPECT_EQ(st.finding.severity, diag::Severity::Error);
-  std::string line = diag::one_line(st.finding);
+  EXPECT_EQ(st.finding().id(), "gid.link_local");
+  EXPECT_EQ(st.finding().severity, diag::Severity::Error);
+  std::string line = diag::one_line(st.finding());
   EXPECT_NE(line.find("fe80::250:56ff:fe8f:1234"), std::string::npos) << line;
   EXPECT_NE(line.find("::ffff:10.0.0.2"), std::string::npos) << line;
   EXPECT_NE(line.find("host-a"), std::string::npos) << line;
@@ -75,7 +75,7 @@ TEST(NetLinkCheck, LinkLocalTowardsRoutablePeerNamesBothGidsAndTheFix) {
   st = check_link(roce("rxe1", "vethB", 2, 3, 1500), "host-b", link_local(roce("rxe0", "vethA", 1, 3, 1500)),
                   "host-a", &p);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(diag::one_line(st.finding).find("On host-a set NCCL_IB_GID_INDEX"), std::string::npos);
+  EXPECT_NE(diag::one_line(st.finding()).find("On host-a set NCCL_IB_GID_INDEX"), std::string::npos);
 }
 
 TEST(NetLinkCheck, BothLinkLocalIsAllowed) {
@@ -91,13 +91,13 @@ TEST(NetLinkCheck, GidTypeOrFamilyMismatch) {
   v1.gid_type = WireGidType::RoceV1;
   auto st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", v1, "b", &p);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.finding.id(), "gid.mismatch");
-  EXPECT_NE(diag::one_line(st.finding).find("RoCE v1"), std::string::npos);
+  EXPECT_EQ(st.finding().id(), "gid.mismatch");
+  EXPECT_NE(diag::one_line(st.finding()).find("RoCE v1"), std::string::npos);
   auto v6 = roce("rxe1", "vethB", 2, 3, 1500);
   v6.gid = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
   st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", v6, "b", &p);
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.finding.id(), "gid.mismatch");
+  EXPECT_EQ(st.finding().id(), "gid.mismatch");
 }
 
 TEST(NetLinkCheck, HelperFacts) {
