@@ -187,13 +187,17 @@ bool LaneWorker::serve_all() {
   return moved;
 }
 
+// After a poll of want_: each polled zero-copy lane's revents.
+void LaneWorker::check_hangups() {
+  for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want_[i].revents);
+}
+
 bool LaneWorker::pass() {
   bool moved = serve_all();
   if (moved || zc_ == nullptr || want_.empty()) return moved;
   // Zero-copy lanes with chunks parked: a socket error that no send() will report shows only in
   // poll (check_hangup). Copy lanes report every error from send()/recv() themselves.
-  if (::poll(want_.data(), want_.size(), 0) > 0)
-    for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want_[i].revents);
+  if (::poll(want_.data(), want_.size(), 0) > 0) check_hangups();
   return false;
 }
 
@@ -207,8 +211,7 @@ void LaneWorker::run() {
       ssize_t n = ::read(wake_fd_.get(), &v, sizeof v);
       (void)n;
     }
-    if (rc > 0 && zc_ != nullptr)
-      for (size_t i = 0; i < polled_.size(); ++i) check_hangup(polled_[i], want_[i].revents);
+    if (rc > 0 && zc_ != nullptr) check_hangups();
   }
 }
 

@@ -113,6 +113,7 @@ class LaneWorker {
   bool retire(Lane* lane, Task* t);  // false: no room to park it yet
   bool reap(Lane* lane);             // reads completions, counts released chunks down
   void check_hangup(Lane* lane, short revents);
+  void check_hangups();  // check_hangup for every lane of the last poll of want_
   std::vector<Lane*> lanes_;
   bool sending_;
   ErrorState* error_;

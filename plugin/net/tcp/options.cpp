@@ -27,11 +27,12 @@ TcpOptions options_from_env() {
   if (ns > 0) o.nsocks_per_thread = static_cast<int>(ns);
   if (o.nthreads > kMaxThreads) o.nthreads = kMaxThreads;
   if (o.nsocks() > kMaxSockets) {
+    const int per_thread = kMaxSockets / std::max(o.nthreads, 1);  // 0 threads: the caller's, one
     RS_WARN(
         "NET/railscope : NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = {} x {} exceeds {} sockets; "
         "using {} sockets per thread",
-        o.nthreads, o.nsocks_per_thread, kMaxSockets, kMaxSockets / std::max(o.nthreads, 1));
-    o.nsocks_per_thread = kMaxSockets / std::max(o.nthreads, 1);
+        o.nthreads, o.nsocks_per_thread, kMaxSockets, per_thread);
+    o.nsocks_per_thread = per_thread;
   }
   o.sockbuf = static_cast<int>(params::get_int("RAILSCOPE_TCP_SOCKBUF"));
   o.timeout_s = static_cast<int>(params::get_int("RAILSCOPE_TCP_TIMEOUT"));
