@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace railscope::net::verbs {
+namespace railscope::net {
 
 // Bucket i counts samples in [2^(i-1), 2^i) µs; bucket 0 counts samples under 1 µs.
 class LatencyHistogram {
@@ -70,4 +70,4 @@ bool stats_enabled();
 // Appends one line to RAILSCOPE_NET_STATS when it is set; failures are logged once, never fatal.
 void emit_stats_line(const std::string& line);
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::net
