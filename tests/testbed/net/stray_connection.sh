@@ -6,6 +6,7 @@
 # usage: stray_connection.sh NET_TRANSFER
 set -u
 bin=$1
+export NET_TRANSFER_ECHO=1  # the plugin's log lines on stderr (net_transfer.cpp)
 handle="$TESTBED_SCRATCH/net.handle"
 rm -f "$handle"
 timeout 150 "$bin" server "$handle" > "$TESTBED_SCRATCH/server.log" 2>&1 &
