@@ -55,7 +55,7 @@ struct ConnStats {
 };
 
 struct ConnIdentity {
-  std::string engine = "verbs";  // "tcp" for the TCP engine, which reuses these statistics
+  std::string engine = "verbs";  // or "tcp": both engines write these statistics
   std::string role;              // "send" / "recv"
   std::string local_host, local_dev, local_gid;
   std::string peer_host, peer_dev, peer_gid, peer_addr;

@@ -1,6 +1,6 @@
 // What a TCP send or receive comm shares: the control socket (message headers and small messages,
 // driven by NCCL's proxy thread), the data lanes and their helper threads, the first error, and the
-// per-connection statistics (the verbs engine's ConnStats / JSON line, reused).
+// per-connection statistics (plugin/net/common/stats.h, as the verbs engine's).
 #pragma once
 
 #include <chrono>
