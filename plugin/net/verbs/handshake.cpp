@@ -5,12 +5,16 @@
 
 #include <algorithm>
 
-#include "plugin/net/verbs/wire.h"
+#include "plugin/net/common/wire.h"
 
 namespace railscope::net::verbs {
 namespace {
 
+// Handle layout: magic 0, version 4, size 6, family 8, port 10, addr 12..27, nonce 28..35 (the
+// checksummed part), connect_id 36..43 (local state, rewritten by connect()), checksum 44..47
+// (FNV-1a over bytes 0..35, as the TCP engine's handle: a corrupted handle is refused at once).
 constexpr size_t kHandleConnectIdOffset = 36;
+constexpr size_t kHandleChecked = 36;
 
 void bad(std::string* why, std::string text) {
   if (why != nullptr) *why = std::move(text);
@@ -121,7 +125,9 @@ void encode_handle(const ListenHandle& h, HandleBytes out) {
   w.u16(h.port);
   w.raw(h.addr);
   w.u64(h.nonce);
+  const uint32_t check = wire::fnv1a(std::span<const std::byte>(w.bytes().data(), kHandleChecked));
   w.u64(h.connect_id);
+  w.u32(check);
   std::fill(out.begin(), out.end(), std::byte{0});
   std::copy(w.bytes().begin(), w.bytes().end(), out.begin());
 }
@@ -142,12 +148,17 @@ std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::st
   r.raw(h.addr);
   h.nonce = r.u64();
   h.connect_id = r.u64();
+  const uint32_t check = r.u32();
   if (magic != kHandleMagic) {
     bad(why, fmt::format("bad magic {:#010x} (not a railscope handle, or truncated)", magic));
     return std::nullopt;
   }
   if (version != kProtocolVersion) {
     bad(why, fmt::format("handle version {} but this build speaks {}", version, kProtocolVersion));
+    return std::nullopt;
+  }
+  if (check != wire::fnv1a(in.first(kHandleChecked))) {
+    bad(why, "checksum mismatch (truncated or corrupted handle)");
     return std::nullopt;
   }
   if (size != kHandleSize || (h.family != 4 && h.family != 6) || h.port == 0 || h.nonce == 0) {

@@ -122,6 +122,30 @@ TEST(NetHandle, OutOfRangeFieldsAreRejected) {
   EXPECT_FALSE(decode_handle(encoded(h), &why));
 }
 
+// A handle corrupted in transit (one bit of its address, port, nonce, family or size) is refused at
+// once by its checksum instead of sending connect() to a wrong address; the connect id, which
+// connect() rewrites in place, stays outside the checksum.
+TEST(NetHandle, CorruptedHandleIsRefusedByItsChecksum) {
+  const auto good = encoded(sample_handle());
+  for (size_t byte = 6; byte < 36; ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bytes = good;
+      bytes[byte] ^= static_cast<std::byte>(1u << bit);
+      std::string why;
+      EXPECT_FALSE(decode_handle(bytes, &why)) << "byte " << byte << " bit " << bit;
+      EXPECT_NE(why.find("checksum"), std::string::npos) << "byte " << byte << ": " << why;
+    }
+  auto bytes = good;
+  store_connect_id(HandleBytes(bytes), 0xfedcba9876543210ull);
+  std::string why;
+  auto h = decode_handle(bytes, &why);
+  ASSERT_TRUE(h) << why;
+  EXPECT_EQ(h->connect_id, 0xfedcba9876543210ull);
+  bytes[44] ^= std::byte{1};  // the checksum itself
+  EXPECT_FALSE(decode_handle(bytes, &why));
+  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
+}
+
 TEST(NetHandle, RandomBytesNeverDecode) {
   std::mt19937_64 rng(7);
   int accepted = 0;
