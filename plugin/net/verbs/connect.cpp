@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 #include "railscope/node/mtu.h"
@@ -33,7 +34,7 @@ QpCaps sender_caps(bool eager) {
 QpCaps receiver_caps(bool eager) {
   constexpr auto targets = static_cast<uint32_t>(eager::kMaxTargets);
   if (eager) return QpCaps{targets + eager::kRingSlots + 64, static_cast<uint32_t>(eager::kReceivePool), 128};
-  return QpCaps{kFifoDepth + VerbsRecvComm::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
+  return QpCaps{kFifoDepth + ReceiverDrivenRecv::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
 }
 
 // What this end offers for the eager protocol: RAILSCOPE_NET_EAGER_MAX where every port carries host
@@ -169,9 +170,7 @@ Status SendConnector::on_reply(const Message& m) {
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} chose eager limit {} above the {} offered", c.oob.peer(),
                                     c.remote.eager_max, c.local.eager_max));
-  c.eager_max = c.remote.eager_max;
-  if (c.eager_max > 0)
-    if (Status st = c.prepare_eager(); !st.ok()) return st;
+  if (Status st = c.choose_protocol(c.remote.eager_max); !st.ok()) return st;
   const size_t expected = c.local.qps_per_conn * std::max(c.local.devs.size(), c.remote.devs.size());
   if (c.remote.qpns.size() != expected)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
@@ -231,8 +230,8 @@ Status RecvAcceptor::on_hello(const Message& m) {
   c.local.traffic_class = c.remote.traffic_class;
   c.local.service_level = c.remote.service_level;
   c.local.qps_per_conn = c.remote.qps_per_conn;
-  c.eager_max = std::min(c.remote.eager_max, c.local.eager_max);  // both ends must offer it
-  c.local.eager_max = c.eager_max;
+  c.local.eager_max = std::min(c.remote.eager_max, c.local.eager_max);  // both ends must offer it
+  if (Status st = c.choose_protocol(c.local.eager_max); !st.ok()) return st;
   const size_t nl = c.local.devs.size(), nr = c.remote.devs.size();
   const size_t nqps = c.remote.qps_per_conn * std::max(nl, nr);
   for (size_t q = 0; q < std::max(nl, nr); ++q) {
@@ -287,7 +286,7 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   Message ready;
   ready.type = MessageType::Ready;
   Status st = c.connect_qps(m->qpns);
-  if (st.ok() && c.eager_max > 0) st = c.post_receive_pool();
+  if (st.ok()) st = c.start();
   if (!st.ok()) {
     ready.status = kRejectIncompatible;
     c.oob.send(ready);

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string_view>
 #include <thread>
 
@@ -18,6 +20,24 @@ VerbsMr::~VerbsMr() {
   for (int i = 0; i < ndevs; ++i)
     if (cache[i] != nullptr) cache[i]->release(token[i]);
 }
+
+namespace {
+// Path warnings (mtu.mismatch) are about a pair of ports, not a connection: NCCL opens many connections
+// between the same two ports, and each would repeat the line. Logged once per process, port pair and id
+// (bounded by the ports of this node times the peers' ports it talks to).
+void warn_once_per_port_pair(const DeviceInfo& local, const DeviceInfo& remote,
+                             const std::string& remote_host, const diag::Finding& f) {
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  std::string key =
+      fmt::format("{}:{}|{}|{}:{}|{}", local.name, local.port, remote_host, remote.name, remote.port, f.id());
+  {
+    std::lock_guard lock(mutex);
+    if (!seen.insert(std::move(key)).second) return;
+  }
+  RS_WARN("NET/railscope : {}", diag::one_line(f));
+}
+}  // namespace
 
 Connection::~Connection() {
   // QPs before CQs before buffers: members are destroyed in reverse order, but be explicit.
@@ -88,8 +108,8 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
             check_link(local.devs[static_cast<size_t>(qps[q].lane)], local.host, rdev, remote.host, &path);
         !st.ok())
       return st;
-    if (q < lanes.size() || q < remote.devs.size())  // once per device pair
-      for (const auto& w : path.warnings) RS_WARN("NET/railscope : {}", diag::one_line(w));
+    for (const auto& w : path.warnings)
+      warn_once_per_port_pair(local.devs[static_cast<size_t>(qps[q].lane)], rdev, remote.host, w);
     if (path_mtu == 0 || path.path_mtu < path_mtu) path_mtu = path.path_mtu;
     std::string at =
         fmt::format("{} (QP {} -> remote QPN {:#x})", where(), qps[q].qp->qp_num, remote_qpns[q]);

@@ -26,29 +26,11 @@ namespace railscope::net::verbs {
 
 inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding receives
 inline constexpr int kMaxRecvs = 8;
-inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
 // Request::kind of the verbs engine's requests.
 enum RequestKind : uint8_t { kSendRequest = 1, kRecvRequest = 2, kFlushRequest = 3 };
-
-// One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
-// straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
-struct alignas(64) CtsEntry {
-  uint64_t addr;
-  uint64_t size;
-  uint32_t rkey[kMaxDevsPerEnd];
-  uint32_t nreqs;
-  int32_t tag;
-  uint64_t seq;
-  uint64_t reserved;
-};
-static_assert(sizeof(CtsEntry) == 64);
-struct CtsSlot {
-  CtsEntry e[kMaxRecvs];
-};
-using SizesSlot = std::array<int32_t, kMaxRecvs>;
 
 // A registered memory handle as NCCL sees it: one MR per local device of the connection.
 struct VerbsMr : MemHandle {

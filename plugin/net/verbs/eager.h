@@ -20,6 +20,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
 
 #include "plugin/net/verbs/handshake.h"
 
@@ -75,6 +78,25 @@ inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target
 inline constexpr size_t slot_stride(uint32_t eager_max) {
   return (sizeof(Header) + eager_max + 63) / 64 * 64;
 }
+
+// Where ring message `seq` (1, 2, 3 ...) starts in the ring: its slot, kRingSlots slots round.
+inline constexpr size_t slot_offset(uint64_t seq, uint32_t eager_max) {
+  return static_cast<size_t>((seq - 1) % kRingSlots) * slot_stride(eager_max);
+}
+inline constexpr size_t ring_bytes(uint32_t eager_max) { return slot_stride(eager_max) * kRingSlots; }
+
+// The peer RDMA-writes the ring whenever it likes, also after a message was checked and while it is
+// held for a receive not yet posted. So the receiver copies a message's header out of the ring once,
+// on arrival, checks the copy and from then on uses only the copy: the payload copied out later is
+// bounded by the copied size, which keeps it inside the message's slot whatever the ring holds by then.
+// `ring` is the whole registered ring (at least ring_bytes(eager_max)). Returns the copy when it is
+// message `seq` as the protocol allows it (kind, size against eager_max, request index in range), else
+// nullopt and *why.
+std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq, uint32_t eager_max,
+                                  std::string* why);
+// The payload bytes of message `seq` whose checked header copy says `size` (<= eager_max).
+std::span<const std::byte> payload(std::span<const std::byte> ring, uint64_t seq, uint32_t eager_max,
+                                   const Header& checked);
 
 // Ring slots are released out of order (a message no receive has been posted for is held while later
 // ones are copied out); the sender may reuse a slot only once every slot before it was released too.

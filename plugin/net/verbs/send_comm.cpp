@@ -1,209 +1,43 @@
+// What both protocols share on the sending end, and the choice between them (send_comm.h).
 #include "plugin/net/verbs/send_comm.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <atomic>
 #include <climits>
 
-#include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/eager_protocol.h"
+#include "plugin/net/verbs/receiver_driven.h"
 
 namespace railscope::net::verbs {
-namespace {
-
-uint64_t micros(Connection::Clock::duration d) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
-}
-
-}  // namespace
 
 Status VerbsSendComm::prepare() {
-  int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  const size_t fifo_bytes = sizeof(CtsSlot) * kFifoDepth + eager::kMailboxBytes + eager::kCreditWordBytes;
-  if (Status st = register_buffer(fifo_bytes, remote_write, &fifo_); !st.ok()) return st;
-  return register_buffer(sizeof(SizesSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &sizes_);
+  const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  return register_buffer(kFifoBytes + eager::kMailboxBytes + eager::kCreditWordBytes, remote_write, &region);
 }
 
 std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {
   std::vector<uint32_t> out;
-  for (const auto& mr : fifo_.mrs) out.push_back(mr->rkey);
+  for (const auto& mr : region.mrs) out.push_back(mr->rkey);
   return out;
 }
 
-Status VerbsSendComm::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
-  if (eager_max > 0) return eager_isend(data, size, tag, mr, phandle, out);
-  *out = nullptr;
-  if (!error().ok()) return error();
-  if (Status st = poll(); !st.ok()) return st;
-  const uint64_t seq = head_ + 1;
-  const int index = static_cast<int>(head_ % kFifoDepth);
-  SendSlot& s = slots_[static_cast<size_t>(index)];
-  if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
-    ++stats.not_ready;
-    return watch();
-  }
-  auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(fifo_.get())) + index * kMaxRecvs;
-  if (fifo[0].seq != seq) {  // no clear-to-send yet: make sure the port and the peer are still there
-    ++stats.not_ready;
-    return watch();
-  }
-  uint32_t nreqs = fifo[0].nreqs;
-  if (nreqs < 1 || nreqs > kMaxRecvs)
-    return fail(
-        Status::fail(ncclRemoteError, "peer.bad_handshake",
-                     fmt::format("clear-to-send slot {} from {} announces {} receives (1..{} allowed)", seq,
-                                 oob.peer(), nreqs, kMaxRecvs)));
-  for (uint32_t i = 0; i < nreqs; ++i)
-    if (fifo[i].seq != seq) return Status::success();  // the slot is still being written
-  std::atomic_thread_fence(std::memory_order_acquire);
-  if (s.seq != seq) {
-    s = SendSlot{};
-    s.seq = seq;
-    s.nreqs = static_cast<int>(nreqs);
-    for (uint32_t i = 0; i < nreqs; ++i) {
-      s.cts[i].addr = fifo[i].addr;
-      s.cts[i].size = fifo[i].size;
-      for (int d = 0; d < kMaxDevsPerEnd; ++d) s.cts[i].rkey[d] = fifo[i].rkey[d];
-      s.cts[i].tag = fifo[i].tag;
-    }
-  }
-  int entry = -1;
-  for (int i = 0; i < s.nreqs; ++i)
-    if (s.reqs[i] == nullptr && s.cts[i].tag == tag) {
-      entry = i;
-      break;
-    }
-  if (entry < 0) return Status::success();  // no receive with this tag in the oldest slot yet
-  if (size > s.cts[entry].size)
-    return fail(
-        Status::fail(ncclInvalidUsage, "internal.bad_argument",
-                     fmt::format("isend of {} bytes (tag {}) but the receiver posted only {} bytes on {}",
-                                 size, tag, s.cts[entry].size, where())));
-  if (size > 0 && mr == nullptr)
-    return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
-  SendReq* req = pool_.get();
-  if (req == nullptr) {
-    ++stats.not_ready;
-    return Status::success();
-  }
-  req->start(this, data, size, mr);
-  req->slot = index;
-  s.reqs[entry] = req;
-  ++s.matched;
-  ++s.live_reqs;
-  stats.posted();
-  profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
-  if (s.matched == s.nreqs) {
-    if (Status st = post(s, index); !st.ok()) return fail(std::move(st));
-    ++head_;
-  }
-  *out = req;
-  return Status::success();
-}
-
-Status VerbsSendComm::post(SendSlot& s, int index) {
-  const size_t nqps = qps.size();
-  bool sizes_area = s.nreqs > 1 || s.reqs[0]->size > static_cast<size_t>(INT32_MAX);
-  auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
-  for (int i = 0; i < s.nreqs; ++i) (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
-  for (size_t q = 0; q < nqps; ++q) {
-    const QpLane& ql = qps[q];
-    const auto lane = static_cast<size_t>(ql.lane);
-    const auto rd = static_cast<size_t>(ql.remote_dev);
-    ibv_send_wr wrs[kMaxRecvs + 1] = {};
-    ibv_sge sges[kMaxRecvs + 1] = {};
-    int n = 0;
-    for (int i = 0; i < s.nreqs; ++i) {
-      SendReq* r = s.reqs[i];
-      size_t off = 0, len = 0;
-      chunk_of(r->size, q, nqps, &off, &len);
-      if (len == 0) continue;
-      sges[n] = {reinterpret_cast<uint64_t>(r->data) + off, static_cast<uint32_t>(len),
-                 r->mr->mr[lane]->lkey};
-      wrs[n].opcode = IBV_WR_RDMA_WRITE;
-      wrs[n].sg_list = &sges[n];
-      wrs[n].num_sge = 1;
-      wrs[n].wr.rdma.remote_addr = s.cts[i].addr + off;
-      wrs[n].wr.rdma.rkey = s.cts[i].rkey[rd];
-      ++n;
-    }
-    ibv_send_wr* last = nullptr;
-    if (!sizes_area && n == 1) {  // the data write itself carries the immediate
-      last = &wrs[0];
-      last->imm_data = htonl(static_cast<uint32_t>(s.reqs[0]->size));
-    } else {
-      last = &wrs[n];
-      last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-      if (sizes_area && q == 0) {
-        sges[n] = {reinterpret_cast<uint64_t>(sizes->data()),
-                   static_cast<uint32_t>(sizeof(int32_t) * s.nreqs), sizes_.mrs[lane]->lkey};
-        last->sg_list = &sges[n];
-        last->num_sge = 1;
-        last->wr.rdma.remote_addr = remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
-        last->wr.rdma.rkey = remote.devs[rd].rkey;
-      } else {
-        last->num_sge = 0;
-        last->wr.rdma.remote_addr = sizes_area ? remote.addr : s.cts[0].addr;
-        last->wr.rdma.rkey = sizes_area ? remote.devs[rd].rkey : s.cts[0].rkey[rd];
-      }
-      last->imm_data = htonl(sizes_area ? kSizesInArea : static_cast<uint32_t>(s.reqs[0]->size));
-      ++n;
-    }
-    last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    last->send_flags = IBV_SEND_SIGNALED;
-    last->wr_id = kWrSend | static_cast<uint64_t>(index);
-    for (int i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
-    for (int i = 0; i < n; ++i)
-      if (wrs[i].num_sge == 1 && sges[&wrs[i] - wrs].length <= ql.max_inline)
-        wrs[i].send_flags |= IBV_SEND_INLINE;
-    ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
-      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, where()));
-  }
-  s.pending = static_cast<int>(nqps);
-  s.posted = true;
-  s.posted_at = Clock::now();
-  return Status::success();
-}
-
-Status VerbsSendComm::on_completion(const ibv_wc& wc) {
-  if (eager_max > 0) return eager_completion(wc);
-  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
-  if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size()) {
-    size_t bytes = 0;
-    if (index < slots_.size())
-      for (int i = 0; i < slots_[index].nreqs; ++i)
-        if (slots_[index].reqs[i] != nullptr) bytes += slots_[index].reqs[i]->size;
-    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, where()));
-  }
-  --slots_[index].pending;
-  return Status::success();
-}
-
-Status VerbsSendComm::test(SendReq* req, int* done, int* sizes) {
-  if (eager_max > 0) return eager_test(req, done, sizes);
-  *done = 0;
-  if (Status st = poll(); !st.ok()) return st;
-  SendSlot& s = slots_[static_cast<size_t>(req->slot)];
-  if (s.posted && s.pending == 0) {
-    for (auto& r : s.reqs)
-      if (r == req) r = nullptr;
-    --s.live_reqs;
-    if (s.live_reqs == 0) s.posted = false;
-    finish(req, Clock::now() - s.posted_at, done, sizes);
-    return Status::success();
-  }
-  if (!clock_due()) return health();
-  return s.posted ? stall_check(*req, s.posted_at) : watch(Clock::now());
+Status VerbsSendComm::choose_protocol(uint32_t limit) {
+  eager_max = limit;
+  if (limit > 0)
+    protocol_ = std::make_unique<EagerSend>(*this);
+  else
+    protocol_ = std::make_unique<ReceiverDrivenSend>(*this);
+  return protocol_->prepare();
 }
 
 void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes) {
   *done = 1;
   if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
-  stats.completed(req->size, micros(elapsed));
+  stats.completed(req->size, static_cast<uint64_t>(
+                                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
   if (req->event != nullptr && profiler != nullptr)
     profiler(&req->event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
-  pool_.put(req);
+  pool.put(req);
 }
 
 // A send whose data is posted but not acknowledged within the QP's retry budget is an error, before

@@ -1,12 +1,12 @@
-// The sending side of a verbs connection. The receiver advertises each posted receive (address,
-// rkeys, size, tag) by writing a clear-to-send slot into this side's FIFO; isend matches a send to an
-// entry of the oldest slot by tag and, when every entry of the slot is matched, posts RDMA writes
-// (large messages split across the connection's QPs) ending on each QP with a signalled RDMA write
-// with immediate that completes the receive. Only that last work request is signalled.
-// Between two host-memory ends the eager protocol (eager.h, send_comm_eager.cpp) replaces this.
+// The sending end of a verbs connection: what both protocols share — the region the receiver writes
+// into, the request pool, how a finished send is reported and when a posted one has stalled — and the
+// protocol agreed in the handshake, chosen once per connection: receiver-driven (receiver_driven.h) or,
+// between two host-memory ends, eager (eager_protocol.h). The protocol object does everything per
+// message; this class only forwards to it.
 #pragma once
 
 #include <algorithm>
+#include <memory>
 
 #include "plugin/net/verbs/connection.h"
 #include "plugin/net/verbs/eager.h"
@@ -30,7 +30,6 @@ inline void chunk_of(size_t size, size_t q, size_t nqps, size_t* off, size_t* le
 struct SendReq : Request {
   SendReq() { kind = kSendRequest; }
   VerbsSendComm* comm = nullptr;
-  int slot = 0;  // index into the slot array
   size_t size = 0;
   void* data = nullptr;
   VerbsMr* mr = nullptr;
@@ -43,7 +42,9 @@ struct SendReq : Request {
     mr = m;
     event = nullptr;
   }
-  // Eager protocol only.
+  // Receiver-driven protocol: the clear-to-send slot the request was matched to.
+  int slot = 0;
+  // Eager protocol.
   bool eager = false;    // the payload went whole into the ring: done once posted
   uint64_t rts_seq = 0;  // request-to-send: ring sequence its clear-to-send will echo
   int pending = 0;       // data parts still to complete
@@ -51,65 +52,57 @@ struct SendReq : Request {
   Connection::Clock::time_point posted_at{};
 };
 
-struct SendSlot {
-  uint64_t seq = 0;  // CTS sequence number this slot state belongs to (0 = never used)
-  int nreqs = 0;
-  int matched = 0;
-  int live_reqs = 0;  // requests handed to NCCL and not yet reported done
-  int pending = 0;    // signalled completions still expected
-  bool posted = false;
-  Connection::Clock::time_point posted_at{};
-  CtsEntry cts[kMaxRecvs]{};
-  SendReq* reqs[kMaxRecvs]{};
+// What one protocol does on the sending end. Each call runs on the thread NCCL drives the comm from.
+class SendProtocol {
+ public:
+  virtual ~SendProtocol() = default;
+  // Registers what the protocol stages locally (after the lanes are open).
+  virtual Status prepare() = 0;
+  virtual Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) = 0;
+  virtual Status test(SendReq* req, int* done, int* sizes) = 0;
+  virtual Status on_completion(const ibv_wc& wc) = 0;
+  // Before close: what was reported done but may still be in flight (bounded wait).
+  virtual void drain() {}
 };
+
+// Requests in flight per connection: one per receive buffer the receiver can advertise.
+inline constexpr size_t kSendRequests = static_cast<size_t>(kFifoDepth) * kMaxRecvs;
+static_assert(kSendRequests == eager::kMaxTargets, "one mailbox entry per request");
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:
-  // Allocates and registers the FIFO and sizes staging (after open_lanes).
+  // Allocates and registers the region the receiver writes into (after open_lanes): the
+  // receiver-driven protocol's clear-to-send FIFO, then the eager protocol's mailbox and credit word.
   Status prepare();
-  uint64_t fifo_addr() const { return reinterpret_cast<uint64_t>(fifo_.get()); }
+  uint64_t fifo_addr() const { return reinterpret_cast<uint64_t>(region.get()); }
   std::vector<uint32_t> fifo_rkeys() const;
 
-  // Eager protocol (eager.h): the limit agreed in the handshake (0 = receiver-driven protocol) and its
-  // staging ring, allocated once the limit is known.
+  // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
+  // 0. Called once, after prepare().
+  Status choose_protocol(uint32_t limit);
   uint32_t eager_max = 0;
-  Status prepare_eager();
 
-  Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);
-  Status test(SendReq* req, int* done, int* sizes);
-  // Before close: eager sends were reported done once posted, so wait (bounded) until the ring writes
-  // still in flight have reached the receiver.
-  void drain();
-  bool owns(const Request* r) const { return pool_.owns(static_cast<const SendReq*>(r)); }
+  Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
+    return protocol_->isend(data, size, tag, mr, phandle, out);
+  }
+  Status test(SendReq* req, int* done, int* sizes) { return protocol_->test(req, done, sizes); }
+  void drain() {
+    if (protocol_) protocol_->drain();
+  }
+
+  // Shared by both protocols.
+  RequestPool<SendReq, kSendRequests> pool;
+  RegisteredBuffer region;  // written by the peer: FIFO, mailbox, credit word
+  // A finished send reported and its request returned to the pool.
+  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes);
+  // A send posted at posted_at and not acknowledged within the QP's retry budget is an error.
+  Status stall_check(const SendReq& req, Clock::time_point posted_at);
 
  protected:
-  Status on_completion(const ibv_wc& wc) override;
+  Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
 
  private:
-  Status post(SendSlot& s, int slot_index);
-  Status stall_check(const SendReq& req, Clock::time_point posted_at);
-  // Both protocols: a finished send reported and its request returned to the pool.
-  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes);
-
-  // send_comm_eager.cpp
-  Status eager_isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);
-  Status eager_test(SendReq* req, int* done, int* sizes);
-  Status eager_completion(const ibv_wc& wc);
-  Status eager_post_data(SendReq* req);  // once its clear-to-send arrived
-  Status eager_progress();               // posts every waiting request whose clear-to-send arrived
-  uint64_t eager_credits() const;        // leading ring slots the receiver released
-  RegisteredBuffer stage_;               // ring slots as sent: header + payload
-  uint64_t ring_posted_ = 0;             // ring messages posted
-  uint64_t ring_retired_ = 0;            // ring messages whose send completed locally
-  std::array<uint16_t, eager::kMaxTargets> waiting_{};  // requests-to-send awaiting their clear-to-send
-  size_t nwaiting_ = 0;
-
-  RegisteredBuffer fifo_;   // CtsSlot[kFifoDepth] + mailbox + credit word (eager.h), written by the peer
-  RegisteredBuffer sizes_;  // SizesSlot[kFifoDepth], source of the sizes record
-  std::array<SendSlot, kFifoDepth> slots_{};
-  RequestPool<SendReq, kFifoDepth * kMaxRecvs> pool_;
-  static_assert(kFifoDepth * kMaxRecvs == eager::kMaxTargets, "one mailbox entry per request");
-  uint64_t head_ = 0;  // slots fully matched so far
+  std::unique_ptr<SendProtocol> protocol_;
 };
 
 }  // namespace railscope::net::verbs

@@ -294,6 +294,7 @@ Status VerbsEngine::close_send(SendComm* comm) {
 
 Status VerbsEngine::close_recv(RecvComm* comm) {
   auto* c = static_cast<VerbsRecvComm*>(comm);
+  c->close();
   c->emit_stats("recv");
   delete c;
   return Status::success();

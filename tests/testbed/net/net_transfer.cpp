@@ -354,6 +354,19 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     CHECK(CapturedLog::contains("MTU 9000") && CapturedLog::contains("MTU 1500"),
           "warning does not name both MTUs");
     CHECK(CapturedLog::contains("path MTU 1024"), "path MTU is not 1024");
+    // The finding is about the pair of ports: a second connection between them repeats nothing.
+    auto mismatch_lines = [] {
+      int n = 0;
+      for (const auto& l : CapturedLog::lines()) n += l.text.find("[mtu.mismatch]") != std::string::npos;
+      return n;
+    };
+    const int first = mismatch_lines();
+    void *sc2 = nullptr, *rc2 = nullptr;
+    CHECK(connect_pair(net, a, b, &sc2, &rc2), "second connection rxe0 -> rxe1");
+    CHECK(mismatch_lines() == first, "mtu.mismatch logged %d times after a second connection, %d before",
+          mismatch_lines(), first);
+    if (sc2 != nullptr) net.t->closeSend(sc2);
+    if (rc2 != nullptr) net.t->closeRecv(rc2);
   } else {
     CHECK(!CapturedLog::contains("[mtu.mismatch]"), "unexpected mtu.mismatch warning");
   }

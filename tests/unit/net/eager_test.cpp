@@ -2,6 +2,9 @@
 // when slots are released out of order, and when credits are written back.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 #include "plugin/net/verbs/eager.h"
 
 namespace railscope::net::verbs::eager {
@@ -50,6 +53,57 @@ TEST(NetEager, CreditsGoBackInBatchesOrWhenTheSenderMayWait) {
   EXPECT_FALSE(credits_due(10, kRingSlots, 10)) << "nothing new to say";
   EXPECT_TRUE(credits_due(11, 10 + kRingSlots * 3 / 4, 10));
   EXPECT_FALSE(credits_due(11, 10 + kRingSlots * 3 / 4 - 1, 10));
+}
+
+// A ring as the receiver registered it, written as the peer would.
+struct Ring {
+  explicit Ring(uint32_t eager_max) : max(eager_max), bytes(ring_bytes(eager_max)) {}
+  void write(uint64_t seq, const Header& h) {
+    std::memcpy(bytes.data() + slot_offset(seq, max), &h, sizeof h);
+  }
+  std::span<const std::byte> span() const { return bytes; }
+  uint32_t max;
+  std::vector<std::byte> bytes;
+};
+
+TEST(NetEager, AHeaderIsCopiedOnceAndTheRingCannotChangeTheCopy) {
+  Ring ring(4096);
+  const uint64_t seq = kRingSlots + 3;  // second time round the ring
+  ring.write(seq, Header{seq, 100, 7, kData, 12, 0});
+  std::string why;
+  const auto h = take_header(ring.span(), seq, ring.max, &why);
+  ASSERT_TRUE(h) << why;
+  // The peer rewrites the header while the message is held: size 1 MiB, another kind and request.
+  ring.write(seq, Header{seq, 1u << 20, 7, kRequestToSend, 99999, 0});
+  EXPECT_EQ(h->size, 100u);
+  EXPECT_EQ(h->kind, kData);
+  EXPECT_EQ(h->req, 12u);
+  const auto p = payload(ring.span(), seq, ring.max, *h);
+  EXPECT_EQ(p.size(), 100u);
+  EXPECT_EQ(p.data(), ring.span().data() + slot_offset(seq, ring.max) + sizeof(Header));
+  // Whatever a header copy says, the payload stays inside its slot.
+  const Header lying{seq, 1u << 20, 7, kData, 0, 0};
+  EXPECT_LE(payload(ring.span(), seq, ring.max, lying).size(), ring.max);
+}
+
+TEST(NetEager, HeadersThePeerMayNotSendAreRefused) {
+  Ring ring(4096);
+  std::string why;
+  auto refused = [&](const Header& h, uint64_t seq) {
+    ring.write(seq, h);
+    why.clear();
+    return !take_header(ring.span(), seq, ring.max, &why) && !why.empty();
+  };
+  EXPECT_TRUE(refused(Header{2, 10, 1, kData, 0, 0}, 1)) << "sequence number of another message";
+  EXPECT_TRUE(refused(Header{1, 10, 1, 3, 0, 0}, 1)) << "unknown kind";
+  EXPECT_TRUE(refused(Header{1, 4097, 1, kData, 0, 0}, 1)) << "eager data above the limit";
+  EXPECT_TRUE(refused(Header{1, 4096, 1, kRequestToSend, 0, 0}, 1)) << "request-to-send of an eager size";
+  EXPECT_TRUE(refused(Header{1, 10, 1, kData, static_cast<uint32_t>(kMaxTargets), 0}, 1)) << "request index";
+  EXPECT_FALSE(refused(Header{1, 4096, 1, kData, static_cast<uint32_t>(kMaxTargets) - 1, 0}, 1)) << why;
+  EXPECT_FALSE(refused(Header{5, 1u << 20, 1, kRequestToSend, 0, 0}, 5)) << why;
+  // A ring smaller than the limit says is refused, not read past.
+  const std::vector<std::byte> small(slot_stride(4096));
+  EXPECT_FALSE(take_header(small, 1, 4096, &why));
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+// The eager protocol's two ends (what travels and where: eager.h). Chosen in the handshake when both
+// ends carry host memory only and offer RAILSCOPE_NET_EAGER_MAX > 0.
+#pragma once
+
+#include <array>
+
+#include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/recv_comm.h"
+#include "plugin/net/verbs/send_comm.h"
+
+namespace railscope::net::verbs {
+
+class EagerSend final : public SendProtocol {
+ public:
+  explicit EagerSend(VerbsSendComm& c) : c_(c) {}
+  Status prepare() override;
+  Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
+  Status test(SendReq* req, int* done, int* sizes) override;
+  Status on_completion(const ibv_wc& wc) override;
+  // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
+  void drain() override;
+
+ private:
+  Status post_data(SendReq* req);  // once its clear-to-send arrived
+  Status progress();               // posts every waiting request whose clear-to-send arrived
+  uint64_t credits() const;        // leading ring slots the receiver released
+  VerbsSendComm& c_;
+  RegisteredBuffer stage_;                              // ring slots as sent: header + payload
+  uint64_t ring_posted_ = 0;                            // ring messages posted
+  uint64_t ring_retired_ = 0;                           // ring messages whose send completed locally
+  std::array<uint16_t, eager::kMaxTargets> waiting_{};  // requests-to-send awaiting their clear-to-send
+  size_t nwaiting_ = 0;
+};
+
+class EagerRecv final : public RecvProtocol {
+ public:
+  explicit EagerRecv(VerbsRecvComm& c) : c_(c) {}
+  Status prepare() override;
+  uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(ring_.get()); }
+  std::vector<uint32_t> advertised_rkeys() const override;
+  // The standing receives every QP needs.
+  Status start() override;
+  Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
+  Status test(RecvSlot* slot, int* done, int* sizes) override;
+  Status on_completion(const ibv_wc& wc) override;
+  // Returns the last credits, so a sender still closing knows every message it sent was taken.
+  void close() override;
+
+ private:
+  // Per receive slot, per buffer where it stands; matched by tag in posting order.
+  enum : uint8_t { kWaiting = 0, kIncoming = 1, kDone = 2 };
+  struct Targets {
+    uint64_t seq = 0;  // 1, 2, 3 ... receives posted on the connection
+    int unfinished = 0;
+    void* data[kMaxRecvs] = {};
+    int tags[kMaxRecvs] = {};
+    VerbsMr* mrs[kMaxRecvs] = {};
+    int parts[kMaxRecvs] = {};  // data parts (one per QP) still to arrive
+    uint8_t state[kMaxRecvs] = {};
+  };
+  Status on_ring_message(uint32_t imm);
+  Status on_data_part(uint32_t target);
+  bool find_waiting(int tag, RecvSlot** slot, int* buffer);
+  Status deliver(RecvSlot& r, int buffer, uint64_t seq);
+  // Control writes (clear-to-sends, credits) into the sender's region on QP 0, one in kSignalEvery
+  // signalled so the send queue drains.
+  Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
+  Status post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
+                            bool signalled);
+  Status return_credits();
+  Status write_credits(uint64_t released, bool final);
+  Status repost_receives();
+  std::span<const std::byte> ring() const { return {static_cast<const std::byte*>(ring_.get()), ring_.size}; }
+  VerbsRecvComm& c_;
+  RegisteredBuffer ring_;     // eager ring, written by the peer
+  RegisteredBuffer replies_;  // ClearToSend[kMaxTargets] + credit word, source of control writes
+  std::array<Targets, kFifoDepth> targets_{};
+  // The checked copy of each ring message's header, taken once on arrival (eager::take_header): the
+  // only header the rest of the protocol reads.
+  std::array<eager::Header, eager::kRingSlots> held_{};
+  uint64_t tail_ = 0;  // receives posted so far
+  uint64_t ring_arrived_ = 0;
+  uint64_t credits_returned_ = 0;
+  uint64_t match_from_ = 0;  // receives before this one have every buffer matched
+  uint64_t control_posted_ = 0;
+  bool final_credits_written_ = false;  // close(): the last credit write completed
+  eager::ReleasedPrefix released_;
+  std::array<uint64_t, eager::kRingSlots> unexpected_{};  // ring messages no receive matched yet, in order
+  size_t nunexpected_ = 0;
+  // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
+  std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};
+  int reposts_pending_ = 0;  // their sum
+};
+
+}  // namespace railscope::net::verbs

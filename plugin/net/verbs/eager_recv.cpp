@@ -1,0 +1,319 @@
+// The receiving half of the eager protocol (eager.h): standing receives on every QP, ring messages
+// matched to posted receives by tag in order (or held until one is posted), clear-to-sends for large
+// messages, and credits written back in batches. A ring message's header is copied out of the ring
+// once, on arrival, and only that checked copy is used afterwards (eager::take_header).
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <climits>
+#include <cstring>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/eager_protocol.h"
+#include "plugin/net/verbs/receiver_driven.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+using Clock = Connection::Clock;
+constexpr size_t kMailboxOffset = kFifoBytes;  // in the sender's region (send_comm.h)
+constexpr uint64_t kFinalCredits = 1;          // wr_id low bits of close()'s credit write
+
+Status bad_peer(std::string text) {
+  return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
+}
+
+}  // namespace
+
+Status EagerRecv::prepare() {
+  const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max), remote_write, &ring_); !st.ok())
+    return st;
+  return c_.register_buffer(eager::kMailboxBytes + eager::kCreditWordBytes, IBV_ACCESS_LOCAL_WRITE,
+                            &replies_);
+}
+
+std::vector<uint32_t> EagerRecv::advertised_rkeys() const {
+  std::vector<uint32_t> out;
+  for (const auto& mr : ring_.mrs) out.push_back(mr->rkey);
+  return out;
+}
+
+Status EagerRecv::start() {
+  for (size_t q = 0; q < c_.qps.size(); ++q)
+    for (int i = 0; i < eager::kReceivePool; ++i)
+      if (Status st = c_.post_recv(c_.qps[q], kWrRecv | q); !st.ok()) return st;
+  return Status::success();
+}
+
+// Gives each QP back the standing receives its completions consumed, in one ibv_post_recv per QP.
+Status EagerRecv::repost_receives() {
+  if (reposts_pending_ == 0) return Status::success();
+  for (size_t q = 0; q < c_.qps.size(); ++q) {
+    const int n = reposts_due_[q];
+    if (n == 0) continue;
+    std::array<ibv_recv_wr, eager::kRepostBatch> wrs;  // the first n are filled
+    for (int i = 0; i < n; ++i)
+      wrs[static_cast<size_t>(i)] =
+          ibv_recv_wr{kWrRecv | q, i + 1 < n ? &wrs[static_cast<size_t>(i) + 1] : nullptr, nullptr, 0};
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(c_.qps[q].qp.get(), wrs.data(), &bad); rc != 0)
+      return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, c_.where()));
+    reposts_pending_ -= n;
+    reposts_due_[q] = 0;
+  }
+  return Status::success();
+}
+
+Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
+  *out = nullptr;
+  if (!c_.error().ok()) return c_.error();
+  if (Status st = c_.poll(); !st.ok()) return st;
+  if (Status st = repost_receives(); !st.ok()) return c_.fail(std::move(st));
+  const auto index = static_cast<size_t>(tail_ % kFifoDepth);
+  RecvSlot& r = c_.slots[index];
+  if (r.in_use) {
+    ++c_.stats.not_ready;
+    return c_.watch();
+  }
+  const int n = static_cast<int>(bufs.size());
+  for (const RecvBuffer& b : bufs) {
+    if (b.size > 0 && b.mr == nullptr)
+      return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
+    if (b.mr != nullptr && static_cast<VerbsMr*>(b.mr)->type != NCCL_PTR_HOST)
+      return Status::fail(
+          ncclInvalidArgument, "internal.bad_argument",
+          fmt::format("irecv into device memory on a host-memory (eager) connection {}", c_.where()));
+  }
+  Targets& t = targets_[index];
+  r.in_use = true;
+  r.n = n;
+  r.posted_at = Clock::now();
+  t.seq = tail_ + 1;
+  t.unfinished = n;
+  for (int i = 0; i < n; ++i) {
+    const RecvBuffer& b = bufs[static_cast<size_t>(i)];
+    r.sizes[i] = b.size;
+    r.got[i] = 0;
+    r.events[i] = nullptr;
+    t.data[i] = b.data;
+    t.tags[i] = b.tag;
+    t.mrs[i] = static_cast<VerbsMr*>(b.mr);
+    t.parts[i] = 0;
+    t.state[i] = kWaiting;
+    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size);
+  }
+  ++tail_;
+  c_.stats.posted();
+  *out = &r;
+  // Messages that arrived before this receive was posted: no older receive waits for their tag (they
+  // would have matched it), so each buffer takes the oldest held message with its tag.
+  for (int i = 0; i < n; ++i)
+    for (size_t u = 0; u < nunexpected_; ++u) {
+      const uint64_t seq = unexpected_[u];
+      if (held_[(seq - 1) % eager::kRingSlots].tag != t.tags[i]) continue;
+      std::copy(unexpected_.begin() + static_cast<std::ptrdiff_t>(u + 1),
+                unexpected_.begin() + static_cast<std::ptrdiff_t>(nunexpected_),
+                unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
+      --nunexpected_;
+      if (Status st = deliver(r, i, seq); !st.ok()) return c_.fail(std::move(st));
+      break;
+    }
+  if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
+  return Status::success();
+}
+
+bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
+  auto all_matched = [](const Targets& t, const RecvSlot& r) {
+    for (int i = 0; i < r.n; ++i)
+      if (t.state[i] == kWaiting) return false;
+    return true;
+  };
+  for (; match_from_ < tail_; ++match_from_) {
+    const auto index = static_cast<size_t>(match_from_ % kFifoDepth);
+    const RecvSlot& r = c_.slots[index];
+    const Targets& t = targets_[index];
+    if (r.in_use && t.seq == match_from_ + 1 && !all_matched(t, r)) break;
+  }
+  for (uint64_t s = match_from_; s < tail_; ++s) {
+    const auto index = static_cast<size_t>(s % kFifoDepth);
+    RecvSlot& r = c_.slots[index];
+    const Targets& t = targets_[index];
+    if (!r.in_use || t.seq != s + 1) continue;
+    for (int i = 0; i < r.n; ++i)
+      if (t.state[i] == kWaiting && t.tags[i] == tag) {
+        *slot = &r;
+        *buffer = i;
+        return true;
+      }
+  }
+  return false;
+}
+
+Status EagerRecv::on_completion(const ibv_wc& wc) {
+  const uint64_t kind = wc.wr_id & kWrKindMask;
+  const uint64_t low = wc.wr_id & ~kWrKindMask;
+  if (wc.status != IBV_WC_SUCCESS)
+    return Status::fail(
+        ncclRemoteError,
+        wc_finding(wc.status, wc.vendor_err, kind == kWrCts ? Phase::Cts : Phase::Recv, 0, c_.where()));
+  if (kind == kWrCts) {
+    if (low == kFinalCredits) final_credits_written_ = true;
+    return Status::success();
+  }
+  if (kind != kWrRecv || low >= c_.qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+    return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
+                                static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
+  // The standing receive is given back later, in a batch (repost_receives: in irecv, off the path
+  // from a message's arrival to the reply NCCL sends on it, or here once a batch is due).
+  ++reposts_pending_;
+  if (++reposts_due_[low] == eager::kRepostBatch)
+    if (Status st = repost_receives(); !st.ok()) return st;
+  const uint32_t imm = ntohl(wc.imm_data);
+  if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData);
+  if (low != 0) return bad_peer(fmt::format("ring message on QP {} of {}", low, c_.where()));
+  return on_ring_message(imm);
+}
+
+Status EagerRecv::on_ring_message(uint32_t imm) {
+  const uint64_t seq = ring_arrived_ + 1;
+  if (imm != eager::imm_ring(seq))
+    return bad_peer(fmt::format("ring message in slot {} where slot {} was due on {}", imm,
+                                eager::imm_ring(seq), c_.where()));
+  std::string why;
+  const std::optional<eager::Header> h = eager::take_header(ring(), seq, c_.eager_max, &why);
+  if (!h) return bad_peer(fmt::format("{} on {}", why, c_.where()));
+  held_[(seq - 1) % eager::kRingSlots] = *h;
+  ring_arrived_ = seq;
+  RecvSlot* r = nullptr;
+  int i = 0;
+  if (find_waiting(h->tag, &r, &i)) {
+    if (Status st = deliver(*r, i, seq); !st.ok()) return st;
+    return return_credits();
+  }
+  if (nunexpected_ >= unexpected_.size())
+    return bad_peer(fmt::format("more ring messages held than the ring has slots on {}", c_.where()));
+  unexpected_[nunexpected_++] = seq;
+  return Status::success();
+}
+
+// Ring message `seq` is for buffer i of r: copy it out, or answer a request-to-send with a
+// clear-to-send naming this buffer. Either way its ring slot is free afterwards. Only the header copy
+// taken on arrival is read here.
+Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
+  const eager::Header& h = held_[(seq - 1) % eager::kRingSlots];
+  const size_t index = c_.index_of(r);
+  Targets& t = targets_[index];
+  const auto target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
+  if (h.kind == eager::kData) {
+    if (h.size > r.sizes[i])
+      return Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                          fmt::format("the peer sent {} bytes (tag {}) to a {}-byte receive on {}", h.size,
+                                      h.tag, r.sizes[i], c_.where()));
+    const std::span<const std::byte> bytes = eager::payload(ring(), seq, c_.eager_max, h);
+    if (!bytes.empty()) std::memcpy(t.data[i], bytes.data(), bytes.size());
+    r.got[i] = bytes.size();
+    t.state[i] = kDone;
+    --t.unfinished;
+    ++c_.stats.eager;
+  } else {
+    ++c_.stats.rts;
+    auto* replies = static_cast<eager::ClearToSend*>(replies_.get());
+    eager::ClearToSend& c = replies[target];
+    c = eager::ClearToSend{};
+    c.addr = reinterpret_cast<uint64_t>(t.data[i]);
+    c.size = r.sizes[i];
+    for (int d = 0; d < kMaxDevsPerEnd; ++d)
+      c.rkey[d] = (t.mrs[i] != nullptr && d < t.mrs[i]->ndevs) ? t.mrs[i]->mr[d]->rkey : 0;
+    c.target = target;
+    c.status = h.size > r.sizes[i] ? eager::kTooSmall : eager::kAccept;
+    c.seq = h.seq;
+    r.got[i] = h.size;
+    t.parts[i] = static_cast<int>(c_.qps.size());
+    t.state[i] = kIncoming;
+    if (Status st = post_control(&c, sizeof c, kMailboxOffset + sizeof c * h.req); !st.ok()) return st;
+    if (c.status == eager::kTooSmall)
+      return Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                          fmt::format("the peer sends {} bytes (tag {}) to a {}-byte receive on {}", h.size,
+                                      h.tag, r.sizes[i], c_.where()));
+  }
+  released_.release(seq);
+  return Status::success();
+}
+
+Status EagerRecv::on_data_part(uint32_t target) {
+  const size_t s = target / kMaxRecvs, i = target % kMaxRecvs;
+  RecvSlot* r = s < c_.slots.size() ? &c_.slots[s] : nullptr;
+  Targets* t = s < targets_.size() ? &targets_[s] : nullptr;
+  if (r == nullptr || t == nullptr || !r->in_use || static_cast<int>(i) >= r->n || t->state[i] != kIncoming ||
+      t->parts[i] <= 0)
+    return bad_peer(fmt::format("data for receive target {}, which expects none, on {}", target, c_.where()));
+  if (--t->parts[i] == 0) {
+    t->state[i] = kDone;
+    --t->unfinished;
+  }
+  return Status::success();
+}
+
+// An RDMA write of `bytes` from this side's control staging into the sender's region, on QP 0.
+Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
+                                     bool signalled) {
+  const QpLane& ql = c_.qps[0];
+  ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, replies_.mrs[static_cast<size_t>(ql.lane)]->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = c_.remote.addr + remote_offset;
+  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+  if (signalled) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
+    return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, c_.where()));
+  return Status::success();
+}
+
+Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_offset) {
+  return post_control_write(src, bytes, remote_offset, kWrCts, ++control_posted_ % eager::kSignalEvery == 0);
+}
+
+Status EagerRecv::return_credits() {
+  const uint64_t released = released_.advance();
+  if (!eager::credits_due(released, ring_arrived_, credits_returned_)) return Status::success();
+  return write_credits(released, false);
+}
+
+Status EagerRecv::write_credits(uint64_t released, bool final) {
+  // The staging word only grows, so a write that reads it late still tells the truth.
+  auto* word = reinterpret_cast<uint64_t*>(static_cast<char*>(replies_.get()) + eager::kMailboxBytes);
+  *word = released;
+  credits_returned_ = released;
+  const uint64_t offset = kMailboxOffset + eager::kMailboxBytes;
+  if (!final) return post_control(word, sizeof *word, offset);
+  return post_control_write(word, sizeof *word, offset, kWrCts | kFinalCredits, true);
+}
+
+void EagerRecv::close() {
+  if (!c_.error().ok() || c_.qps.empty()) return;
+  const uint64_t released = released_.advance();
+  if (released <= credits_returned_) return;
+  if (!write_credits(released, true).ok()) return;
+  // The write is acknowledged once it is in the sender's memory; a sender already gone fails it.
+  const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+  while (!final_credits_written_ && Clock::now() < deadline)
+    if (!c_.poll().ok()) break;
+}
+
+Status EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
+  *done = 0;
+  if (!r->in_use)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
+  if (Status st = c_.poll(); !st.ok()) return st;
+  if (targets_[c_.index_of(*r)].unfinished > 0) return c_.watch();
+  c_.complete(r, done, sizes);
+  return Status::success();
+}
+
+}  // namespace railscope::net::verbs

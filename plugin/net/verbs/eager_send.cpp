@@ -1,0 +1,248 @@
+// The sending half of the eager protocol (eager.h): ring messages, credits, and the data of large
+// messages once the receiver's clear-to-send for exactly that message is in the mailbox.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/eager_protocol.h"
+#include "plugin/net/verbs/receiver_driven.h"
+#include "railscope/core/log.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+using Clock = Connection::Clock;
+constexpr size_t kMailboxOffset = kFifoBytes;  // the mailbox follows the FIFO (send_comm.h)
+
+const volatile eager::ClearToSend& mailbox_entry(const RegisteredBuffer& region, size_t index) {
+  const auto* base = static_cast<const char*>(region.get()) + kMailboxOffset;
+  return reinterpret_cast<const volatile eager::ClearToSend*>(base)[index];
+}
+
+// One read of every field of a mailbox entry, after its seq said it is complete.
+eager::ClearToSend read_mailbox(const RegisteredBuffer& region, size_t index) {
+  const volatile eager::ClearToSend& v = mailbox_entry(region, index);
+  eager::ClearToSend c{};
+  c.addr = v.addr;
+  c.size = v.size;
+  for (int d = 0; d < kMaxDevsPerEnd; ++d) c.rkey[d] = v.rkey[d];
+  c.target = v.target;
+  c.status = v.status;
+  c.seq = v.seq;
+  return c;
+}
+
+std::string_view pointer_kind(int type) {
+  return type == NCCL_PTR_CUDA ? "CUDA" : type == NCCL_PTR_DMABUF ? "DMA-BUF" : "unknown";
+}
+
+}  // namespace
+
+Status EagerSend::prepare() {
+  return c_.register_buffer(eager::ring_bytes(c_.eager_max), IBV_ACCESS_LOCAL_WRITE, &stage_);
+}
+
+uint64_t EagerSend::credits() const {
+  const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(c_.region.get()) +
+                                                                kMailboxOffset + eager::kMailboxBytes);
+  return *word;
+}
+
+Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
+  *out = nullptr;
+  if (!c_.error().ok()) return c_.error();
+  // The send queue completes only every kSignalEvery-th ring write (and the data of large messages,
+  // whose tests c_.poll): an isend polls when one of those can be waiting, not on every call. A failed
+  // write completes in c_.error at the latest with the next signalled one, which this c_.poll then sees.
+  if (ring_posted_ - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0) {
+    if (Status st = c_.poll(); !st.ok()) return st;
+    if (Status st = progress(); !st.ok()) return st;
+  }
+  if (size > 0 && mr == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
+  if (mr != nullptr && mr->type != NCCL_PTR_HOST)
+    return Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                        fmt::format("isend of {} memory on a host-memory (eager) connection {}",
+                                    pointer_kind(mr->type), c_.where()));
+  // A ring slot is free once the receiver released it and its write completed here.
+  const uint64_t released = credits();
+  if (released > ring_posted_)
+    return c_.fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
+                                fmt::format("the receiver returned {} ring credits after {} messages on {}",
+                                            released, ring_posted_, c_.where())));
+  if (ring_posted_ - released >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots) {
+    ++c_.stats.not_ready;
+    return c_.watch();
+  }
+  SendReq* req = c_.pool.get();
+  if (req == nullptr) {
+    ++c_.stats.not_ready;
+    return Status::success();
+  }
+  const uint64_t seq = ring_posted_ + 1;
+  const bool whole = size <= c_.eager_max;
+  const auto index = c_.pool.index_of(req);
+  req->start(&c_, data, size, mr);
+  req->eager = whole;
+  req->rts_seq = whole ? 0 : seq;
+  req->pending = 0;
+  req->posted = whole;
+  req->posted_at = Connection::Clock::time_point{};
+
+  const size_t stride = eager::slot_stride(c_.eager_max);
+  const size_t offset = static_cast<size_t>((seq - 1) % eager::kRingSlots) * stride;
+  char* slot = static_cast<char*>(stage_.get()) + offset;
+  const eager::Header h{
+      seq, size, tag, whole ? eager::kData : eager::kRequestToSend, static_cast<uint32_t>(index), 0};
+  std::memcpy(slot, &h, sizeof h);
+  if (whole && size > 0) std::memcpy(slot + sizeof h, data, size);
+  const QpLane& ql = c_.qps[0];
+  const auto bytes = static_cast<uint32_t>(sizeof h + (whole ? size : 0));
+  ibv_sge sge{reinterpret_cast<uint64_t>(slot), bytes, stage_.mrs[static_cast<size_t>(ql.lane)]->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = kWrRing | seq;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.imm_data = htonl(eager::imm_ring(seq));
+  wr.wr.rdma.remote_addr = c_.remote.addr + offset;
+  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+  if (seq % eager::kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
+    c_.pool.put(req);
+    return c_.fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (eager)", rc, c_.where())));
+  }
+  ring_posted_ = seq;
+  c_.stats.posted();
+  ++(whole ? c_.stats.eager : c_.stats.rts);
+  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
+  if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
+  *out = req;
+  return Status::success();
+}
+
+// Posts the data of every waiting request whose clear-to-send arrived, oldest first: QP 0 carries the
+// parts in posting order, and NCCL waits on its requests in the order it made them.
+Status EagerSend::progress() {
+  size_t kept = 0;
+  Status result = Status::success();
+  for (size_t i = 0; i < nwaiting_; ++i) {
+    SendReq& r = c_.pool.at(waiting_[i]);
+    if (!result.ok() || mailbox_entry(c_.region, waiting_[i]).seq != r.rts_seq) {
+      waiting_[kept++] = waiting_[i];
+      continue;
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (Status st = post_data(&r); !st.ok()) result = c_.fail(std::move(st));
+  }
+  nwaiting_ = kept;
+  return result;
+}
+
+Status EagerSend::post_data(SendReq* req) {
+  const auto index = c_.pool.index_of(req);
+  // The receiver may rewrite its mailbox entry at any time: read it once, check and use the copy.
+  const eager::ClearToSend c = read_mailbox(c_.region, index);
+  if (c.status == eager::kTooSmall || req->size > c.size)
+    return Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                        fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",
+                                    req->size, c.size, c_.where()));
+  if (c.status != eager::kAccept || c.target >= eager::kMaxTargets)
+    return Status::fail(
+        ncclRemoteError, "peer.bad_handshake",
+        fmt::format("clear-to-send with status {} for target {} on {}", c.status, c.target, c_.where()));
+  const uint64_t addr = c.addr;
+  const uint32_t target = c.target;
+  const size_t nqps = c_.qps.size();
+  for (size_t q = 0; q < nqps; ++q) {
+    const QpLane& ql = c_.qps[q];
+    size_t off = 0, len = 0;
+    chunk_of(req->size, q, nqps, &off, &len);
+    ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
+                len > 0 ? req->mr->mr[static_cast<size_t>(ql.lane)]->lkey : 0};
+    ibv_send_wr wr{};
+    wr.wr_id = kWrSend | index;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.sg_list = len > 0 ? &sge : nullptr;
+    wr.num_sge = len > 0 ? 1 : 0;
+    wr.imm_data = htonl(eager::imm_target(target));
+    wr.wr.rdma.remote_addr = addr + off;
+    wr.wr.rdma.rkey = c.rkey[static_cast<size_t>(ql.remote_dev)];
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (len > 0 && len <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
+      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
+    ++req->pending;
+  }
+  req->posted = true;
+  req->posted_at = Clock::now();
+  return Status::success();
+}
+
+Status EagerSend::on_completion(const ibv_wc& wc) {
+  const uint64_t kind = wc.wr_id & kWrKindMask;
+  const uint64_t low = wc.wr_id & ~kWrKindMask;
+  const bool data = kind == kWrSend && low < c_.pool.capacity();
+  if (wc.status != IBV_WC_SUCCESS)
+    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send,
+                                                    data ? c_.pool.at(low).size : 0, c_.where()));
+  if (kind == kWrRing && low <= ring_posted_) {
+    ring_retired_ = std::max(ring_retired_, low);
+    return Status::success();
+  }
+  if (data && c_.pool.at(low).pending > 0) {
+    --c_.pool.at(low).pending;
+    return Status::success();
+  }
+  return Status::fail(ncclInternalError, "internal.bad_argument",
+                      fmt::format("unexpected send completion (wr_id {:#x}) on {}", wc.wr_id, c_.where()));
+}
+
+void EagerSend::drain() {
+  // Settled: every ring write completed here (acknowledged by the receiver's NIC), or the receiver
+  // released every message (its credits; a receiver that closes first writes its last ones).
+  auto unsettled = [&] { return ring_posted_ - std::min(ring_posted_, std::max(ring_retired_, credits())); };
+  if (!c_.error().ok() || c_.qps.empty() || unsettled() == 0) return;
+  // A signalled zero-byte write completes only after every write posted before it on QP 0.
+  const QpLane& ql = c_.qps[0];
+  ibv_send_wr wr{};
+  wr.wr_id = kWrRing | ring_posted_;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = c_.remote.addr;
+  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  ibv_send_wr* bad = nullptr;
+  if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) return;
+  const auto deadline = Clock::now() + std::min<Clock::duration>(c_.stall_budget, std::chrono::seconds(5));
+  while (unsettled() > 0 && Clock::now() < deadline)
+    if (!c_.poll().ok()) break;
+  if (const uint64_t n = unsettled(); n > 0)
+    RS_WARN("NET/railscope : closing {} with {} eager message(s) not acknowledged by the receiver",
+            c_.where(), n);
+}
+
+Status EagerSend::test(SendReq* req, int* done, int* sizes) {
+  *done = 0;
+  if (req->eager) {  // carried whole: done once posted (isend polls the completions)
+    if (!c_.error().ok()) return c_.error();
+    c_.finish(req, Clock::duration::zero(), done, sizes);  // nothing to time: done when posted
+    return Status::success();
+  }
+  if (Status st = c_.poll(); !st.ok()) return st;
+  if (Status st = progress(); !st.ok()) return st;
+  if (req->posted && req->pending == 0) {
+    c_.finish(req, Clock::now() - req->posted_at, done, sizes);
+    return Status::success();
+  }
+  if (!c_.clock_due()) return c_.health();
+  return req->posted ? c_.stall_check(*req, req->posted_at) : c_.watch(Clock::now());
+}
+
+}  // namespace railscope::net::verbs

@@ -1,0 +1,138 @@
+// The receiving half of the receiver-driven protocol (receiver_driven.h).
+#include "plugin/net/verbs/receiver_driven.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <climits>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+
+namespace railscope::net::verbs {
+namespace {
+using Clock = Connection::Clock;
+}  // namespace
+
+Status ReceiverDrivenRecv::prepare() {
+  const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  if (Status st = c_.register_buffer(sizeof(SizesSlot) * kFifoDepth, remote_write, &sizes_); !st.ok())
+    return st;
+  return c_.register_buffer(sizeof(CtsSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &cts_);
+}
+
+std::vector<uint32_t> ReceiverDrivenRecv::advertised_rkeys() const {
+  std::vector<uint32_t> out;
+  for (const auto& mr : sizes_.mrs) out.push_back(mr->rkey);
+  return out;
+}
+
+Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
+  *out = nullptr;
+  if (!c_.error().ok()) return c_.error();
+  if (Status st = c_.poll(); !st.ok()) return st;
+  const auto index = static_cast<size_t>(tail_ % kFifoDepth);
+  RecvSlot& r = c_.slots[index];
+  if (r.in_use) {
+    ++c_.stats.not_ready;
+    return c_.watch();
+  }
+  const int n = static_cast<int>(bufs.size());
+  for (int i = 0; i < n; ++i)
+    if (bufs[static_cast<size_t>(i)].size > 0 && bufs[static_cast<size_t>(i)].mr == nullptr)
+      return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
+  // One zero-length receive per QP: each QP ends the message with a write with immediate.
+  for (const auto& ql : c_.qps) {
+    if (Status st = c_.post_recv(ql, kWrRecv | index); !st.ok()) return c_.fail(std::move(st));
+  }
+  r.in_use = true;
+  r.n = n;
+  progress_[index] = Progress{static_cast<int>(c_.qps.size()), 0};
+  r.posted_at = Clock::now();
+  const uint64_t seq = tail_ + 1;
+  CtsSlot& cts = static_cast<CtsSlot*>(cts_.get())[index];
+  for (int i = 0; i < n; ++i) {
+    const RecvBuffer& b = bufs[static_cast<size_t>(i)];
+    auto* mr = static_cast<VerbsMr*>(b.mr);
+    CtsEntry& e = cts.e[i];
+    e.addr = reinterpret_cast<uint64_t>(b.data);
+    e.size = b.size;
+    for (int d = 0; d < kMaxDevsPerEnd; ++d)
+      e.rkey[d] = (mr != nullptr && d < mr->ndevs) ? mr->mr[d]->rkey : 0;
+    e.nreqs = static_cast<uint32_t>(n);
+    e.tag = b.tag;
+    e.seq = seq;
+    r.sizes[i] = b.size;
+    r.events[i] = nullptr;
+    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
+  }
+  const QpLane& ql = c_.qps[static_cast<size_t>(tail_ % c_.qps.size())];
+  const auto lane = static_cast<size_t>(ql.lane);
+  const auto rd = static_cast<size_t>(ql.remote_dev);
+  const auto bytes = static_cast<uint32_t>(sizeof(CtsEntry) * static_cast<size_t>(n));
+  ibv_sge sge{reinterpret_cast<uint64_t>(&cts), bytes, cts_.mrs[lane]->lkey};
+  ibv_send_wr wr{};
+  wr.wr_id = kWrCts | index;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = c_.remote.addr + sizeof(CtsSlot) * index;
+  wr.wr.rdma.rkey = c_.remote.devs[rd].rkey;
+  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+  if (tail_ % kCtsSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
+    return c_.fail(
+        Status::fail(ncclSystemError, post_finding("ibv_post_send (clear-to-send)", rc, c_.where())));
+  ++tail_;
+  c_.stats.posted();
+  *out = &r;
+  return Status::success();
+}
+
+Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
+  uint64_t kind = wc.wr_id & kWrKindMask;
+  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots.size()) {
+    Phase phase = kind == kWrCts ? Phase::Cts : Phase::Recv;
+    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, phase, 0, c_.where()));
+  }
+  if (kind == kWrCts) return Status::success();
+  if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !c_.slots[index].in_use)
+    return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                        fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
+                                    static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
+  Progress& p = progress_[index];
+  p.imm = ntohl(wc.imm_data);
+  --p.pending;
+  return Status::success();
+}
+
+Status ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
+  *done = 0;
+  if (!r->in_use)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
+  if (Status st = c_.poll(); !st.ok()) return st;
+  const size_t index = c_.index_of(*r);
+  const Progress& p = progress_[index];
+  if (p.pending > 0) return c_.watch();
+  if (p.imm & kSizesInArea) {
+    const SizesSlot& s = static_cast<const SizesSlot*>(sizes_.get())[index];
+    for (int i = 0; i < r->n; ++i)
+      r->got[i] = static_cast<size_t>(static_cast<uint32_t>(s[static_cast<size_t>(i)]));
+  } else {
+    if (r->n != 1)
+      return c_.fail(Status::fail(
+          ncclRemoteError, "peer.bad_handshake",
+          fmt::format("grouped receive of {} completed without a sizes record on {}", r->n, c_.where())));
+    r->got[0] = p.imm;
+  }
+  for (int i = 0; i < r->n; ++i)
+    if (r->got[i] > r->sizes[i])
+      return c_.fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
+                                  fmt::format("peer reports {} bytes for a {}-byte receive on {}", r->got[i],
+                                              r->sizes[i], c_.where())));
+  c_.complete(r, done, sizes);
+  return Status::success();
+}
+
+}  // namespace railscope::net::verbs

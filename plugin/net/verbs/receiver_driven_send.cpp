@@ -1,0 +1,187 @@
+// The sending half of the receiver-driven protocol (receiver_driven.h).
+#include "plugin/net/verbs/receiver_driven.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <climits>
+
+#include "plugin/net/verbs/diagnosis_map.h"
+
+namespace railscope::net::verbs {
+namespace {
+using Clock = Connection::Clock;
+}  // namespace
+
+Status ReceiverDrivenSend::prepare() {
+  return c_.register_buffer(sizeof(SizesSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &sizes_);
+}
+
+Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
+                                 Request** out) {
+  *out = nullptr;
+  if (!c_.error().ok()) return c_.error();
+  if (Status st = c_.poll(); !st.ok()) return st;
+  const uint64_t seq = head_ + 1;
+  const int index = static_cast<int>(head_ % kFifoDepth);
+  Slot& s = slots_[static_cast<size_t>(index)];
+  if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
+    ++c_.stats.not_ready;
+    return c_.watch();
+  }
+  auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(c_.region.get())) + index * kMaxRecvs;
+  if (fifo[0].seq != seq) {  // no clear-to-send yet: make sure the port and the peer are still there
+    ++c_.stats.not_ready;
+    return c_.watch();
+  }
+  uint32_t nreqs = fifo[0].nreqs;
+  if (nreqs < 1 || nreqs > kMaxRecvs)
+    return c_.fail(
+        Status::fail(ncclRemoteError, "peer.bad_handshake",
+                     fmt::format("clear-to-send slot {} from {} announces {} receives (1..{} allowed)", seq,
+                                 c_.oob.peer(), nreqs, kMaxRecvs)));
+  for (uint32_t i = 0; i < nreqs; ++i)
+    if (fifo[i].seq != seq) return Status::success();  // the slot is still being written
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (s.seq != seq) {
+    s = Slot{};
+    s.seq = seq;
+    s.nreqs = static_cast<int>(nreqs);
+    for (uint32_t i = 0; i < nreqs; ++i) {
+      s.cts[i].addr = fifo[i].addr;
+      s.cts[i].size = fifo[i].size;
+      for (int d = 0; d < kMaxDevsPerEnd; ++d) s.cts[i].rkey[d] = fifo[i].rkey[d];
+      s.cts[i].tag = fifo[i].tag;
+    }
+  }
+  int entry = -1;
+  for (int i = 0; i < s.nreqs; ++i)
+    if (s.reqs[i] == nullptr && s.cts[i].tag == tag) {
+      entry = i;
+      break;
+    }
+  if (entry < 0) return Status::success();  // no receive with this tag in the oldest slot yet
+  if (size > s.cts[entry].size)
+    return c_.fail(
+        Status::fail(ncclInvalidUsage, "internal.bad_argument",
+                     fmt::format("isend of {} bytes (tag {}) but the receiver posted only {} bytes on {}",
+                                 size, tag, s.cts[entry].size, c_.where())));
+  if (size > 0 && mr == nullptr)
+    return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
+  SendReq* req = c_.pool.get();
+  if (req == nullptr) {
+    ++c_.stats.not_ready;
+    return Status::success();
+  }
+  req->start(&c_, data, size, mr);
+  req->slot = index;
+  s.reqs[entry] = req;
+  ++s.matched;
+  ++s.live_reqs;
+  c_.stats.posted();
+  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
+  if (s.matched == s.nreqs) {
+    if (Status st = post(s, index); !st.ok()) return c_.fail(std::move(st));
+    ++head_;
+  }
+  *out = req;
+  return Status::success();
+}
+
+Status ReceiverDrivenSend::post(Slot& s, int index) {
+  const size_t nqps = c_.qps.size();
+  bool sizes_area = s.nreqs > 1 || s.reqs[0]->size > static_cast<size_t>(INT32_MAX);
+  auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
+  for (int i = 0; i < s.nreqs; ++i) (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
+  for (size_t q = 0; q < nqps; ++q) {
+    const QpLane& ql = c_.qps[q];
+    const auto lane = static_cast<size_t>(ql.lane);
+    const auto rd = static_cast<size_t>(ql.remote_dev);
+    ibv_send_wr wrs[kMaxRecvs + 1] = {};
+    ibv_sge sges[kMaxRecvs + 1] = {};
+    int n = 0;
+    for (int i = 0; i < s.nreqs; ++i) {
+      SendReq* r = s.reqs[i];
+      size_t off = 0, len = 0;
+      chunk_of(r->size, q, nqps, &off, &len);
+      if (len == 0) continue;
+      sges[n] = {reinterpret_cast<uint64_t>(r->data) + off, static_cast<uint32_t>(len),
+                 r->mr->mr[lane]->lkey};
+      wrs[n].opcode = IBV_WR_RDMA_WRITE;
+      wrs[n].sg_list = &sges[n];
+      wrs[n].num_sge = 1;
+      wrs[n].wr.rdma.remote_addr = s.cts[i].addr + off;
+      wrs[n].wr.rdma.rkey = s.cts[i].rkey[rd];
+      ++n;
+    }
+    ibv_send_wr* last = nullptr;
+    if (!sizes_area && n == 1) {  // the data write itself carries the immediate
+      last = &wrs[0];
+      last->imm_data = htonl(static_cast<uint32_t>(s.reqs[0]->size));
+    } else {
+      last = &wrs[n];
+      last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+      if (sizes_area && q == 0) {
+        sges[n] = {reinterpret_cast<uint64_t>(sizes->data()),
+                   static_cast<uint32_t>(sizeof(int32_t) * s.nreqs), sizes_.mrs[lane]->lkey};
+        last->sg_list = &sges[n];
+        last->num_sge = 1;
+        last->wr.rdma.remote_addr = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
+        last->wr.rdma.rkey = c_.remote.devs[rd].rkey;
+      } else {
+        last->num_sge = 0;
+        last->wr.rdma.remote_addr = sizes_area ? c_.remote.addr : s.cts[0].addr;
+        last->wr.rdma.rkey = sizes_area ? c_.remote.devs[rd].rkey : s.cts[0].rkey[rd];
+      }
+      last->imm_data = htonl(sizes_area ? kSizesInArea : static_cast<uint32_t>(s.reqs[0]->size));
+      ++n;
+    }
+    last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    last->send_flags = IBV_SEND_SIGNALED;
+    last->wr_id = kWrSend | static_cast<uint64_t>(index);
+    for (int i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
+    for (int i = 0; i < n; ++i)
+      if (wrs[i].num_sge == 1 && sges[&wrs[i] - wrs].length <= ql.max_inline)
+        wrs[i].send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
+      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
+  }
+  s.pending = static_cast<int>(nqps);
+  s.posted = true;
+  s.posted_at = Clock::now();
+  return Status::success();
+}
+
+Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
+  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size()) {
+    size_t bytes = 0;
+    if (index < slots_.size())
+      for (int i = 0; i < slots_[index].nreqs; ++i)
+        if (slots_[index].reqs[i] != nullptr) bytes += slots_[index].reqs[i]->size;
+    return Status::fail(ncclRemoteError,
+                        wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, c_.where()));
+  }
+  --slots_[index].pending;
+  return Status::success();
+}
+
+Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
+  *done = 0;
+  if (Status st = c_.poll(); !st.ok()) return st;
+  Slot& s = slots_[static_cast<size_t>(req->slot)];
+  if (s.posted && s.pending == 0) {
+    for (auto& r : s.reqs)
+      if (r == req) r = nullptr;
+    --s.live_reqs;
+    if (s.live_reqs == 0) s.posted = false;
+    c_.finish(req, Clock::now() - s.posted_at, done, sizes);
+    return Status::success();
+  }
+  if (!c_.clock_due()) return c_.health();
+  return s.posted ? c_.stall_check(*req, s.posted_at) : c_.watch(Clock::now());
+}
+
+}  // namespace railscope::net::verbs
