@@ -12,4 +12,4 @@ railscope_add_internal_library(railscope_net_tcp
     tcp/tcp_engine.cpp
     tcp/wire.cpp
     tcp/zerocopy.cpp
-  PUBLIC_LIBS railscope_net_common railscope_core Threads::Threads)
+  PUBLIC_LIBS railscope_net_common railscope_core railscope_node Threads::Threads)

@@ -9,6 +9,7 @@
 #include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -157,7 +158,7 @@ Status SendConnector::step(VerbsSendComm** out) {
         ncclRemoteError, "qp.modify_failed",
         fmt::format("the receiver {} could not bring its QPs up (see its log); {}", c.oob.peer(), c.where()));
   RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-          mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+          node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
   *out = comm_.release();
   return Status::success();
 }
@@ -285,7 +286,7 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (stage_ == Stage::SendReady) {
     if (!flushed) return Status::success();
     RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-            mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+            node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
     *out = comm_.release();
     return Status::success();
   }

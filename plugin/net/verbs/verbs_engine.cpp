@@ -14,6 +14,7 @@
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 #include "railscope/core/log.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -71,10 +72,18 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
     e->health_.push_back(std::make_unique<PortHealth>());
     e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
     e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path, p.gdr});
-    summary +=
-        fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
-                    p.link_layer == WireLinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index, gid_text(p.gid),
-                    p.netdev.empty() ? "-" : p.netdev, mtu_bytes(static_cast<uint8_t>(p.attr.active_mtu)));
+    const int active_mtu = node::ib_mtu_bytes(static_cast<int>(p.attr.active_mtu));
+    summary += fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
+                           p.link_layer == node::LinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index,
+                           p.gid.to_string(), p.netdev.empty() ? "-" : p.netdev, active_mtu);
+    // The port's active_mtu against its netdev's MTU (as `railscope doctor` checks it), once per port.
+    for (const PortLogLine& line :
+         port_mtu_log(fmt::format("{}:{}", p.dev_name, p.port), active_mtu, p.netdev, p.netdev_mtu)) {
+      if (line.warning)
+        RS_WARN("NET/railscope : {}", line.text);
+      else
+        RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : {}", line.text);
+    }
   }
   e->async_ = std::make_unique<AsyncEvents>(e->ports_, e->health_);
   RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : using{}", summary);
@@ -155,8 +164,8 @@ Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
   h.family = 4;
   h.nonce = l->nonce;
   const NetPort& p = *ld.ports[0];
-  if (gid_is_ipv4_mapped(p.gid))
-    std::copy(p.gid.begin() + 12, p.gid.end(), h.addr.begin());  // the RoCE netdev's own address
+  if (p.gid.family() == node::AddrFamily::V4)
+    std::copy(p.gid.raw.begin() + 12, p.gid.raw.end(), h.addr.begin());  // the RoCE netdev's own address
   else
     fallback_address(&h.addr);
   // Bound to the address the handle advertises, not to every address of the host (as the TCP engine).

@@ -107,9 +107,9 @@ TEST(NetStrayConnection, HelloForAnotherListenerFailsUnverifiedAndIsTold) {
   DeviceInfo d;
   d.name = "rxe1";
   d.netdev = "vethB";
-  d.link_layer = WireLinkLayer::Ethernet;
-  d.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
-  d.gid_type = WireGidType::RoceV2;
+  d.link_layer = node::LinkLayer::Ethernet;
+  d.gid.raw = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
+  d.gid_type = node::GidType::RoceV2;
   d.active_mtu = 3;
   d.netdev_mtu = 1500;
   hello.end.devs = {d};
