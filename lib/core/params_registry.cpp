@@ -42,9 +42,9 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_TOPO_FILE", T::Path, "", 0, 0, "doctor",
      "hwloc XML topology to use instead of this system's (`lstopo --of xml`)"},
     // Shared with lib/node (same name, default and meaning): keep one entry when merging.
-    {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "doctor",
-     "Root of the sysfs tree read for devices, ports, GIDs and netdev MTUs (tests point it at a fake "
-     "tree; libibverbs is only queried with the real /sys)"},
+    {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "all",
+     "Root of the sysfs tree lib/node reads for devices, ports, GIDs, speeds, netdev MTUs and port "
+     "counters (tests point it at a fake tree; libibverbs is only queried with the real /sys)"},
     // --- net plugin: QP tuning (NCCL's meanings) and railscope's own
     {"NCCL_IB_TIMEOUT", T::Int, "20", 1, 31, "net",
      "IB local ACK timeout exponent: 4.096 us x 2^N per try; also sets railscope's stall budget"},
