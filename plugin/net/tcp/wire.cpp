@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "plugin/net/common/socket.h"
 #include "plugin/net/common/wire.h"
 
 namespace railscope::net::tcp {

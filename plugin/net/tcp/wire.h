@@ -13,8 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "plugin/net/common/socket.h"
 #include "plugin/net/transport.h"
+
+namespace railscope::net {
+struct SocketAddress;  // plugin/net/common/socket.h
+}  // namespace railscope::net
 
 namespace railscope::net::tcp {
 

@@ -1,5 +1,7 @@
 #include "plugin/net/verbs/async_events.h"
 
+#include "plugin/net/verbs/discovery.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>

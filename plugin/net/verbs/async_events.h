@@ -10,10 +10,15 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/net/verbs/discovery.h"
+#include <infiniband/verbs.h>
+
+#include <string>
+
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::net::verbs {
+
+struct NetPort;
 
 class PortHealth {
  public:

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/qp.h"
 #include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"

@@ -9,7 +9,11 @@
 #include <string_view>
 #include <thread>
 
+#include "plugin/net/verbs/async_events.h"
 #include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/qp.h"
 #include "railscope/core/log.h"
 #include "railscope/ibv/ibv.h"
 #include "railscope/node/mtu.h"

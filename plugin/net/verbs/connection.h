@@ -13,16 +13,21 @@
 
 #include "plugin/net/common/stats.h"
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/async_events.h"
-#include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/handshake.h"
 #include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/oob_channel.h"
-#include "plugin/net/verbs/qp.h"
+#include "railscope/ibv/handles.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs {
+
+using ibv::CqPtr;
+using ibv::MrPtr;
+using ibv::QpPtr;
+struct NetPort;    // discovery.h
+class PortHealth;  // async_events.h
+class MrCache;     // mr_cache.h
+struct QpCaps;     // qp.h
 
 inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding receives
 inline constexpr int kMaxRecvs = 8;

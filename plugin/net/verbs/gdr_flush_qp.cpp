@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/qp.h"
 #include "railscope/core/log.h"
 #include "railscope/ibv/ibv.h"

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <memory>
 
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/mr_cache.h"
 #include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {

@@ -10,6 +10,7 @@
 #include "plugin/net/common/random_id.h"
 #include "plugin/net/common/refusals.h"
 #include "plugin/net/common/socket.h"
+#include "plugin/net/verbs/connect.h"
 #include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"

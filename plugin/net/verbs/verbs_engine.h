@@ -14,12 +14,14 @@
 #include "plugin/net/common/pending_connects.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/async_events.h"
-#include "plugin/net/verbs/connect.h"
 #include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/gdr_support.h"
 #include "plugin/net/verbs/mr_cache.h"
 
 namespace railscope::net::verbs {
+
+class SendConnector;  // connect.h
+struct LocalDevice;
 
 class VerbsEngine final : public Engine {
  public:
