@@ -1,6 +1,6 @@
 // The catalogue itself. Grouped by area; order inside the file does not matter (sorted at first use).
-// Ids are stable: add new ones, never rename. Causes and fixes come from the field's experience
-// (shared/docs/peers.md §2) and from what the soft-RoCE test bed reproduces.
+// Ids are stable: add new ones, never rename. Causes and fixes follow NCCL's user guide (environment
+// variables, troubleshooting) and rdma-core's documentation, and what the soft-RoCE test bed reproduces.
 #include <algorithm>
 #include <vector>
 

@@ -3,6 +3,8 @@
 #include <strings.h>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -59,18 +61,30 @@ std::optional<int64_t> parse_int(std::string_view text, int64_t min, int64_t max
     if (error) *error = "empty value";
     return std::nullopt;
   }
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 0);
-  if (errno == ERANGE || end == s.c_str() || *end != '\0') {
-    if (error) *error = fmt::format("'{}' is not an integer", s);
+  // Decimal, or hex after 0x/0X, with an optional sign; a leading 0 is still decimal ("010" is 10, not
+  // strtoll's octal 8).
+  std::string_view digits = s;
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (!digits.empty() && (digits.front() == '-' || digits.front() == '+')) digits.remove_prefix(1);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    digits.remove_prefix(2);
+  }
+  uint64_t magnitude = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  const uint64_t limit = negative ? uint64_t{1} << 63 : uint64_t{INT64_MAX};
+  if (digits.empty() || digits.front() == '+' || digits.front() == '-' || ec != std::errc() ||
+      end != digits.data() + digits.size() || magnitude > limit) {
+    if (error) *error = fmt::format("'{}' is not an integer (decimal, or hex after 0x)", s);
     return std::nullopt;
   }
+  const int64_t v = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
   if (v < min || v > max) {
     if (error) *error = fmt::format("{} is outside [{}, {}]", v, min, max);
     return std::nullopt;
   }
-  return static_cast<int64_t>(v);
+  return v;
 }
 
 std::optional<bool> parse_bool(std::string_view text, std::string* error) {

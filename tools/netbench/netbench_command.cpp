@@ -6,6 +6,7 @@
 #include <string>
 
 #include "options.h"
+#include "plan_checks.h"
 #include "report.h"
 #include "runner.h"
 
@@ -43,6 +44,7 @@ void add_common(CLI::App* c, netbench::Options& o, SizeArgs& sz) {
       ->capture_default_str();
   c->add_option("--seed", o.seed, "Payload seed (0 = random)");
   c->add_option("--timeout", o.timeout_s, "Seconds without progress before netbench gives up")
+      ->check(CLI::Range(1u, netbench::kMaxTimeoutS))
       ->capture_default_str();
   c->add_option(
        "--poll", o.poll,
@@ -63,12 +65,12 @@ void apply_sizes(netbench::Options& o, const SizeArgs& sz) {
     std::fprintf(stderr, "netbench: %s\n", e.what());
     throw CLI::RuntimeError(2);
   }
-  if (o.max_size > (1ULL << 30) || o.min_size > o.max_size) {
+  if (o.max_size > netbench::kMaxMessageBytes || o.min_size > o.max_size) {
     std::fprintf(stderr, "netbench: sizes must satisfy min <= max <= 1G\n");
     throw CLI::RuntimeError(2);
   }
-  if (o.buffer_cap < 4096 || o.bytes_per_size == 0) {
-    std::fprintf(stderr, "netbench: --buffer-bytes must be at least 4K and --bytes-per-size above 0\n");
+  if (o.buffer_cap < 4096 || o.buffer_cap > netbench::kMaxBufferBytes || o.bytes_per_size == 0) {
+    std::fprintf(stderr, "netbench: --buffer-bytes must be between 4K and 2G and --bytes-per-size above 0\n");
     throw CLI::RuntimeError(2);
   }
 }
@@ -105,6 +107,8 @@ void add_netbench(CLI::App& app) {
 
   auto* server = nb->add_subcommand("server", "Receiving end: listens for a client on --oob-port");
   server->add_option("--dev", st.o.dev, "Device (name or index)")->capture_default_str();
+  server->add_option("--oob-host", st.o.oob_bind,
+                     "Address to listen on for the client (default: all addresses)");
   server->add_option("--oob-port", st.o.oob_port, "TCP port for the out-of-band exchange")
       ->capture_default_str();
   server->add_option("--oob-fd", st.o.oob_fd, "An already listening socket (used by --pair)")->group("");

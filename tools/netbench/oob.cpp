@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "plan_checks.h"
 #include "protocol.h"
 
 namespace railscope::netbench {
@@ -120,8 +121,7 @@ std::pair<uint32_t, std::vector<unsigned char>> OobSocket::receive_any(std::chro
 std::vector<unsigned char> OobSocket::receive(uint32_t type, std::chrono::milliseconds timeout) {
   auto [got, payload] = receive_any(timeout);
   if (got != type) {
-    std::string text(payload.begin(), payload.end());
-    if (got == kMsgError) throw BenchError("the peer failed: " + text);
+    if (got == kMsgError) throw BenchError("the peer failed: " + peer_text(payload.data(), payload.size()));
     throw BenchError("out-of-band: expected message " + std::to_string(type) + ", got " +
                      std::to_string(got));
   }

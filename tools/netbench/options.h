@@ -10,9 +10,10 @@
 namespace railscope::netbench {
 
 struct Options {
-  std::string plugin;     // --plugin PATH|NAME ("" = railscope's)
-  std::string dev = "0";  // --dev NAME|INDEX
-  std::string oob_host = "127.0.0.1";
+  std::string plugin;                  // --plugin PATH|NAME ("" = railscope's)
+  std::string dev = "0";               // --dev NAME|INDEX
+  std::string oob_host = "127.0.0.1";  // client: the server's address
+  std::string oob_bind;                // server: the address it listens on ("" = all addresses)
   uint16_t oob_port = 18515;
   int oob_fd = -1;   // --oob-fd (the --pair driver's listening socket)
   std::string pair;  // --pair DEV_A,DEV_B

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -42,6 +43,7 @@ uint64_t parse_size(const std::string& text) {
     mult = 1ULL << 30;
   else
     throw std::invalid_argument("unknown unit in size '" + text + "' (use K, M or G)");
+  if (value > UINT64_MAX / mult) throw std::invalid_argument("size '" + text + "' is too large");
   return value * mult;
 }
 

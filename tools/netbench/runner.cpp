@@ -11,6 +11,7 @@
 #include "net_api.h"
 #include "oob.h"
 #include "payload.h"
+#include "plan_checks.h"
 #include "railscope/core/params.h"
 #include "report.h"
 #include "session.h"
@@ -112,13 +113,17 @@ void set_log_role(const char* role, bool verbose) {
 int run_server(const Options& o) {
   OobSocket oob;
   try {
-    OobListener listener = o.oob_fd >= 0 ? OobListener::adopt(o.oob_fd) : OobListener::bind("", o.oob_port);
-    if (o.oob_fd < 0) std::fprintf(stderr, "netbench server: waiting on port %u\n", listener.port());
+    OobListener listener =
+        o.oob_fd >= 0 ? OobListener::adopt(o.oob_fd) : OobListener::bind(o.oob_bind, o.oob_port);
+    if (o.oob_fd < 0)
+      std::fprintf(stderr, "netbench server: waiting on %s port %u\n",
+                   o.oob_bind.empty() ? "all addresses," : o.oob_bind.c_str(), listener.port());
     oob = listener.accept(std::chrono::seconds(o.timeout_s) * 5);
     const auto params = oob.receive_struct<RunParams>(kMsgHello, oob_timeout(o));
     if (params.magic != kProtocolMagic || params.version != kProtocolVersion)
       throw BenchError("the client speaks another netbench protocol (version " +
                        std::to_string(params.version) + ")");
+    if (auto why = check_run_params(params)) throw BenchError(*why);
     PluginUse plugin(o);
     PeerInfo me;
     copy_str(me.device, sizeof me.device, plugin.info.name);
@@ -138,16 +143,13 @@ int run_server(const Options& o) {
     for (;;) {
       auto [type, bytes] = oob.receive_any(std::chrono::seconds(params.timeout_s) * 4);
       if (type == kMsgDone) break;
-      if (type == kMsgError)
-        throw BenchError("the client failed: " + std::string(bytes.begin(), bytes.end()));
+      if (type == kMsgError) throw BenchError("the client failed: " + peer_text(bytes.data(), bytes.size()));
       if (type != kMsgSizeBegin || bytes.size() != sizeof(SizePlan))
         throw BenchError("unexpected out-of-band message " + std::to_string(type));
       SizePlan plan;
       std::memcpy(&plan, bytes.data(), sizeof plan);
+      if (auto why = check_size_plan(plan, s.send_region().size())) throw BenchError(*why);
       const SlotLayout l = slot_layout(plan);
-      if (plan.size * l.send_slots > s.send_region().size() || plan.recvs < 1 || plan.recvs > 8 ||
-          plan.window < 1 || plan.window > 32 || plan.messages % plan.recvs != 0)
-        throw BenchError("the client's size plan does not fit (size " + std::to_string(plan.size) + ")");
       if (plan.messages > 0) {
         const Payload bw(params.seed, l.send_slots);
         prepare_slots(s, plan, bw, l.send_slots, l.recv_slots);
@@ -227,7 +229,8 @@ int run_client(const Options& o) {
         if (size == 0) row.bytes_per_s = 0;
         row.verified += o.verify ? rr.messages_ok : 0;
         row.mismatches += rr.mismatches;
-        if (rr.mismatches) row.first_mismatch = std::string("server: ") + rr.first_mismatch;
+        if (rr.mismatches)
+          row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
       }
       if (plan.lat_iters > 0) {
         const Payload lat = latency_payload(params.seed);
@@ -242,9 +245,9 @@ int run_client(const Options& o) {
         row.verified += o.verify ? rr.messages_ok + replies.messages_ok : 0;
         row.mismatches += rr.mismatches + replies.mismatches;
         if (row.first_mismatch.empty() && rr.mismatches)
-          row.first_mismatch = std::string("server: ") + rr.first_mismatch;
+          row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
         if (row.first_mismatch.empty() && replies.mismatches)
-          row.first_mismatch = std::string("client: ") + replies.first_mismatch;
+          row.first_mismatch = "client: " + peer_text(replies.first_mismatch, sizeof replies.first_mismatch);
       }
       bad_data |= row.mismatches > 0;
       if (!o.json) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "plan_checks.h"
 #include "protocol.h"
 
 namespace railscope::netbench {
@@ -19,6 +20,10 @@ void check(ncclResult_t r, const char* call) {
 }
 
 Region::Region(NetApi* api, void* comm, size_t bytes) : api_(api), comm_(comm), bytes_(bytes) {
+  // Bounded before rounding up to whole pages, which would wrap for sizes near 2^64.
+  if (bytes > kMaxBufferBytes)
+    throw BenchError("a " + std::to_string(bytes) + "-byte buffer is over netbench's limit of " +
+                     std::to_string(kMaxBufferBytes) + " bytes per direction");
   const size_t alloc = (bytes + 4095) / 4096 * 4096;
   data_ = static_cast<unsigned char*>(std::aligned_alloc(4096, alloc == 0 ? 4096 : alloc));
   if (data_ == nullptr)
@@ -79,7 +84,7 @@ void Session::connect(OobSocket& oob) {
     // The peer may have failed (its plugin refused the connection): it says so out of band.
     if ((++polls & 255) == 0 && oob.readable()) {
       auto [type, text] = oob.receive_any(timeout_);
-      if (type == kMsgError) throw BenchError("the peer failed: " + std::string(text.begin(), text.end()));
+      if (type == kMsgError) throw BenchError("the peer failed: " + peer_text(text.data(), text.size()));
       if (type != kMsgConnected) throw BenchError("unexpected out-of-band message while connecting");
       peer_connected = true;
     }

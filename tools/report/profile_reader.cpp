@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace railscope::report {
 namespace {
@@ -14,54 +18,144 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::optional<double> opt_double(const json& j, const char* key) {
+// Per file: the first few skipped lines are listed one by one, the rest only counted.
+constexpr size_t kLineProblemsShown = 5;
+
+// A member whose number the record cannot hold (out of range, not finite, a fraction where an integer is
+// due): the whole line is skipped and reported with its number, never converted with undefined behaviour.
+struct BadValue : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Plausible bounds of the float members (docs/profile-format.md): a duration of more than a million
+// seconds or a bandwidth above 10 PB/s is not a measurement; sums of many of them stay finite.
+constexpr double kMaxMicroseconds = 1e12;
+constexpr double kMaxGbs = 1e7;
+
+// An integer member as T; absent, null or not a number (e.g. a string): `def`, as before.
+template <typename T>
+T int_or(const json& j, const char* key, T def) {
+  static_assert(std::is_integral_v<T>);
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return def;
+  using L = std::numeric_limits<T>;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v <= static_cast<uint64_t>(L::max())) return static_cast<T>(v);
+  } else if (it->is_number_integer()) {
+    const int64_t v = it->get<int64_t>();
+    if (std::in_range<T>(v)) return static_cast<T>(v);
+  } else {
+    // A float: whole and strictly inside the type's range (2^digits is the first value above max).
+    const double v = it->get<double>();
+    const double above = std::ldexp(1.0, L::digits);
+    const double below = L::is_signed ? -above : 0.0;
+    if (std::isfinite(v) && v == std::trunc(v) && v >= below && v < above) return static_cast<T>(v);
+  }
+  throw BadValue(fmt::format("{} = {} is not an integer in [{}, {}]", key, it->dump(), L::min(), L::max()));
+}
+
+// A float member in [0, max]; absent, null or not a number: nullopt.
+std::optional<double> opt_double(const json& j, const char* key, double max) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || v > max)
+    throw BadValue(fmt::format("{} = {} is outside [0, {:g}]", key, it->dump(), max));
+  return v;
 }
-template <typename T>
-T get_or(const json& j, const char* key, T def) {
+double double_or(const json& j, const char* key, double max) { return opt_double(j, key, max).value_or(0.0); }
+
+std::string string_or(const json& j, const char* key, const char* def) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return def;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return def;
-  }
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(def);
+}
+bool bool_or(const json& j, const char* key, bool def) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : def;
 }
 
 CollRow parse_coll(const json& j) {
   CollRow r;
-  r.comm = get_or<std::string>(j, "comm", "");
-  r.rank = get_or<int>(j, "rank", -1);
-  r.nranks = get_or<int>(j, "nranks", 0);
-  r.seq = get_or<uint64_t>(j, "seq", 0);
-  r.op = get_or<std::string>(j, "op", "Unknown");
-  r.p2p = get_or<std::string>(j, "type", "") == "p2p";
-  r.peer = get_or<int>(j, "peer", -1);
-  r.bytes = get_or<uint64_t>(j, "bytes", 0);
-  r.time_us = opt_double(j, "time_us");
-  r.busbw_gbs = opt_double(j, "busbw_gbs");
-  r.algbw_gbs = opt_double(j, "algbw_gbs");
-  r.start_unix_ns = get_or<uint64_t>(j, "start_unix_ns", 0);
-  r.end_unix_ns = get_or<uint64_t>(j, "end_unix_ns", 0);
-  r.complete = get_or<bool>(j, "complete", true);
-  r.timing = get_or<std::string>(j, "timing", "");
+  r.comm = string_or(j, "comm", "");
+  r.rank = int_or<int>(j, "rank", -1);
+  r.nranks = int_or<int>(j, "nranks", 0);
+  r.seq = int_or<uint64_t>(j, "seq", 0);
+  r.op = string_or(j, "op", "Unknown");
+  r.p2p = string_or(j, "type", "") == "p2p";
+  r.peer = int_or<int>(j, "peer", -1);
+  r.bytes = int_or<uint64_t>(j, "bytes", 0);
+  r.time_us = opt_double(j, "time_us", kMaxMicroseconds);
+  r.busbw_gbs = opt_double(j, "busbw_gbs", kMaxGbs);
+  r.algbw_gbs = opt_double(j, "algbw_gbs", kMaxGbs);
+  r.start_unix_ns = int_or<uint64_t>(j, "start_unix_ns", 0);
+  r.end_unix_ns = int_or<uint64_t>(j, "end_unix_ns", 0);
+  r.complete = bool_or(j, "complete", true);
+  r.timing = string_or(j, "timing", "");
   if (auto it = j.find("waits"); it != j.end() && it->is_array()) {
     for (const json& w : *it) {
       if (!w.is_object()) continue;
       WaitRow row;
-      row.channel = get_or<int>(w, "ch", 0);
-      row.peer = get_or<int>(w, "peer", -1);
-      row.is_send = get_or<std::string>(w, "dir", "") == "send";
-      row.bytes = get_or<uint64_t>(w, "bytes", 0);
-      row.peer_wait_us = get_or<double>(w, "peer_wait_us", 0.0);
-      row.net_us = get_or<double>(w, "net_us", 0.0);
-      row.gpu_wait_us = get_or<double>(w, "gpu_wait_us", 0.0);
+      row.channel = int_or<int>(w, "ch", 0);
+      row.peer = int_or<int>(w, "peer", -1);
+      row.is_send = string_or(w, "dir", "") == "send";
+      row.bytes = int_or<uint64_t>(w, "bytes", 0);
+      row.peer_wait_us = double_or(w, "peer_wait_us", kMaxMicroseconds);
+      row.net_us = double_or(w, "net_us", kMaxMicroseconds);
+      row.gpu_wait_us = double_or(w, "gpu_wait_us", kMaxMicroseconds);
       r.waits.push_back(row);
     }
   }
   return r;
+}
+
+DiagRow parse_diag(const json& j, const std::string& host) {
+  DiagRow d;
+  d.id = string_or(j, "id", "?");
+  d.severity = string_or(j, "severity", "");
+  d.comm = string_or(j, "comm", "");
+  d.rank = int_or<int>(j, "rank", -1);
+  d.op = string_or(j, "op", "");
+  if (auto it = j.find("seq"); it != j.end() && it->is_number()) d.seq = int_or<uint64_t>(j, "seq", 0);
+  d.detail = string_or(j, "detail", "");
+  d.fix = string_or(j, "fix", "");
+  d.unix_ns = int_or<uint64_t>(j, "unix_ns", 0);
+  d.host = host;
+  return d;
+}
+
+uint64_t dropped_events(const json& j) {
+  uint64_t sum = 0;
+  if (auto it = j.find("dropped"); it != j.end() && it->is_object())
+    for (const auto& [kind, v] : it->items())
+      if (v.is_number() && __builtin_add_overflow(sum, int_or<uint64_t>(it.value(), kind.c_str(), 0), &sum))
+        throw BadValue("dropped: the counts add up to more than 2^64");
+  return sum;
+}
+
+// What one line adds to `out`; throws BadValue (nothing added) for a number out of range.
+void read_line(const json& j, const std::string& where, std::string& host, ProfileSet& out) {
+  const std::string type = string_or(j, "type", "");
+  if (type == "header") {
+    const int version = int_or<int>(j, "version", 0);
+    if (string_or(j, "schema", "") != "railscope.profile")
+      out.problems.push_back(fmt::format("{}: not a railscope profile header", where));
+    else if (version > 1)
+      out.problems.push_back(
+          fmt::format("{}: schema version {} is newer than this reader (1); reading the members it knows",
+                      where, version));
+    host = string_or(j, "hostname", "");
+    out.hosts.push_back(host);
+    if (auto tag = string_or(j, "tag", ""); !tag.empty()) out.tags.push_back(tag);
+  } else if (type == "coll" || type == "p2p") {
+    out.colls.push_back(parse_coll(j));
+  } else if (type == "diag") {
+    out.diags.push_back(parse_diag(j, host));
+  } else if (type == "summary") {
+    const uint64_t dropped = dropped_events(j);
+    if (__builtin_add_overflow(out.dropped_events, dropped, &out.dropped_events))
+      throw BadValue("dropped: the counts of all files add up to more than 2^64");
+  }
 }
 
 void read_file(const fs::path& path, ProfileSet& out) {
@@ -74,47 +168,42 @@ void read_file(const fs::path& path, ProfileSet& out) {
   std::string host;
   std::string line;
   int number = 0;
+  size_t skipped = 0;
+  auto skip = [&](const std::string& why) {
+    if (skipped++ < kLineProblemsShown) out.problems.push_back(why);
+  };
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", path.string(), number);
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {
-      out.problems.push_back(fmt::format("{}:{}: not a JSON object (skipped)", path.string(), number));
+      skip(fmt::format("{}: not a JSON object (skipped)", where));
       continue;
     }
-    const std::string type = get_or<std::string>(j, "type", "");
-    if (type == "header") {
-      if (get_or<std::string>(j, "schema", "") != "railscope.profile")
-        out.problems.push_back(fmt::format("{}:{}: not a railscope profile header", path.string(), number));
-      else if (get_or<int>(j, "version", 0) > 1)
-        out.problems.push_back(
-            fmt::format("{}:{}: schema version {} is newer than this reader (1); reading the "
-                        "members it knows",
-                        path.string(), number, get_or<int>(j, "version", 0)));
-      host = get_or<std::string>(j, "hostname", "");
-      out.hosts.push_back(host);
-      if (auto tag = get_or<std::string>(j, "tag", ""); !tag.empty()) out.tags.push_back(tag);
-    } else if (type == "coll" || type == "p2p") {
-      out.colls.push_back(parse_coll(j));
-    } else if (type == "diag") {
-      DiagRow d;
-      d.id = get_or<std::string>(j, "id", "?");
-      d.severity = get_or<std::string>(j, "severity", "");
-      d.comm = get_or<std::string>(j, "comm", "");
-      d.rank = get_or<int>(j, "rank", -1);
-      d.op = get_or<std::string>(j, "op", "");
-      if (j.contains("seq") && j["seq"].is_number_unsigned()) d.seq = j["seq"].get<uint64_t>();
-      d.detail = get_or<std::string>(j, "detail", "");
-      d.fix = get_or<std::string>(j, "fix", "");
-      d.unix_ns = get_or<uint64_t>(j, "unix_ns", 0);
-      d.host = host;
-      out.diags.push_back(std::move(d));
-    } else if (type == "summary") {
-      if (auto it = j.find("dropped"); it != j.end() && it->is_object())
-        for (const auto& [k, v] : it->items())
-          if (v.is_number_unsigned()) out.dropped_events += v.get<uint64_t>();
+    // A line's records are added only once the whole line has been read.
+    ProfileSet one;
+    std::string line_host = host;
+    try {
+      read_line(j, where, line_host, one);
+    } catch (const BadValue& e) {
+      skip(fmt::format("{}: {} (skipped)", where, e.what()));
+      continue;
+    }
+    host = line_host;
+    for (auto& p : one.problems) out.problems.push_back(std::move(p));
+    for (auto& h : one.hosts) out.hosts.push_back(std::move(h));
+    for (auto& t : one.tags) out.tags.push_back(std::move(t));
+    for (auto& c : one.colls) out.colls.push_back(std::move(c));
+    for (auto& d : one.diags) out.diags.push_back(std::move(d));
+    if (__builtin_add_overflow(out.dropped_events, one.dropped_events, &out.dropped_events)) {
+      out.dropped_events = UINT64_MAX;
+      skip(fmt::format("{}: dropped: the counts of all files add up to more than 2^64 (skipped)", where));
     }
   }
+  if (skipped > kLineProblemsShown)
+    out.problems.push_back(fmt::format("{}: {} lines skipped in all ({} more than listed above)",
+                                       path.string(), skipped, skipped - kLineProblemsShown));
 }
 
 }  // namespace

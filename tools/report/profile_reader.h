@@ -1,6 +1,8 @@
 // Reads railscope profiles (docs/profile-format.md): every *.jsonl file in the given directories
 // (or the files themselves). Unknown record types and members are ignored; a line that is not valid
-// JSON is reported with its file and line number and skipped, never fatal.
+// JSON, or holds a number its member cannot take (an integer out of range, a negative or implausibly
+// large time or bandwidth), is reported with its file and line number and skipped, never fatal. Each
+// file lists its first 5 skipped lines, then how many there were in all.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,8 @@ struct ProfileSet {
   std::vector<CollRow> colls;
   std::vector<DiagRow> diags;
   uint64_t dropped_events = 0;
-  std::vector<std::string> problems;  // "file:line: why" for every skipped line
+  std::vector<std::string>
+      problems;  // "file:line: why" for the first skipped lines of each file, then a count
 };
 
 // Throws std::runtime_error when a path does not exist or holds no profile file.

@@ -8,14 +8,14 @@
 namespace railscope::report {
 
 std::string human_bytes(uint64_t bytes) {
+  // Whole units only, in integers: every uint64_t value prints exactly (no rounding through double).
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
-  double v = static_cast<double>(bytes);
-  while (v >= 1024.0 && unit < 4 && static_cast<uint64_t>(v) % 1024 == 0) {
-    v /= 1024.0;
+  while (bytes >= 1024 && unit < 4 && bytes % 1024 == 0) {
+    bytes /= 1024;
     ++unit;
   }
-  return fmt::format("{:g} {}", v, kUnits[unit]);
+  return fmt::format("{} {}", bytes, kUnits[unit]);
 }
 
 std::string render_text(const Report& r) {

@@ -40,7 +40,11 @@ void add_report(CLI::App& app) {
       throw CLI::RuntimeError(2);
     }
     if (run.colls.empty() && run.diags.empty()) {
-      std::fprintf(stderr, "railscope report: the profiles hold no collective or diagnosis record\n");
+      // Say why: lines may have been skipped (not JSON, or a number out of range).
+      for (const std::string& p : run.problems)
+        std::fprintf(stderr, "railscope report: warning: %s\n", p.c_str());
+      std::fprintf(stderr, "railscope report: the profiles hold no collective or diagnosis record%s\n",
+                   run.problems.empty() ? "" : " that could be read (see the warnings above)");
       throw CLI::RuntimeError(2);
     }
     const report::Report r = report::analyse(run, opt->baseline.empty() ? nullptr : &base);

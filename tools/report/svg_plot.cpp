@@ -23,12 +23,26 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+namespace {
+
+// A point a log-log plot can place: both coordinates finite and positive (the axes' ticks are converted
+// to int, so a non-finite bound would be undefined behaviour).
+bool drawable(double x, double y) { return std::isfinite(x) && std::isfinite(y) && x > 0 && y > 0; }
+
+// Where `v` lies between 0 and vmax, in [0, 1]; 0 for anything not finite or not positive.
+double shade(double v, double vmax) {
+  if (!std::isfinite(v) || !std::isfinite(vmax) || v <= 0 || vmax <= 0) return 0.0;
+  return std::clamp(v / vmax, 0.0, 1.0);
+}
+
+}  // namespace
+
 std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {
   constexpr double W = 640, H = 360, L = 70, R = 20, T = 30, B = 50;
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
   for (const Series& s : series)
     for (const auto& [x, y] : s.points) {
-      if (x <= 0 || y <= 0) continue;
+      if (!drawable(x, y)) continue;
       xmin = std::min(xmin, std::log2(x));
       xmax = std::max(xmax, std::log2(x));
       ymin = std::min(ymin, std::log10(y));
@@ -77,7 +91,7 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
   for (const Series& s : series) {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [x, y] : s.points)
-      if (x > 0 && y > 0) pts.emplace_back(px(std::log2(x)), py(std::log10(y)));
+      if (drawable(x, y)) pts.emplace_back(px(std::log2(x)), py(std::log10(y)));
     if (pts.empty()) continue;
     std::sort(pts.begin(), pts.end());
     std::string d;
@@ -101,7 +115,8 @@ std::string svg_heatmap(const std::string& title, const std::vector<std::string>
   const double H = T + cell_h * static_cast<double>(row_labels.size()) + 40;
   double vmax = 0;
   for (const auto& row : values)
-    for (double v : row) vmax = std::max(vmax, v);
+    for (double v : row)
+      if (std::isfinite(v)) vmax = std::max(vmax, v);
   std::string out = fmt::format(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
       "0 {0} "
@@ -113,8 +128,7 @@ std::string svg_heatmap(const std::string& title, const std::vector<std::string>
                        y + 13, xml_escape(row_labels[r]));
     for (size_t c = 0; c < col_labels.size() && c < values[r].size(); ++c) {
       const double v = values[r][c];
-      const double t = vmax > 0 && v > 0 ? v / vmax : 0.0;
-      const int gb = static_cast<int>(255 - 200 * t);
+      const int gb = static_cast<int>(255 - 200 * shade(v, vmax));
       out += fmt::format(
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"rgb(255,{},{})\">"
           "<title>{} / {}: {:.1f} {}</title></rect>",

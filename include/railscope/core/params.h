@@ -27,7 +27,8 @@ struct Spec {
 std::span<const Spec> registry();
 const Spec* find(std::string_view name);
 
-// Parses a whole decimal (or 0x hex) integer in [min, max]; nullopt and a message on failure.
+// Parses a whole integer in [min, max]: decimal, or hex after 0x/0X, with an optional sign; a leading 0
+// is decimal ("010" is 10, never octal). nullopt and a message on failure.
 std::optional<int64_t> parse_int(std::string_view text, int64_t min, int64_t max, std::string* error);
 // Accepts 1/0, true/false, yes/no, on/off (case-insensitive).
 std::optional<bool> parse_bool(std::string_view text, std::string* error);

@@ -1,6 +1,6 @@
 // railscope's own declarations of the parts of NCCL's plugin ABI shared by every plugin kind:
-// result codes, the logger, collective identifiers. Written from the ABI facts in
-// docs (shared/docs/nccl-plugin-abi.md §2.1); layouts are fixed by NCCL and checked below.
+// result codes, the logger, collective identifiers. Written from NCCL's public headers (src/nccl.h.in,
+// src/include/nccl_common.h of github.com/NVIDIA/nccl); layouts are fixed by NCCL and checked below.
 #pragma once
 
 #include <cstddef>

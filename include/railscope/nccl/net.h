@@ -1,5 +1,5 @@
 // railscope's own declarations of NCCL's net plugin ABI, versions 8 to 12, written from the ABI
-// facts (shared/docs/nccl-plugin-abi.md §2.1-2.4). Field order, types and sizes are fixed by NCCL;
+// facts in NCCL's src/include/plugin/net/net_v*.h. Field order, types and sizes are fixed by NCCL;
 // the static_asserts at the end pin the x86-64 layouts given there. Never include NCCL's headers.
 #pragma once
 

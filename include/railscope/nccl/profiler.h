@@ -1,6 +1,6 @@
 // railscope's own declarations of NCCL's profiler plugin ABI, versions 1 to 6, and of the
 // descriptors a net plugin hands to the profiler through NetPlugin events. Restated from the ABI
-// facts (shared/docs/nccl-plugin-abi.md §4) and NCCL's versioned profiler headers (2.28.9 for
+// facts in NCCL's versioned profiler headers, src/include/plugin/profiler/profiler_v*.h (2.28.9 for
 // v1..v5, 2.30 for v6). Field order, types and sizes are fixed by NCCL; the static_asserts at the
 // end pin the sizes and offsets we depend on (x86-64 / aarch64 LP64).
 #pragma once

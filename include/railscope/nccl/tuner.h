@@ -1,6 +1,6 @@
 // railscope's own declarations of NCCL's tuner plugin ABI, versions 2 to 6, written from the ABI facts
-// in shared/docs/nccl-plugin-abi.md §3 (field order, types and sizes are fixed by NCCL; the sizes and
-// offsets are checked at the end of this file). No NCCL header is included.
+// in NCCL's src/include/plugin/tuner/tuner_v*.h (field order, types and sizes are fixed by NCCL; the sizes
+// and offsets are checked at the end of this file). No NCCL header is included.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,9 @@
 // NCCL variables that pin NCCL's own tuning. NCCL's documentation describes them as debugging or
 // experimentation knobs: its cost model picks algorithm, protocol, channel count, thread count and
 // buffer sizes per message size and topology, and a value left in a job script silently overrides that
-// on every later cluster, NCCL version and message size (peers.md §2 J: nccl#1304, nccl#1661,
-// aws-ofi#982 — NCCL_ALGO/NCCL_PROTO also override any tuner plugin, railscope's included).
+// on every later cluster, NCCL version and message size (NCCL user guide, "Environment Variables";
+// NVIDIA/nccl#1661 and aws/aws-ofi-nccl#982: NCCL_ALGO/NCCL_PROTO also override any tuner plugin,
+// railscope's included).
 // NCCL_IB_GID_INDEX is ignored by NCCL on InfiniBand (reported as gid.forced_on_ib); on RoCE the GID
 // section judges it against the table.
 #pragma once

@@ -1,5 +1,6 @@
-// The nccl-tests definitions of message size, algbw and busbw (peers.md §1.7), and the mapping of
-// NCCL's operation and datatype names. Pure functions: used by the plugin and by `railscope report`.
+// The nccl-tests definitions of message size, algbw and busbw (nccl-tests' doc/PERFORMANCE.md), and the
+// mapping of NCCL's operation and datatype names. Pure functions: used by the plugin and by `railscope
+// report`.
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include "plugin/profiler/core/clock.h"
 #include "plugin/profiler/core/comm_state.h"
 #include "plugin/profiler/core/profiler_core.h"
+#include "plugin/profiler/core/wait_state.h"
 #include "railscope/nccl/profiler.h"
 
 namespace railscope::profiler {
@@ -236,14 +237,11 @@ void* start_net(CommState* c, const EventDescr& d) {
 
 // Time spent in a ProxyStep state goes to one of three buckets (docs/profile-format.md, waits[]).
 void account_state(ProxyOpSlot* op, uint8_t state, uint64_t dt) {
-  switch (state) {
-    case ncclProfilerProxyStepSendPeerWait_v4:
-    case ncclProfilerProxyStepRecvWait: op->peer_ns.fetch_add(dt, kRelaxed); break;
-    case ncclProfilerProxyStepSendWait:
-    case ncclProfilerProxyStepRecvFlushWait: op->net_ns.fetch_add(dt, kRelaxed); break;
-    case ncclProfilerProxyStepSendGPUWait:
-    case ncclProfilerProxyStepRecvGPUWait: op->gpu_ns.fetch_add(dt, kRelaxed); break;
-    default: break;
+  switch (classify_wait(state)) {
+    case WaitKind::PeerLateOrDead: op->peer_ns.fetch_add(dt, kRelaxed); break;
+    case WaitKind::NetworkPath: op->net_ns.fetch_add(dt, kRelaxed); break;
+    case WaitKind::LocalGpu: op->gpu_ns.fetch_add(dt, kRelaxed); break;
+    case WaitKind::Unknown: break;
   }
 }
 

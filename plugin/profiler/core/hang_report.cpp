@@ -9,41 +9,6 @@
 
 namespace railscope::profiler {
 
-const char* state_name(uint8_t state) {
-  switch (state) {
-    case ncclProfilerProxyOpSendPosted: return "SendPosted";
-    case ncclProfilerProxyOpSendRemFifoWait: return "SendRemFifoWait";
-    case ncclProfilerProxyOpSendTransmitted: return "SendTransmitted";
-    case ncclProfilerProxyOpSendDone: return "SendDone";
-    case ncclProfilerProxyOpRecvPosted: return "RecvPosted";
-    case ncclProfilerProxyOpRecvReceived: return "RecvReceived";
-    case ncclProfilerProxyOpRecvTransmitted: return "RecvTransmitted";
-    case ncclProfilerProxyOpRecvDone: return "RecvDone";
-    case ncclProfilerProxyStepSendGPUWait: return "SendGPUWait";
-    case ncclProfilerProxyStepSendWait: return "SendWait";
-    case ncclProfilerProxyStepRecvWait: return "RecvWait";
-    case ncclProfilerProxyStepRecvFlushWait: return "RecvFlushWait";
-    case ncclProfilerProxyStepRecvGPUWait: return "RecvGPUWait";
-    case ncclProfilerProxyStepSendPeerWait_v4: return "SendPeerWait";
-    default: return "Idle";
-  }
-}
-
-const char* state_meaning(uint8_t state) {
-  switch (state) {
-    case ncclProfilerProxyStepSendPeerWait_v4:
-    case ncclProfilerProxyOpSendRemFifoWait:
-    case ncclProfilerProxyStepRecvWait:
-    case ncclProfilerProxyOpRecvPosted: return "peer_late_or_dead";
-    case ncclProfilerProxyStepSendWait:
-    case ncclProfilerProxyOpSendTransmitted:
-    case ncclProfilerProxyStepRecvFlushWait: return "network_path";
-    case ncclProfilerProxyStepSendGPUWait:
-    case ncclProfilerProxyStepRecvGPUWait: return "local_gpu";
-    default: return "unknown";
-  }
-}
-
 std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now) {
   std::vector<WaitingOp> out;
   for (const ProxyOpSlot* op = s.ops_head.load(std::memory_order_acquire); op != nullptr; op = op->next) {
@@ -56,7 +21,7 @@ std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now) {
     w.is_send = op->is_send;
     w.state = state_name(st);
     w.since_ns = now > since ? now - since : 0;
-    w.meaning = state_meaning(st);
+    w.meaning = classify_wait(st);
     out.push_back(std::move(w));
   }
   return out;
@@ -82,16 +47,16 @@ std::string hang_detail(const CollSlot& s, uint64_t bytes, int rank, uint64_t no
       d += fmt::format(" … and {} more", waiting.size() - 8);
       break;
     }
-    const char* why = "";
-    if (w.meaning == std::string("peer_late_or_dead"))
-      why = w.is_send ? "no clear-to-send from the peer: peer late or dead"
-                      : "no data from the peer: peer late or dead";
-    else if (w.meaning == std::string("network_path"))
-      why = "posted but no completion: network path";
-    else if (w.meaning == std::string("local_gpu"))
-      why = "waiting on the local GPU kernel";
-    else
-      why = "between steps";
+    const char* why = "between steps";
+    switch (w.meaning) {
+      case WaitKind::PeerLateOrDead:
+        why = w.is_send ? "no clear-to-send from the peer: peer late or dead"
+                        : "no data from the peer: peer late or dead";
+        break;
+      case WaitKind::NetworkPath: why = "posted but no completion: network path"; break;
+      case WaitKind::LocalGpu: why = "waiting on the local GPU kernel"; break;
+      case WaitKind::Unknown: break;
+    }
     d += fmt::format(" ch {} {} peer {}: {} for {:.1f} s ({});", w.channel,
                      w.is_send ? "send to" : "recv from", w.peer, w.state, ns_to_s(w.since_ns), why);
   }

@@ -8,12 +8,9 @@
 
 #include "plugin/profiler/core/events.h"
 #include "plugin/profiler/core/jsonl_format.h"
+#include "plugin/profiler/core/wait_state.h"
 
 namespace railscope::profiler {
-
-// Name of a ProxyStep/ProxyOp state ("SendPeerWait", …) and what waiting in it means.
-const char* state_name(uint8_t state);
-const char* state_meaning(uint8_t state);  // peer_late_or_dead | network_path | local_gpu | unknown
 
 std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now);
 // The one-line detail of a coll.hang finding.

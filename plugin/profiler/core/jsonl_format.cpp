@@ -21,13 +21,54 @@ void append_comm_fields(std::string& out, const CommIdentity& c, int rank) {
                      opt_int(c.nranks, c.nranks > 0), opt_int(c.nnodes, c.nnodes > 0));
 }
 
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629, table 3-7 of the Unicode
+// standard: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when there is none.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
 }  // namespace
 
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size();) {
+    const char ch = s[i];
     const auto u = static_cast<unsigned char>(ch);
+    if (u >= 0x80) {
+      // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no well-formed sequence (a comm name
+      // or tag in another encoding, a cut sequence) becomes U+FFFD, so the line stays valid JSON.
+      const size_t n = utf8_sequence(s, i);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
     switch (ch) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -40,6 +81,7 @@ std::string json_escape(std::string_view s) {
         else
           out += ch;
     }
+    ++i;
   }
   return out;
 }
@@ -100,7 +142,7 @@ std::string format_diag(const diag::Finding& f, const DiagContext& ctx) {
                                 diag::to_string(f.severity));
   if (ctx.comm != nullptr)
     out += fmt::format(",\"comm\":\"{}\",\"rank\":{}", comm_hex(ctx.comm->hash), ctx.rank);
-  if (!ctx.op.empty()) out += fmt::format(",\"op\":\"{}\",\"seq\":{}", ctx.op, ctx.seq);
+  if (!ctx.op.empty()) out += fmt::format(",\"op\":\"{}\",\"seq\":{}", json_escape(ctx.op), ctx.seq);
   out += fmt::format(",\"detail\":\"{}\",\"fix\":\"{}\",\"unix_ns\":{}", json_escape(f.detail),
                      json_escape(f.effective_fix()), ctx.unix_ns);
   if (ctx.waiting != nullptr) {
@@ -111,7 +153,7 @@ std::string format_diag(const diag::Finding& f, const DiagContext& ctx) {
           "{}{{\"ch\":{},\"peer\":{},\"dir\":\"{}\",\"state\":\"{}\",\"since_us\":{:.0f},\"meaning\":\"{}\"}"
           "}",
           i ? "," : "", w.channel, w.peer, w.is_send ? "send" : "recv", w.state, ns_to_us(w.since_ns),
-          w.meaning);
+          wait_kind_name(w.meaning));
     }
     out += "]";
   }

@@ -9,6 +9,7 @@
 
 #include "plugin/profiler/core/comm_state.h"
 #include "plugin/profiler/core/record.h"
+#include "plugin/profiler/core/wait_state.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::profiler {
@@ -31,7 +32,7 @@ struct WaitingOp {
   bool is_send = false;
   std::string state;  // "SendPeerWait", ...
   uint64_t since_ns = 0;
-  std::string meaning;  // peer_late_or_dead | network_path | local_gpu | unknown
+  WaitKind meaning = WaitKind::Unknown;  // written as wait_kind_name()
 };
 
 struct DiagContext {

@@ -281,10 +281,12 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
         const uint8_t st = op->cur_state.load();
         const uint64_t since = op->cur_since_ns.load();
         const uint64_t dt = now_ns() > since ? now_ns() - since : 0;
-        const std::string_view meaning = state_meaning(st);
-        if (meaning == "peer_late_or_dead") w.peer_ns += dt;
-        if (meaning == "network_path") w.net_ns += dt;
-        if (meaning == "local_gpu") w.gpu_ns += dt;
+        switch (classify_wait(st)) {
+          case WaitKind::PeerLateOrDead: w.peer_ns += dt; break;
+          case WaitKind::NetworkPath: w.net_ns += dt; break;
+          case WaitKind::LocalGpu: w.gpu_ns += dt; break;
+          case WaitKind::Unknown: break;
+        }
       }
       r.waits.push_back(w);
     } else {

@@ -71,8 +71,17 @@ struct ParsedConfig {
   std::vector<ConfigError> errors;  // each bad line is dropped from `config`
 };
 
+// Limits of a config (docs/tuner.md): the file's size, the rules and measured entries it may hold (each
+// new railscope rule is checked against every earlier one for overlap, each measured entry against every
+// earlier one: quadratic, a few milliseconds at these counts), and the errors listed one by one.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+inline constexpr size_t kMaxRules = 4096;
+inline constexpr size_t kMaxMeasured = 4096;
+inline constexpr size_t kMaxErrorsListed = 50;
+
 ParsedConfig parse_config_text(std::string_view text, std::string_view file_name);
-// Reads and parses a file; an unreadable file is one error at line 0.
+// Reads and parses a file; an unreadable file, one that is not a regular file (a device, a pipe) or one
+// larger than kMaxConfigBytes is one error at line 0.
 ParsedConfig load_config_file(const std::string& path);
 
 // The measured figures as the cost model takes them.

@@ -1,9 +1,15 @@
 // The whole-file pass: split lines, strip comments, hand each line to its format, then check what
 // only the whole file shows (overlapping railscope rules, measured figures given twice).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
 
 #include "plugin/tuner/config/line_parsers.h"
 
@@ -35,6 +41,7 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
   out.config.path = std::string(file_name);
   size_t pos = 0;
   int line_no = 0;
+  bool rule_limit_reported = false, measured_limit_reported = false;
   while (pos <= text.size()) {
     const size_t nl = text.find('\n', pos);
     std::string_view line =
@@ -46,13 +53,40 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
 
     const detail::LineSink sink{file_name, line_no, &out.errors};
     if (detail::is_csv_line(line)) {
+      if (out.config.rules.size() >= kMaxRules) {
+        if (!rule_limit_reported)
+          sink.error(1, fmt::format("more than {} rules: this line and every later rule are ignored (each "
+                                    "rule is compared with every earlier one for overlap)",
+                                    kMaxRules));
+        rule_limit_reported = true;
+        continue;
+      }
       detail::parse_csv_line(line, sink, out.config);
       continue;
     }
     const size_t rules_before = out.config.rules.size();
+    const size_t measured_before = out.config.measured.size();
     int range_col = 1;
     if (!detail::parse_railscope_line(line, sink, out.config, range_col)) continue;
+    if (out.config.measured.size() > kMaxMeasured) {
+      out.config.measured.resize(measured_before);
+      if (!measured_limit_reported)
+        sink.error(1, fmt::format("more than {} measured entries: this line and every later measure line "
+                                  "are ignored (each entry is compared with every other)",
+                                  kMaxMeasured));
+      measured_limit_reported = true;
+      continue;
+    }
     if (out.config.rules.size() == rules_before) continue;  // not a rule
+    if (out.config.rules.size() > kMaxRules) {
+      out.config.rules.pop_back();
+      if (!rule_limit_reported)
+        sink.error(1, fmt::format("more than {} rules: this line and every later rule are ignored (each rule "
+                                  "is compared with every earlier one for overlap)",
+                                  kMaxRules));
+      rule_limit_reported = true;
+      continue;
+    }
     // Railscope rules must not overlap (NCCL CSV rules keep NCCL's first-match order instead).
     const Rule& added = out.config.rules.back();
     for (size_t i = 0; i + 1 < out.config.rules.size(); ++i) {
@@ -80,20 +114,71 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
         break;
       }
     }
+  // A file of thousands of bad lines: the first ones, then how many more.
+  if (out.errors.size() > kMaxErrorsListed) {
+    const size_t more = out.errors.size() - kMaxErrorsListed;
+    out.errors.resize(kMaxErrorsListed + 1);
+    ConfigError& last = out.errors.back();
+    last.column = 1;
+    last.message = fmt::format("and {} more errors from this line on (only the first {} are listed)", more,
+                               kMaxErrorsListed);
+  }
   return out;
 }
 
+namespace {
+
+// The file's text, or why not. Only a regular file is opened (a device such as /dev/zero would never
+// end, a FIFO would block), and no more than kMaxConfigBytes are read.
+std::optional<std::string> read_config(const std::string& path, std::string& why) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    why = "cannot open the tuner config file";
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    why = "the tuner config is not a regular file (a device, a pipe or a directory); give a file";
+    return std::nullopt;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    why = "cannot open the tuner config file";
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[65536];
+  int read_errno = 0;
+  while (text.size() <= kMaxConfigBytes) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) read_errno = errno;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (read_errno != 0) {
+    why = fmt::format("cannot read the tuner config file: {}", std::strerror(read_errno));
+    return std::nullopt;
+  }
+  if (text.size() > kMaxConfigBytes) {
+    why = fmt::format("the tuner config file is larger than {} bytes (1 MiB), the limit", kMaxConfigBytes);
+    return std::nullopt;
+  }
+  return text;
+}
+
+}  // namespace
+
 ParsedConfig load_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
+  std::string why;
+  const std::optional<std::string> text = read_config(path, why);
+  if (!text) {
     ParsedConfig out;
     out.config.path = path;
-    out.errors.push_back({path, 0, 0, "cannot open the tuner config file"});
+    out.errors.push_back({path, 0, 0, why});
     return out;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_config_text(ss.str(), path);
+  return parse_config_text(*text, path);
 }
 
 std::vector<MeasuredFigure> measured_figures(const Config& config) {

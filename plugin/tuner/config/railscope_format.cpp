@@ -86,8 +86,13 @@ bool set_int(const Token& t, const LineSink& sink, int64_t min, int64_t max, int
   return true;
 }
 
-bool set_decimal(const Token& t, const LineSink& sink, double& out) {
-  auto v = values::positive_decimal(t.value);
+// Bounds of the decimal figures: bandwidths in GB/s (or Gb/s for a NIC) as RAILSCOPE_TUNER_*_GBPS
+// take them (at most 100000), latencies in µs up to 100 s.
+constexpr double kMinGbps = 1e-3, kMaxGbps = 1e5;
+constexpr double kMinLatencyUs = 1e-3, kMaxLatencyUs = 1e8;
+
+bool set_decimal(const Token& t, const LineSink& sink, double min, double max, double& out) {
+  auto v = values::positive_decimal(t.value, min, max);
   if (!values::ok(v)) return sink.error(t.value_column, fmt::format("{}: {}", t.key, std::get<1>(v)));
   out = std::get<0>(v);
   return true;
@@ -190,8 +195,12 @@ bool parse_measure(const std::vector<Token>& tokens, const LineSink& sink, Confi
       {"algo", [&](const Token& t) { return has_algo = true, set_algo(t, sink, m.algo); }},
       {"proto", [&](const Token& t) { return has_proto = true, set_proto(t, sink, m.proto); }},
       {"nodes", [&](const Token& t) { return has_nodes = true, set_int(t, sink, 1, 1 << 20, m.nodes); }},
-      {"lat_us", [&](const Token& t) { return has_lat = true, set_decimal(t, sink, m.lat_us); }},
-      {"busbw_gbps", [&](const Token& t) { return has_bw = true, set_decimal(t, sink, m.busbw_gbs); }},
+      {"lat_us",
+       [&](const Token& t) {
+         return has_lat = true, set_decimal(t, sink, kMinLatencyUs, kMaxLatencyUs, m.lat_us);
+       }},
+      {"busbw_gbps",
+       [&](const Token& t) { return has_bw = true, set_decimal(t, sink, kMinGbps, kMaxGbps, m.busbw_gbs); }},
   };
   if (!dispatch(tokens, handlers, "measure", sink)) return false;
   if (!(has_algo && has_proto && has_nodes && has_lat && has_bw) || mask == 0)
@@ -220,12 +229,12 @@ bool parse_node(const std::vector<Token>& tokens, const LineSink& sink, Config& 
       {"nic_gbps",
        [&](const Token& t) {
          double v = 0;
-         return set_decimal(t, sink, v) && (n.nic_gbps = v, true);
+         return set_decimal(t, sink, kMinGbps, kMaxGbps, v) && (n.nic_gbps = v, true);
        }},
       {"intra_gbps",
        [&](const Token& t) {
          double v = 0;
-         return set_decimal(t, sink, v) && (n.intra_gbps = v, true);
+         return set_decimal(t, sink, kMinGbps, kMaxGbps, v) && (n.intra_gbps = v, true);
        }},
       {"link_layer",
        [&](const Token& t) {

@@ -40,12 +40,18 @@ Parsed<int64_t> integer(std::string_view s) {
   return v;
 }
 
-Parsed<double> positive_decimal(std::string_view s) {
+Parsed<double> positive_decimal(std::string_view s, double min, double max) {
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+  if (s.empty() || end != s.data() + s.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
     return fmt::format("'{}' is not a decimal number", s);
+  if (ec == std::errc::result_out_of_range || !std::isfinite(v) || std::fpclassify(v) == FP_SUBNORMAL)
+    return fmt::format(
+        "'{}' is not a usable number (too large, too small or not finite; use a value in "
+        "[{:g}, {:g}])",
+        s, min, max);
   if (v <= 0) return fmt::format("'{}' must be greater than 0", s);
+  if (v < min || v > max) return fmt::format("'{}' is outside [{:g}, {:g}]", s, min, max);
   return v;
 }
 

@@ -24,8 +24,9 @@ bool ok(const Parsed<T>& p) {
 Parsed<uint64_t> size(std::string_view s);
 // Decimal signed integer (for NCCL's CSV fields where -1 means "any").
 Parsed<int64_t> integer(std::string_view s);
-// Positive finite decimal, e.g. 12.5.
-Parsed<double> positive_decimal(std::string_view s);
+// Decimal in [min, max] (min > 0), e.g. 12.5: rejects what is not finite and what is out of range, so
+// tiny (subnormal) or huge figures cannot make the cost model's times NaN or infinite.
+Parsed<double> positive_decimal(std::string_view s, double min, double max);
 // Inclusive range of sizes.
 Parsed<Range> range(std::string_view s);
 

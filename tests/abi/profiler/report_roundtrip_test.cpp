@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -111,6 +112,28 @@ TEST(Report, MissingDirectoryIsAClearError) {
   const std::string err = "/tmp/railscope-report-missing.err";
   EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report /nonexistent/railscope 2> " + err), 2);
   EXPECT_NE(slurp(err).find("/nonexistent/railscope: no such file or directory"), std::string::npos);
+}
+
+// Issue #19: a file whose every record holds a number out of range was "no records" with no reason
+// (after undefined behaviour converting it); now each line is named, then the few-then-count rule.
+TEST(Report, OutOfRangeNumbersAreNamedPerLineNotASilentNoRecords) {
+  const std::string dir = "/tmp/railscope-report-range";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/r.jsonl");
+    f << "{\"type\":\"header\",\"schema\":\"railscope.profile\",\"version\":1}\n";
+    for (int i = 0; i < 8; ++i) f << "{\"type\":\"coll\",\"start_unix_ns\":1e30}\n";
+  }
+  const std::string err = dir + "/err.txt";
+  EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " > /dev/null 2> " + err), 2);
+  const std::string text = slurp(err);
+  EXPECT_NE(text.find("r.jsonl:2: start_unix_ns = 1e+30 is not an integer"), std::string::npos) << text;
+  EXPECT_NE(text.find("r.jsonl:6: start_unix_ns"), std::string::npos) << text;
+  EXPECT_EQ(text.find("r.jsonl:7:"), std::string::npos) << text;
+  EXPECT_NE(text.find("8 lines skipped in all (3 more than listed above)"), std::string::npos) << text;
+  EXPECT_NE(text.find("no collective or diagnosis record that could be read"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {

@@ -4,6 +4,7 @@
 // railscope's rules files, every config error reported through init, explain logging, getChunkSize.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -305,6 +306,19 @@ TEST_P(TunerAbi, MissingConfigFileFailsOnlyInStrictMode) {
   setenv("RAILSCOPE_TUNER_STRICT", "0", 1);
   TunerDriver lax(version());
   EXPECT_EQ(lax.init(32, 4), ncclSuccess);
+}
+
+// Issue #19: RAILSCOPE_TUNER_CONFIG=/dev/zero read forever, hanging communicator creation.
+TEST_P(TunerAbi, DeviceAsConfigFileIsRefusedAtOnce) {
+  setenv("RAILSCOPE_TUNER_CONFIG", "/dev/zero", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(tuner().init(32, 4), ncclInvalidUsage);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(CapturedLog::contains("/dev/zero:0:0: the tuner config is not a regular file"));
+  setenv("RAILSCOPE_TUNER_STRICT", "0", 1);
+  TunerDriver lax(version());
+  EXPECT_EQ(lax.init(32, 4), ncclSuccess);
+  unsetenv("RAILSCOPE_TUNER_STRICT");
 }
 
 TEST_P(TunerAbi, EachDecisionIsLoggedOncePerCollectiveAndSizeBucket) {

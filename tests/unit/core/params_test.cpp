@@ -40,6 +40,42 @@ TEST(Params, ParseIntTable) {
   }
 }
 
+// Issue #19: strtoll's base 0 read "010" as octal 8 (and refused "08") while params.h promised decimal
+// or 0x hex.
+TEST(Params, ParseIntIsDecimalOrHexNeverOctal) {
+  constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;
+  const std::vector<IntCase> cases = {
+      {"010", 0, 100, 10},
+      {"08", 0, 100, 8},
+      {"-010", -100, 0, -10},
+      {"+5", 0, 10, 5},
+      {"0x1F", 0, 100, 31},
+      {"0X10", 0, 100, 16},
+      {"-0x10", -100, 0, -16},
+      {"0x", 0, 100, std::nullopt},
+      {"0x+5", 0, 100, std::nullopt},
+      {"0x-5", -100, 100, std::nullopt},
+      {"--5", -10, 10, std::nullopt},
+      {"+-5", -10, 10, std::nullopt},
+      {"- 5", -10, 10, std::nullopt},
+      {"1e3", 0, 10000, std::nullopt},
+      {"9223372036854775807", kMin, kMax, kMax},
+      {"-9223372036854775808", kMin, kMax, kMin},
+      {"9223372036854775808", kMin, kMax, std::nullopt},
+      {"-9223372036854775809", kMin, kMax, std::nullopt},
+      {"0x7fffffffffffffff", kMin, kMax, kMax},
+      {"0x8000000000000000", kMin, kMax, std::nullopt},
+  };
+  for (const auto& c : cases) {
+    std::string err;
+    auto v = parse_int(c.text, c.min, c.max, &err);
+    EXPECT_EQ(v, c.expected) << "'" << c.text << "'";
+    if (!c.expected) {
+      EXPECT_FALSE(err.empty()) << c.text;
+    }
+  }
+}
+
 TEST(Params, ParseBool) {
   std::string err;
   EXPECT_EQ(parse_bool("1", &err), true);

@@ -187,7 +187,7 @@ TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {
   EXPECT_EQ(j.at("algo"), "");
   EXPECT_DOUBLE_EQ(j.at("waits")[0].at("peer_wait_us").get<double>(), 5.0);
   diag::Finding f = diag::make("coll.hang", "x \"quoted\"");
-  std::vector<WaitingOp> waiting{{0, 3, true, "SendPeerWait", 1500, "peer_late_or_dead"}};
+  std::vector<WaitingOp> waiting{{0, 3, true, "SendPeerWait", 1500, WaitKind::PeerLateOrDead}};
   DiagContext ctx;
   ctx.comm = &c;
   ctx.op = "AllReduce";
@@ -199,6 +199,25 @@ TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {
   const auto h = nlohmann::json::parse(format_header({"host\n", 1, 2, "t", "IB", ""}));
   EXPECT_EQ(h.at("schema"), "railscope.profile");
   EXPECT_EQ(h.at("version"), kSchemaVersion);
+}
+
+// Issue #19: every line must stay valid JSON (UTF-8): ill-formed sequences become U+FFFD, well-formed
+// ones pass unchanged.
+TEST(JsonlFormat, InvalidUtf8BecomesTheReplacementCharacter) {
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(json_escape("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf");
+  EXPECT_EQ(json_escape("a\xff"), "a" + fffd);
+  EXPECT_EQ(json_escape("\xc0\xaf"), fffd + fffd);                        // overlong '/'
+  EXPECT_EQ(json_escape("\xe0\x80\xaf"), fffd + fffd + fffd);             // overlong, 3 bytes
+  EXPECT_EQ(json_escape("\xed\xa0\x80"), fffd + fffd + fffd);             // a UTF-16 surrogate
+  EXPECT_EQ(json_escape("\xf4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // above U+10FFFF
+  EXPECT_EQ(json_escape("x\xe2\x82"), "x" + fffd + fffd);                 // cut at the end
+  EXPECT_EQ(json_escape("\xe2\x82\"q"), fffd + fffd + "\\\"q");           // cut before an escaped byte
+  for (const char* bad : {"\xff", "\xc3", "\x80\x80", "t\xfe\"\n\xc3("}) {
+    const std::string line = "{\"tag\":\"" + json_escape(bad) + "\"}";
+    EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << line;
+  }
 }
 
 TEST(HangReport, StatesMeanWhatTheDocsSay) {

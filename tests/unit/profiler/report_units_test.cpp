@@ -1,12 +1,17 @@
 // Unit tests of `railscope report`'s reading and analysis on hand-written rows and files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <regex>
 
+#include "plugin/profiler/core/jsonl_format.h"
 #include "tools/report/analysis.h"
 #include "tools/report/render.h"
+#include "tools/report/svg_plot.h"
 
 namespace railscope::report {
 namespace {
@@ -120,6 +125,110 @@ TEST(ReportRender, HumanBytes) {
   EXPECT_EQ(human_bytes(4096), "4 KiB");
   EXPECT_EQ(human_bytes(256u << 20), "256 MiB");
   EXPECT_EQ(human_bytes(1500), "1500 B");
+}
+
+// Issue #19: sizes near 2^64 went through double and back (undefined behaviour at 2^64); exact now.
+TEST(ReportRender, HumanBytesIsExactUpTo2To64) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(std::numeric_limits<uint64_t>::max()), "18446744073709551615 B");
+  EXPECT_EQ(human_bytes(std::numeric_limits<uint64_t>::max() - 1023),
+            "18014398509481983 KiB");  // 2^64 - 1024
+  EXPECT_EQ(human_bytes(uint64_t{1} << 63), "8388608 TiB");
+  EXPECT_EQ(human_bytes(1234567), "1234567 B");
+}
+
+// Issue #19: a cell that is not finite (wait sums that overflowed) made the colour NaN → int.
+TEST(ReportRender, HeatmapColoursStayInRangeForAnyValue) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::string svg =
+      svg_heatmap("t", {"a", "b"}, {"0", "1", "2"}, {{inf, 1e308, 1.0}, {-inf, std::nan(""), 0.5}}, "ms");
+  const std::regex fill("fill=\"rgb\\(255,(-?[0-9]+),(-?[0-9]+)\\)\"");
+  int cells = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), fill); it != std::sregex_iterator(); ++it) {
+    const int g = std::stoi((*it)[1].str());
+    EXPECT_GE(g, 55) << svg;
+    EXPECT_LE(g, 255) << svg;
+    ++cells;
+  }
+  EXPECT_EQ(cells, 6);
+  const std::string plot = svg_loglog_plot("p", {{"s", "run", {{8, inf}, {inf, 2}, {16, 3}}}});
+  EXPECT_NE(plot.find("<path class=\"series run\""), std::string::npos) << plot;
+}
+
+// Issue #19: numbers a member cannot hold were converted with undefined behaviour (1e30 → uint64_t)
+// and the record kept; now each such line is skipped and named with its line number.
+TEST(ProfileReader, OutOfRangeNumbersSkipTheLineWithItsNumber) {
+  const std::string dir = "/tmp/railscope-reader-range-unit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string good =
+      "{\"type\":\"coll\",\"op\":\"AllReduce\",\"rank\":0,\"bytes\":8,\"time_us\":1.0,"
+      "\"start_unix_ns\":1764470000000000000}\n";
+  std::ofstream(dir + "/a.jsonl")
+      << "{\"type\":\"header\",\"schema\":\"railscope.profile\",\"version\":1,\"hostname\":\"n1\"}\n"
+      << "{\"type\":\"coll\",\"start_unix_ns\":1e30}\n"                                    // 2
+      << good                                                                              // 3
+      << "{\"type\":\"coll\",\"rank\":5000000000}\n"                                       // 4
+      << "{\"type\":\"coll\",\"bytes\":-8}\n"                                              // 5
+      << "{\"type\":\"coll\",\"bytes\":18446744073709551616}\n"                            // 6
+      << "{\"type\":\"coll\",\"time_us\":-1}\n"                                            // 7
+      << "{\"type\":\"coll\",\"busbw_gbs\":1e300}\n"                                       // 8
+      << "{\"type\":\"coll\",\"waits\":[{\"peer\":1,\"peer_wait_us\":1e308}]}\n"           // 9
+      << "{\"type\":\"diag\",\"id\":\"coll.hang\",\"seq\":2.5}\n"                          // 10
+      << "{\"type\":\"summary\",\"dropped\":{\"coll\":18446744073709551615,\"p2p\":1}}\n"  // 11
+      << "{\"type\":\"coll\",\"nranks\":1.5e9,\"start_unix_ns\":1.5e18}\n"                 // 12: fits
+      << good;                                                                             // 13
+  const ProfileSet s = read_profiles({dir});
+  ASSERT_EQ(s.colls.size(), 3u);
+  EXPECT_EQ(s.colls[1].nranks, 1500000000);
+  EXPECT_EQ(s.colls[1].start_unix_ns, 1500000000000000000u);
+  EXPECT_TRUE(s.diags.empty());
+  EXPECT_EQ(s.dropped_events, 0u);
+  // The first five skipped lines one by one (with the member), then the count.
+  ASSERT_EQ(s.problems.size(), 6u) << ::testing::PrintToString(s.problems);
+  EXPECT_NE(s.problems[0].find("a.jsonl:2: start_unix_ns = 1e+30 is not an integer"), std::string::npos)
+      << s.problems[0];
+  EXPECT_NE(s.problems[1].find("a.jsonl:4: rank"), std::string::npos) << s.problems[1];
+  EXPECT_NE(s.problems[2].find("a.jsonl:5: bytes"), std::string::npos) << s.problems[2];
+  EXPECT_NE(s.problems[3].find("a.jsonl:6: bytes"), std::string::npos) << s.problems[3];
+  EXPECT_NE(s.problems[4].find("a.jsonl:7: time_us = -1"), std::string::npos) << s.problems[4];
+  EXPECT_NE(s.problems[5].find("a.jsonl: 9 lines skipped in all (4 more than listed above)"),
+            std::string::npos)
+      << s.problems[5];
+  // Nothing downstream sees an out-of-range number.
+  const Report r = analyse(s, nullptr);
+  EXPECT_NE(render_text(r).find("9 lines skipped"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue #19: the writer passed invalid UTF-8 through (a tag, a comm name, a detail), and the reader,
+// which takes only valid JSON, dropped the line. Now the bytes become U+FFFD and the line round-trips.
+TEST(ProfileReader, InvalidUtf8FromTheWriterRoundTripsAsReplacementCharacters) {
+  const std::string dir = "/tmp/railscope-reader-utf8-unit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  profiler::HeaderInfo h;
+  h.hostname = "n\xc3\xa9";        // "né": valid, kept
+  h.tag = "run\xff\xfe-\xe2\x82";  // two stray bytes and a cut "€"
+  h.pid = 1;
+  profiler::CommIdentity c;
+  c.hash = 1;
+  c.rank = 0;
+  diag::Finding f = diag::make("coll.hang", "peer \xc0\xaf host \xed\xa0\x80");  // overlong, surrogate
+  profiler::DiagContext ctx;
+  ctx.comm = &c;
+  ctx.rank = 0;
+  ctx.op = "AllReduce";
+  std::ofstream(dir + "/p.jsonl") << profiler::format_header(h) << profiler::format_diag(f, ctx);
+  const ProfileSet s = read_profiles({dir});
+  EXPECT_TRUE(s.problems.empty()) << ::testing::PrintToString(s.problems);
+  ASSERT_EQ(s.hosts.size(), 1u);
+  EXPECT_EQ(s.hosts[0], "n\xc3\xa9");
+  ASSERT_EQ(s.tags.size(), 1u);
+  EXPECT_EQ(s.tags[0], "run\xef\xbf\xbd\xef\xbf\xbd-\xef\xbf\xbd\xef\xbf\xbd");
+  ASSERT_EQ(s.diags.size(), 1u);
+  EXPECT_EQ(s.diags[0].detail, "peer \xef\xbf\xbd\xef\xbf\xbd host \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
