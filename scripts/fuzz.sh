@@ -44,8 +44,20 @@ for h in "${harnesses[@]}"; do
   args=(-max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
         -artifact_prefix="$out/")
   if [ -f "tests/fuzz/$h.dict" ]; then args+=(-dict="tests/fuzz/$h.dict"); fi
-  echo "fuzz: $h for ${seconds} s (log: $out/fuzz.log)"
   rc=0
+  # Reproducers of bugs found before (tests/fuzz/reproducers/<harness>/): each replayed once, first.
+  if [ -d "tests/fuzz/reproducers/$h" ]; then
+    echo "fuzz: $h: replaying tests/fuzz/reproducers/$h (log: $out/reproducers.log)"
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$build/tests/fuzz/fuzz_$h" -artifact_prefix="$out/" \
+      tests/fuzz/reproducers/"$h"/* >"$out/reproducers.log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      failed=1
+      grep -E "^(==[0-9]+==ERROR|SUMMARY|.*runtime error|.*property violated)" "$out/reproducers.log" | head -5 || true
+      rows+=("$(printf '%-18s %8s %14s %8s  %s' "$h" 0 - - "FAILED: a reproducer (exit $rc), see $out/reproducers.log")")
+      continue
+    fi
+  fi
+  echo "fuzz: $h for ${seconds} s (log: $out/fuzz.log)"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$build/tests/fuzz/fuzz_$h" "${args[@]}" "$scratch/$h" \
     >"$out/fuzz.log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz.log" | tail -1)

@@ -76,6 +76,7 @@ class VerbsEngine final : public Engine {
 
   std::mutex pending_mutex_;
   std::unordered_map<uint64_t, std::unique_ptr<SendConnector>> pending_;
+  uint64_t next_connect_id_ = 0;
 };
 
 }  // namespace railscope::net::verbs
