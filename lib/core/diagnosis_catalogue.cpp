@@ -152,6 +152,18 @@ constexpr Entry kEntries[] = {
      "no interface is up with an address that NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY select",
      "Set NCCL_SOCKET_IFNAME to an interface that is up and has an address (`ip -br addr`)"},
 
+    // --- sockets (both engines' listeners and out-of-band connections)
+    {"net.listen_failed", S::Error, "Cannot open a listening socket",
+     "socket(), bind() or listen() failed on the address the connection handle advertises: the address "
+     "is not (or no longer) assigned to a local interface, no port is free, or the process ran out of "
+     "file descriptors",
+     "Check the interface's address (`ip -br addr`) and `ulimit -n`; for the TCP engine, "
+     "NCCL_SOCKET_IFNAME"},
+    {"net.too_many_connects", S::Error, "Too many connects in progress",
+     "more connect() calls are in progress in this process than railscope keeps (4096): connects "
+     "that NCCL started and never finished",
+     "Report it with NCCL_DEBUG=INFO output"},
+
     // --- progress, peers, async events
     {"progress.stalled", S::Error, "No progress on a connection",
      "posted work has not completed for longer than the QP's retry budget (timeout × retries): the "
@@ -159,6 +171,12 @@ constexpr Entry kEntries[] = {
      "Check the peer process and the link; `railscope doctor` on both nodes"},
     {"peer.closed", S::Error, "Peer closed the connection", "the remote process exited or closed its end",
      "Look at the peer's log for its first error"},
+    {"peer.connection_flood", S::Warning, "Connection flood at a listener",
+     "more connections reached one of railscope's listeners than any NCCL peer opens, none of them with a "
+     "valid hello (a port scanner, a load balancer's health checks, or clients retrying a stale address); "
+     "the newest are refused so the process keeps its file descriptors",
+     "Find the source address in the log line and stop it, or firewall the ephemeral port range on the "
+     "interface NCCL uses"},
     {"peer.bad_handshake", S::Error, "Invalid handshake from the peer",
      "a connection handle or handshake message failed validation (wrong magic/version/size or "
      "out-of-range fields): a different railscope version, a truncated handle, or a stray connection",

@@ -2,7 +2,6 @@
 #include "railscope/gpu/verbs_gdr.h"
 
 #include <infiniband/verbs.h>
-#include <sys/resource.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "railscope/ibv/ibv.h"
+#include "railscope/node/memlock.h"
 
 namespace railscope::gpu {
 
@@ -61,11 +61,11 @@ diag::Finding classify_registration_failure(RegKind kind, int err, const std::st
   std::string base = fmt::format("registering {} bytes of {} memory on {} failed with {} ({})", size, what,
                                  device, std::strerror(err), err);
   if (err == ENOMEM) {
-    rlimit lim{};
+    const node::MemlockState m = node::read_memlock_limits();
     std::string limit = "unknown";
-    if (getrlimit(RLIMIT_MEMLOCK, &lim) == 0)
-      limit = lim.rlim_cur == RLIM_INFINITY ? std::string("unlimited")
-                                            : fmt::format("{} KiB", lim.rlim_cur / 1024);
+    if (m.error.empty())
+      limit = m.soft_bytes == node::kMemlockUnlimited ? std::string("unlimited")
+                                                      : fmt::format("{} KiB", m.soft_bytes / 1024);
     return diag::make("memlock.too_low", base + "; RLIMIT_MEMLOCK is " + limit);
   }
   if (kind == RegKind::CudaPeerMemory && err == EFAULT) {

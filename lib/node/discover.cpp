@@ -5,10 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 #include "discovery_internal.h"
-#include "railscope/ibv/ibv.h"
+#include "railscope/ibv/handles.h"
 
 namespace railscope::node {
 
@@ -38,13 +37,14 @@ int lane_mbps_from_ibv(uint32_t bits) {
   }
 }
 
-namespace {
+uint32_t speed_bits_from_ibv(uint32_t active_speed, uint32_t active_speed_ex) {
+  return active_speed_ex != 0 ? active_speed_ex : active_speed;
+}
 
-struct DeviceListFree {
-  void operator()(ibv_device** l) const { ibv::api()->free_device_list(l); }
-};
-
-}  // namespace
+int64_t port_speed_mbps(int active_width_bits, uint32_t active_speed, uint32_t active_speed_ex) {
+  return int64_t{width_from_ibv(active_width_bits)} *
+         lane_mbps_from_ibv(speed_bits_from_ibv(active_speed, active_speed_ex));
+}
 
 Inventory discover(const DiscoverOptions& options) {
   Inventory inv;
@@ -56,7 +56,7 @@ Inventory discover(const DiscoverOptions& options) {
   if (v != nullptr) {
     int n = 0;
     errno = 0;
-    std::unique_ptr<ibv_device*, DeviceListFree> list(v->get_device_list(&n));
+    ibv::DeviceListPtr list(v->get_device_list(&n));
     if (!list) {
       inv.verbs_error = fmt::format("ibv_get_device_list: {}", std::strerror(errno));
     } else {

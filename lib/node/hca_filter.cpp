@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "railscope/node/name_list.h"
+
 namespace railscope::node {
 namespace {
 
@@ -24,19 +26,10 @@ int atoi_like(std::string_view s, bool* clean) {
 HcaFilter parse_hca_filter(std::string_view text) {
   HcaFilter f;
   f.text = std::string(text);
-  std::string_view rest = text;
-  if (!rest.empty() && rest.front() == '^') {
-    f.exclude = true;
-    rest.remove_prefix(1);
-  }
-  if (!rest.empty() && rest.front() == '=') {
-    f.exact = true;
-    rest.remove_prefix(1);
-  }
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  const NameList list = parse_name_list(text);
+  f.exclude = list.exclude;
+  f.exact = list.exact;
+  for (std::string_view item : list.items) {
     HcaSpec spec;
     const size_t colon = item.find(':');
     if (colon != std::string_view::npos) {
@@ -61,7 +54,7 @@ HcaFilter parse_hca_filter(std::string_view text) {
 bool HcaFilter::selects(std::string_view device, int port) const {
   bool listed = specs.empty();  // NCCL: an empty list matches everything
   for (const auto& s : specs) {
-    const bool name_ok = exact ? device == s.name : device.starts_with(s.name);
+    const bool name_ok = name_matches(device, s.name, exact);
     const bool port_ok = s.port == -1 || port == -1 || s.port == port;
     if (name_ok && port_ok) {
       listed = true;

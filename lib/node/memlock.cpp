@@ -41,7 +41,7 @@ std::optional<bool> cap_ipc_lock_from_status(const std::string& status_text) {
   return std::nullopt;
 }
 
-MemlockState read_memlock(const std::string& proc_status) {
+MemlockState read_memlock_limits() {
   MemlockState s;
   rlimit rl{};
   if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
@@ -50,6 +50,11 @@ MemlockState read_memlock(const std::string& proc_status) {
   } else {
     s.error = fmt::format("getrlimit(RLIMIT_MEMLOCK): {}", std::strerror(errno));
   }
+  return s;
+}
+
+MemlockState read_memlock(const std::string& proc_status) {
+  MemlockState s = read_memlock_limits();
   std::ifstream in(proc_status);
   if (in) {
     std::stringstream ss;

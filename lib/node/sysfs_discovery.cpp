@@ -87,12 +87,16 @@ void fill_netdev(const Sysfs& sysfs, const std::string& device, Port& p) {
     if (auto nd = sysfs.read(fmt::format("class/infiniband/{}/ports/{}/gid_attrs/ndevs/0", device, p.number)))
       p.netdev = *nd;
   }
-  if (p.netdev.empty() || p.netdev.find('/') != std::string::npos) {
-    p.netdev.clear();
-    return;
-  }
-  if (auto mtu = sysfs.read_int("class/net/" + p.netdev + "/mtu"); mtu && *mtu > 0 && *mtu < 1000000)
-    p.netdev_mtu = static_cast<int>(*mtu);
+  if (p.netdev.find('/') != std::string::npos) p.netdev.clear();
+  p.netdev_mtu = read_netdev_mtu(sysfs, p.netdev);
+}
+
+int read_netdev_mtu(const Sysfs& sysfs, std::string_view netdev) {
+  if (netdev.empty() || netdev == "." || netdev == ".." || netdev.find('/') != std::string_view::npos)
+    return 0;
+  if (auto mtu = sysfs.read_int(fmt::format("class/net/{}/mtu", netdev)); mtu && *mtu > 0 && *mtu < 1000000)
+    return static_cast<int>(*mtu);
+  return 0;
 }
 
 Device read_device_from_sysfs(const Sysfs& sysfs, const std::string& name, bool read_gids) {

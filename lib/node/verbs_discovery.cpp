@@ -7,19 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 #include "discovery_internal.h"
-#include "railscope/ibv/ibv.h"
+#include "railscope/ibv/handles.h"
 #include "railscope/node/mtu.h"
 
 namespace railscope::node {
 namespace {
-
-struct ContextCloser {
-  void operator()(ibv_context* c) const { ibv::api()->close_device(c); }
-};
-using ContextPtr = std::unique_ptr<ibv_context, ContextCloser>;
 
 std::string guid_text(__be64 be) {
   const uint64_t v = be64toh(be);
@@ -27,13 +21,11 @@ std::string guid_text(__be64 be) {
                      (v >> 16) & 0xffff, v & 0xffff);
 }
 
-// active_speed_ex exists only in newer rdma-core (≥ 48); NCCL prefers it when non-zero.
+// active_speed_ex exists only in newer rdma-core (≥ 48); 0 where the header has no such field.
 template <typename Attr>
-uint32_t speed_bits(const Attr& a) {
-  if constexpr (requires { a.active_speed_ex; }) {
-    if (a.active_speed_ex != 0) return static_cast<uint32_t>(a.active_speed_ex);
-  }
-  return a.active_speed;
+uint32_t speed_ex_bits(const Attr& a) {
+  if constexpr (requires { a.active_speed_ex; }) return static_cast<uint32_t>(a.active_speed_ex);
+  return 0;
 }
 
 LinkLayer link_layer_of(uint8_t ll) {
@@ -62,7 +54,7 @@ bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, 
     *error = ibv::load_error();
     return false;
   }
-  ContextPtr ctx(v->open_device(ibdev));
+  ibv::UniqueContext ctx(v->open_device(ibdev));
   if (!ctx) {
     *error = fmt::format("ibv_open_device({}): {}", dev.name, std::strerror(errno));
     return false;
@@ -96,8 +88,8 @@ bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, 
     p.active_mtu = ib_mtu_bytes(static_cast<int>(pa.active_mtu));
     p.max_mtu = ib_mtu_bytes(static_cast<int>(pa.max_mtu));
     p.width = width_from_ibv(pa.active_width);
-    p.lane_mbps = lane_mbps_from_ibv(speed_bits(pa));
-    p.speed_mbps = int64_t{p.width} * p.lane_mbps;
+    p.lane_mbps = lane_mbps_from_ibv(speed_bits_from_ibv(pa.active_speed, speed_ex_bits(pa)));
+    p.speed_mbps = port_speed_mbps(pa.active_width, pa.active_speed, speed_ex_bits(pa));
     p.lid = pa.lid;
     p.gid_tbl_len = pa.gid_tbl_len;
     total_gids += static_cast<size_t>(std::max(pa.gid_tbl_len, 0));

@@ -20,7 +20,7 @@ Section section_gpudirect(const NodeFacts& facts) {
     options.nic_hints.push_back({d.name, d.is_virtual ? std::string() : d.pci_path});
   // Probing DMA-BUF opens each device: only on the real node, and only when doctor uses verbs.
   if (facts.inventory.used_verbs && options.fs.is_real())
-    for (const auto& nic : gpu::probe_verbs_nics(options.fs))
+    for (const auto& nic : gpu::probe_verbs_nics(facts.inventory))
       options.verbs_dmabuf[nic.name] = nic.dmabuf.result;
   const auto report = gpu::build_report(options);
   s.findings = report.findings;

@@ -72,10 +72,18 @@ Device read_device_from_sysfs(const Sysfs& sysfs, const std::string& name, bool 
 // skipping empty entries before reading their attributes.
 std::vector<GidEntry> read_gids_from_sysfs(const Sysfs& sysfs, const std::string& device, int port,
                                            LinkLayer link_layer, int limit);
+// MTU of a netdev (class/net/<netdev>/mtu); 0 when unknown, unreadable or the name is not a plain name.
+int read_netdev_mtu(const Sysfs& sysfs, std::string_view netdev);
 
 // NCCL's speed table: lanes from ibv active_width bits, per-lane Mbps from active_speed(_ex) bits.
 int width_from_ibv(int active_width_bits);    // 1→1, 2→4, 4→8, 8→12, 16→2; 0 otherwise
 int lane_mbps_from_ibv(uint32_t speed_bits);  // 1 SDR 2500 ... 256 XDR 200000; 0 otherwise
+// The speed bits NCCL reads: active_speed_ex (rdma-core >= 48, the only field that can say XDR) when
+// non-zero, else active_speed.
+uint32_t speed_bits_from_ibv(uint32_t active_speed, uint32_t active_speed_ex);
+// A port's speed in Mbps (lanes × per-lane rate) as NCCL reports it; what Port::speed_mbps holds
+// after verbs discovery and what the net plugin reports to NCCL. 0 when either field is unknown.
+int64_t port_speed_mbps(int active_width_bits, uint32_t active_speed, uint32_t active_speed_ex);
 // Mbps from sysfs "rate" text ("100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)"); 0 on garbage.
 int64_t mbps_from_rate_text(std::string_view text);
 

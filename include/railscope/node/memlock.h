@@ -30,6 +30,8 @@ struct MemlockState {
 
 // getrlimit(RLIMIT_MEMLOCK) and bit 14 of CapEff in `proc_status` (default /proc/self/status).
 MemlockState read_memlock(const std::string& proc_status = "/proc/self/status");
+// getrlimit(RLIMIT_MEMLOCK) alone (cap_ipc_lock left unknown): what an error path names as the limit.
+MemlockState read_memlock_limits();
 // Parses the CapEff line of a /proc/<pid>/status text; nullopt when absent or garbage.
 std::optional<bool> cap_ipc_lock_from_status(const std::string& status_text);
 

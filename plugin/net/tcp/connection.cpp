@@ -113,8 +113,8 @@ uint64_t TcpConnection::micros_since(Clock::time_point t0) {
 }
 
 void TcpConnection::emit_stats(const char* role) const {
-  if (!verbs::stats_enabled()) return;
-  verbs::ConnIdentity who;
+  if (!stats_enabled()) return;
+  ConnIdentity who;
   who.engine = "tcp";
   who.role = role;
   who.local_host = params_.local_host;
@@ -127,11 +127,11 @@ void TcpConnection::emit_stats(const char* role) const {
   who.qps = params_.nsocks;
   who.path_mtu = params_.mtu;
   who.seconds = std::chrono::duration<double>(Clock::now() - opened_).count();
-  std::string line = verbs::stats_json(who, stats_);
+  std::string line = stats_json(who, stats_);
   // The TCP engine's own counters ride in the same JSON object.
   if (zc_ != nullptr && !line.empty() && line.back() == '}')
     line.insert(line.size() - 1, ",\"zerocopy\":" + zc_->json());
-  verbs::emit_stats_line(line);
+  emit_stats_line(line);
 }
 
 }  // namespace railscope::net::tcp

@@ -1,6 +1,6 @@
 // What a TCP send or receive comm shares: the control socket (message headers and small messages,
 // driven by NCCL's proxy thread), the data lanes and their helper threads, the first error, and the
-// per-connection statistics (the verbs engine's ConnStats / JSON line, reused).
+// per-connection statistics (plugin/net/common/stats.h, as the verbs engine's).
 #pragma once
 
 #include <chrono>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "plugin/net/common/stats.h"
 #include "plugin/net/tcp/lanes.h"
 #include "plugin/net/tcp/options.h"
 #include "plugin/net/tcp/wire.h"
 #include "plugin/net/tcp/zerocopy.h"
-#include "plugin/net/verbs/stats.h"
 
 namespace railscope::net::tcp {
 
@@ -72,7 +72,7 @@ class TcpConnection {
   std::unique_ptr<LaneWorker> inline_;  // nthreads 0: never started, driven by progress_lanes()
   ErrorState error_;
   bool error_counted_ = false;
-  verbs::ConnStats stats_;
+  ConnStats stats_;
   Clock::time_point opened_ = Clock::now();
   bool sending_;
 };

@@ -43,8 +43,8 @@ Status TcpConnector::start() {
   int nsocks = local_.options.nsocks();
   socks_.resize(static_cast<size_t>(nsocks) + 1);
   for (size_t i = 0; i < socks_.size(); ++i) {
-    if (Status st = start_connect(handle_, &socks_[i].fd); !st.ok()) return st;
-    tune_socket(socks_[i].fd.get(), local_.options);
+    if (Status st = start_connect(handle_address(handle_), &socks_[i].fd); !st.ok()) return st;
+    tune_socket(socks_[i].fd.get(), local_.options.timeout_s, local_.options.sockbuf);
     Hello h;
     h.role = i == 0 ? SocketRole::Control : SocketRole::Data;
     h.nonce = handle_.nonce;
@@ -183,8 +183,14 @@ Status TcpListen::accept(TcpRecvComm** out) {
     Fd fd;
     if (Status st = accept_one(fd_, &fd); !st.ok()) return st;
     if (!fd) break;
-    tune_socket(fd.get(), local_.options);
     std::string peer = peer_of(fd.get());
+    if (incoming_.size() >= kMaxUnverifiedPerListener) {  // the newest is refused: fd closes here
+      if (floods_.first("flood"))
+        RS_WARN("NET/railscope : {} (further refusals are not logged)",
+                diag::one_line(connection_flood(peer, local_.dev, kMaxUnverifiedPerListener).finding()));
+      continue;
+    }
+    tune_socket(fd.get(), local_.options.timeout_s, local_.options.sockbuf);
     incoming_.push_back(Incoming{
         std::move(fd), std::move(peer), {}, 0, now + std::chrono::seconds(local_.options.timeout_s)});
   }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/net/common/refusals.h"
 #include "plugin/net/tcp/recv_comm.h"
 #include "plugin/net/tcp/send_comm.h"
 
@@ -85,8 +86,9 @@ class TcpListen : public ListenComm {
   Fd fd_;
   uint64_t nonce_;
   LocalEnd local_;
-  std::vector<Incoming> incoming_;
+  std::vector<Incoming> incoming_;  // unverified: at most kMaxUnverifiedPerListener
   std::vector<Group> groups_;
+  RefusalLog floods_;  // a flood is named once
 };
 
 }  // namespace railscope::net::tcp

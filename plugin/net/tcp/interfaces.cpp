@@ -9,20 +9,15 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/node/inventory.h"
+#include "railscope/node/name_list.h"
+#include "railscope/node/sysfs.h"
 
 namespace railscope::net::tcp {
 namespace {
-
-std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  if (f) std::getline(f, s);
-  return s;
-}
 
 std::vector<IfAddr> filter_by(const std::vector<IfAddr>& all, const IfNameFilter& f, int family,
                               bool allow_loopback) {
@@ -44,14 +39,9 @@ std::vector<IfAddr> filter_by(const std::vector<IfAddr>& all, const IfNameFilter
 }  // namespace
 
 bool IfNameFilter::matches(std::string_view ifname) const {
-  bool listed = false;
-  for (const std::string& n : names) {
-    if (exact ? ifname == n : ifname.substr(0, n.size()) == n) {
-      listed = true;
-      break;
-    }
-  }
   if (names.empty()) return true;
+  bool listed = false;
+  for (const std::string& n : names) listed = listed || node::name_matches(ifname, n, exact);
   return exclude ? !listed : listed;
 }
 
@@ -60,23 +50,8 @@ bool IfNameFilter::names_explicitly(std::string_view ifname) const {
 }
 
 IfNameFilter parse_ifname_filter(std::string_view spec) {
-  IfNameFilter f;
-  if (!spec.empty() && spec.front() == '^') {
-    f.exclude = true;
-    spec.remove_prefix(1);
-  }
-  if (!spec.empty() && spec.front() == '=') {
-    f.exact = true;
-    spec.remove_prefix(1);
-  }
-  while (!spec.empty()) {
-    size_t comma = spec.find(',');
-    std::string_view item = spec.substr(0, comma);
-    if (!item.empty()) f.names.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    spec.remove_prefix(comma + 1);
-  }
-  return f;
+  node::NameList list = node::parse_name_list(spec);
+  return IfNameFilter{list.exclude, list.exact, std::move(list.items)};
 }
 
 std::optional<int> parse_family(std::string_view value, std::string* why) {
@@ -135,17 +110,14 @@ std::vector<IfAddr> list_addresses() {
 NetInterface describe_interface(const IfAddr& ip) {
   NetInterface n;
   n.ip = ip;
-  std::string base = fmt::format("{}/class/net/{}", params::get_string("RAILSCOPE_SYSFS_ROOT"), ip.name);
-  std::string speed = read_line(base + "/speed");
-  char* end = nullptr;
-  long v = std::strtol(speed.c_str(), &end, 10);
-  if (!speed.empty() && end != nullptr && *end == '\0' && v > 0 && v < INT_MAX)
-    n.speed_mbps = static_cast<int>(v);
-  std::string mtu = read_line(base + "/mtu");
-  long m = std::strtol(mtu.c_str(), &end, 10);
-  if (!mtu.empty() && m > 0 && m < INT_MAX) n.mtu = static_cast<int>(m);
-  char real[PATH_MAX] = {};
-  if (::realpath((base + "/device").c_str(), real) != nullptr) n.pci_path = real;
+  if (ip.name.empty() || ip.name.find('/') != std::string::npos) return n;
+  const node::Sysfs sysfs(node::Sysfs::default_root());
+  const std::string base = "class/net/" + ip.name;
+  if (auto v = sysfs.read_int(base + "/speed"); v && *v > 0 && *v < INT_MAX)
+    n.speed_mbps = static_cast<int>(*v);
+  n.mtu = node::read_netdev_mtu(sysfs, ip.name);
+  char real[PATH_MAX] = {};  // the fake tree's own path under a test root, as before
+  if (::realpath(sysfs.path(base + "/device").c_str(), real) != nullptr) n.pci_path = real;
   return n;
 }
 

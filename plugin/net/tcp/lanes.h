@@ -22,7 +22,9 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/net/tcp/socket.h"
+#include "plugin/net/common/socket.h"
+#include "plugin/net/tcp/options.h"
+#include "plugin/net/tcp/wire.h"
 #include "plugin/net/tcp/zerocopy.h"
 #include "plugin/net/transport.h"
 

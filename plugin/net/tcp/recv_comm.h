@@ -10,9 +10,9 @@
 #include <atomic>
 #include <span>
 
+#include "plugin/net/common/request_pool.h"
 #include "plugin/net/tcp/connection.h"
 #include "plugin/net/tcp/profiler_events.h"
-#include "plugin/net/verbs/request_pool.h"
 
 namespace railscope::net::tcp {
 
@@ -49,7 +49,7 @@ class TcpRecvComm : public RecvComm, public TcpConnection {
   Status progress_ctrl();
   Status on_header(TcpRecvReq* r, const MsgHeader& h);
   void slot_filled(TcpRecvReq* r);
-  verbs::RequestPool<TcpRecvReq, kPoolSize> pool_;
+  RequestPool<TcpRecvReq, kPoolSize> pool_;
   std::array<TcpRecvReq*, kPoolSize> unmatched_{};  // requests still waiting for messages, in order
   size_t head_ = 0, count_ = 0;
   uint64_t seq_ = 0;

@@ -7,9 +7,9 @@
 #include <array>
 #include <atomic>
 
+#include "plugin/net/common/request_pool.h"
 #include "plugin/net/tcp/connection.h"
 #include "plugin/net/tcp/profiler_events.h"
-#include "plugin/net/verbs/request_pool.h"
 
 namespace railscope::net::tcp {
 
@@ -38,7 +38,7 @@ class TcpSendComm : public SendComm, public TcpConnection {
 
  private:
   Status flush_ctrl();
-  verbs::RequestPool<TcpSendReq, kPoolSize> pool_;
+  RequestPool<TcpSendReq, kPoolSize> pool_;
   std::array<TcpSendReq*, kPoolSize> ctrl_queue_{};  // requests whose control bytes are not all out
   size_t ctrl_head_ = 0, ctrl_count_ = 0;
   uint64_t seq_ = 0;

@@ -1,5 +1,5 @@
-# The TCP engine (RAILSCOPE_TRANSPORT=tcp|auto), included from plugin/net/CMakeLists.txt. It reuses
-# the verbs engine's statistics and request pool (plugin/net/verbs/stats.h, request_pool.h).
+# The TCP engine (RAILSCOPE_TRANSPORT=tcp|auto), included from plugin/net/CMakeLists.txt. It stands
+# alone over plugin/net/common/ (railscope_net_common) and never links the verbs engine.
 railscope_add_internal_library(railscope_net_tcp
   SOURCES
     tcp/connection.cpp
@@ -9,8 +9,7 @@ railscope_add_internal_library(railscope_net_tcp
     tcp/options.cpp
     tcp/recv_comm.cpp
     tcp/send_comm.cpp
-    tcp/socket.cpp
     tcp/tcp_engine.cpp
     tcp/wire.cpp
     tcp/zerocopy.cpp
-  PUBLIC_LIBS railscope_core railscope_net_verbs Threads::Threads)
+  PUBLIC_LIBS railscope_net_common railscope_core railscope_node Threads::Threads)

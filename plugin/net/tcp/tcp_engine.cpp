@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "plugin/net/pending_connects.h"
-#include "plugin/net/random_id.h"
+#include "plugin/net/common/pending_connects.h"
+#include "plugin/net/common/random_id.h"
 #include "railscope/core/log.h"
 #include "railscope/nccl/net.h"
 
@@ -124,7 +124,8 @@ Status TcpEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
   h.addr = n->ip.addr;
   h.nonce = random_id();
   Fd fd;
-  if (Status st = open_listener(n->ip.family, n->ip.addr, &fd, &h.port); !st.ok()) return st;
+  if (Status st = open_listener(SocketAddress{n->ip.family, n->ip.addr, 0}, &fd, &h.port); !st.ok())
+    return st;
   encode_handle(h, handle);
   *out = new TcpListen(std::move(fd), h.nonce, std::move(local));
   return Status::success();
@@ -141,8 +142,8 @@ Status TcpEngine::connect(int dev, const CommConfig& /*config*/, HandleBytes han
     *conn = std::make_unique<TcpConnector>(*h, std::move(local), *id);
     return (*conn)->start();
   };
-  return step_pending_connect<TcpSendComm>(pending_mutex_, pending_, {&store_connect_id, &bad_handle},
-                                           h->connect_id, handle, make, out);
+  return pending_.step<TcpSendComm>({&store_connect_id, &bad_handle}, h->connect_id, handle, make, out,
+                                    2 * std::chrono::seconds(options_.timeout_s));
 }
 
 Status TcpEngine::accept(ListenComm* listen, RecvComm** out) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/net/common/pending_connects.h"
 #include "plugin/net/tcp/handshake.h"
 #include "plugin/net/tcp/interfaces.h"
 #include "plugin/net/transport.h"
@@ -58,8 +59,7 @@ class TcpEngine : public Engine {
   std::vector<NetInterface> interfaces_;
   mutable std::shared_mutex devices_mutex_;
   std::deque<Device> devices_;  // stable addresses: NCCL keeps the name pointers
-  std::mutex pending_mutex_;
-  std::map<uint64_t, std::unique_ptr<TcpConnector>> pending_;
+  PendingConnects<TcpConnector> pending_;
 };
 
 }  // namespace railscope::net::tcp

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "plugin/net/common/wire.h"
+
 namespace railscope::net::tcp {
 namespace {
 
@@ -24,14 +26,7 @@ T get(const std::byte* base, size_t off) {
   return v;
 }
 
-uint32_t fnv1a(const std::byte* p, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<uint8_t>(p[i]);
-    h *= 16777619u;
-  }
-  return h;
-}
+uint32_t fnv1a(const std::byte* p, size_t n) { return wire::fnv1a(std::span<const std::byte>(p, n)); }
 
 template <class T>
 std::optional<T> bad(std::string* why, std::string text) {
@@ -82,15 +77,9 @@ std::optional<ListenHandle> decode_handle(HandleBytes in, std::string* why) {
 
 void store_connect_id(HandleBytes handle, uint64_t id) { put<uint64_t>(handle.data(), kOffConnectId, id); }
 
-std::string handle_peer_text(const ListenHandle& h) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (h.family == 6) {
-    inet_ntop(AF_INET6, h.addr.data(), buf, sizeof buf);
-    return fmt::format("[{}]:{}", buf, h.port);
-  }
-  inet_ntop(AF_INET, h.addr.data(), buf, sizeof buf);
-  return fmt::format("{}:{}", buf, h.port);
-}
+std::string handle_peer_text(const ListenHandle& h) { return address_text(handle_address(h)); }
+
+SocketAddress handle_address(const ListenHandle& h) { return SocketAddress{h.family, h.addr, h.port}; }
 
 // Hello layout: magic 0, version 4, role 6, nonce 8, conn_id 16, index 24, nsocks 26, header size 28,
 // min_chunk 32, inline_max 36, host 40..63 (NUL-padded).

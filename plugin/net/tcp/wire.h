@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "plugin/net/common/socket.h"
 #include "plugin/net/transport.h"
 
 namespace railscope::net::tcp {
@@ -38,6 +39,8 @@ std::optional<ListenHandle> decode_handle(HandleBytes in, std::string* why);
 // Rewrites only the connect_id field of an encoded handle.
 void store_connect_id(HandleBytes handle, uint64_t id);
 std::string handle_peer_text(const ListenHandle& h);  // "10.0.0.2:41234" / "[fe80::1]:41234"
+// Where the handle's listener is, for the shared socket layer (plugin/net/common/socket.h).
+SocketAddress handle_address(const ListenHandle& h);
 
 // --- hello: the first bytes on every socket of a connection, sender → receiver
 enum class SocketRole : uint16_t { Control = 0, Data = 1 };

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "plugin/net/tcp/socket.h"
+#include "plugin/net/common/socket.h"
 #include "railscope/core/log.h"
 
 #ifndef SO_EE_ORIGIN_ZEROCOPY

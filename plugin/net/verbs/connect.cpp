@@ -9,6 +9,7 @@
 #include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -98,7 +99,8 @@ SendConnector::SendConnector(const ListenHandle& handle, LocalDevice dev, LinkPa
 
 Status SendConnector::start() {
   Fd fd;
-  if (Status st = start_connect(handle_, &fd); !st.ok()) return st;
+  if (Status st = start_connect(handle_address(handle_), &fd); !st.ok()) return st;
+  tune_socket(fd.get(), static_cast<int>(kHandshakeTimeout.count()));
   comm_->oob = Channel(std::move(fd), peer_text(handle_));
   return Status::success();
 }
@@ -109,7 +111,17 @@ Status SendConnector::step(VerbsSendComm** out) {
   if (stage_ == Stage::Connecting) {
     bool ready = false;
     if (Status st = c.oob.connected(&ready); !st.ok()) return st;
-    if (!ready) return Status::success();  // NCCL keeps polling; TCP's own timeout bounds this
+    if (!ready) {
+      // The kernel alone would retry the SYN for ~127 s (tcp_syn_retries); the handshake's own
+      // deadline bounds this stage too.
+      if (Connection::Clock::now() > deadline_)
+        return Status::fail(
+            ncclRemoteError, "progress.stalled",
+            fmt::format("connecting to the listener at {}: no answer within {} s", c.oob.peer(),
+                        kHandshakeTimeout.count()),
+            "Check that the peer process is alive and that its address is reachable from this host");
+      return Status::success();
+    }
     // QPs per local lane: qps_per_conn x the larger device count of the two ends, over this end's lanes
     // (the peer's count is not known yet: assume the most).
     const size_t lanes = dev_.ports.size();
@@ -146,7 +158,7 @@ Status SendConnector::step(VerbsSendComm** out) {
         ncclRemoteError, "qp.modify_failed",
         fmt::format("the receiver {} could not bring its QPs up (see its log); {}", c.oob.peer(), c.where()));
   RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-          mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+          node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
   *out = comm_.release();
   return Status::success();
 }
@@ -213,12 +225,21 @@ Status RecvAcceptor::reject(uint8_t code, Status why) {
   return why;
 }
 
+Status RecvAcceptor::refuse_unverified(const char* cause, Status why) {
+  refusal_ = cause;
+  return why;
+}
+
 Status RecvAcceptor::on_hello(const Message& m) {
   VerbsRecvComm& c = *comm_;
   if (m.nonce != nonce_)
-    return reject(kRejectNonce,
-                  Status::fail(ncclRemoteError, "peer.bad_handshake",
-                               fmt::format("{} connected with a handle for another listener", c.oob.peer())));
+    return refuse_unverified(
+        "wrong_listener",
+        reject(kRejectNonce, Status::fail(ncclRemoteError, "peer.bad_handshake",
+                                          fmt::format("{} connected with a handle for another listener "
+                                                      "(its HELLO names listener {:#x}; stale handle?)",
+                                                      c.oob.peer(), m.nonce))));
+  verified_ = true;
   if (!m.end.qpns.empty())
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("{} sent QPNs too early", c.oob.peer()));
@@ -265,19 +286,26 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (stage_ == Stage::SendReady) {
     if (!flushed) return Status::success();
     RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-            mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+            node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
     *out = comm_.release();
     return Status::success();
   }
   std::optional<Message> m;
-  if (Status st = c.oob.receive(&m); !st.ok()) return st;
+  if (Status st = c.oob.receive(&m); !st.ok()) {
+    if (verified_) return st;
+    const char* kind = st.finding().id() == "peer.bad_handshake" ? "malformed" : "closed";
+    return refuse_unverified(kind, std::move(st));
+  }
   if (!m) {
-    if (Connection::Clock::now() > deadline_) return timed_out(c.oob.peer(), "waiting for the sender");
+    if (Connection::Clock::now() > deadline_)
+      return verified_ ? timed_out(c.oob.peer(), "waiting for the sender")
+                       : refuse_unverified("silent", timed_out(c.oob.peer(), "no HELLO from the sender"));
     return Status::success();
   }
   deadline_ = Connection::Clock::now() + kHandshakeTimeout;
   if (stage_ == Stage::AwaitHello) {
-    if (m->type != MessageType::Hello) return unexpected(c.oob.peer(), m->type, "HELLO");
+    if (m->type != MessageType::Hello)
+      return refuse_unverified("malformed", unexpected(c.oob.peer(), m->type, "HELLO"));
     if (Status st = on_hello(*m); !st.ok()) return st;
     return c.oob.flush(&flushed);
   }

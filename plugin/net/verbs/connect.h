@@ -47,12 +47,22 @@ class RecvAcceptor {
  public:
   RecvAcceptor(Fd fd, std::string peer, uint64_t nonce, LocalDevice dev, LinkParams link);
   Status step(VerbsRecvComm** out);
+  // Whether the connection proved it was meant for this listener (a HELLO carrying its nonce). A
+  // failure before that is a stray connection (port scanner, HTTP probe, a stale handle's peer):
+  // the listener drops it and keeps serving; a failure after it is the real peer's and fails accept.
+  bool verified() const { return verified_; }
+  // What the stray connection did, for logging once per cause: "closed", "malformed",
+  // "wrong_listener" or "silent"; empty while it has not failed or once verified.
+  const char* refusal() const { return refusal_; }
 
  private:
   enum class Stage { AwaitHello, AwaitQpns, SendReady };
   Status on_hello(const Message& m);
   Status reject(uint8_t code, Status why);
+  Status refuse_unverified(const char* cause, Status why);
   Stage stage_ = Stage::AwaitHello;
+  bool verified_ = false;
+  const char* refusal_ = "";
   uint64_t nonce_;
   LocalDevice dev_;
   std::unique_ptr<VerbsRecvComm> comm_;

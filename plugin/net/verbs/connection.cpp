@@ -12,6 +12,7 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "railscope/core/log.h"
 #include "railscope/ibv/ibv.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 
@@ -241,11 +242,11 @@ Status Connection::fail(Status st) {
 std::string Connection::where() const {
   std::string l, r;
   for (const auto& d : local.devs)
-    l +=
-        fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.name, d.port, d.gid_index, gid_text(d.gid));
+    l += fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.name, d.port, d.gid_index,
+                     d.gid.to_string());
   for (const auto& d : remote.devs)
-    r +=
-        fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.name, d.port, d.gid_index, gid_text(d.gid));
+    r += fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.name, d.port, d.gid_index,
+                     d.gid.to_string());
   return fmt::format("{} {} -> peer {} {} ({})", local.host, l, remote.host.empty() ? "?" : remote.host,
                      r.empty() ? "?" : r, oob.peer());
 }
@@ -265,13 +266,13 @@ void Connection::emit_stats(const char* role) {
   who.role = role;
   who.local_host = local.host;
   for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
-  if (!local.devs.empty()) who.local_gid = gid_text(local.devs[0].gid);
+  if (!local.devs.empty()) who.local_gid = local.devs[0].gid.to_string();
   who.peer_host = remote.host;
   for (const auto& d : remote.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.name;
-  if (!remote.devs.empty()) who.peer_gid = gid_text(remote.devs[0].gid);
+  if (!remote.devs.empty()) who.peer_gid = remote.devs[0].gid.to_string();
   who.peer_addr = oob.peer();
   who.qps = static_cast<int>(qps.size());
-  who.path_mtu = mtu_bytes(path_mtu);
+  who.path_mtu = node::ib_mtu_bytes(path_mtu);
   who.seconds = std::chrono::duration<double>(Clock::now() - opened).count();
   emit_stats_line(stats_json(who, stats));
 }

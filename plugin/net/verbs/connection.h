@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/net/common/stats.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/async_events.h"
 #include "plugin/net/verbs/discovery.h"
@@ -19,7 +20,6 @@
 #include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/oob_channel.h"
 #include "plugin/net/verbs/qp.h"
-#include "plugin/net/verbs/stats.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs {

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
-#include <sys/resource.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "railscope/ibv/ibv.h"
+#include "railscope/node/memlock.h"
 
 namespace railscope::net::verbs {
 
@@ -72,9 +72,8 @@ std::string_view reg_mr_id(int err) {
 }
 
 long long memlock_limit_kib() {
-  rlimit rl{};
-  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
-  return static_cast<long long>(rl.rlim_cur / 1024);
+  const node::MemlockState m = node::read_memlock_limits();  // unreadable reads as unlimited
+  return m.soft_bytes == node::kMemlockUnlimited ? -1 : static_cast<long long>(m.soft_bytes / 1024);
 }
 
 diag::Finding reg_mr_finding(int err, size_t size, long long memlock_kib, const std::string& where) {

@@ -1,8 +1,8 @@
-// Which RDMA ports the verbs engine uses and everything it needs to know about each: the open
-// device context and PD (shared by every comm on the device), port attributes, the selected GID, the
-// netdev behind a RoCE port and its MTU, speed, guid and PCI path. Port selection (NCCL_IB_HCA) and
-// GID selection (NCCL_IB_GID_INDEX, NCCL_IB_ROCE_VERSION_NUM, NCCL_IB_ADDR_FAMILY) are in
-// port_policy.h, the code `railscope doctor` shares.
+// Which RDMA ports the verbs engine uses and everything it needs to know about each. The node is read
+// by lib/node (node::discover: devices, ports, GID tables, speeds, netdev MTUs, PCI paths — the reader
+// `railscope doctor` and the tuner use); the choice of ports and GIDs is port_policy.h. What is left
+// here is verbs-specific: the open device context and PD (shared by every comm on the device), the
+// port attributes and the device limits the QPs and CQs are sized by.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -15,23 +15,25 @@
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/gdr_support.h"
 #include "plugin/net/verbs/handshake.h"
-#include "plugin/net/verbs/raii.h"
+#include "railscope/ibv/handles.h"
+#include "railscope/node/gid.h"
+#include "railscope/node/link.h"
 
 namespace railscope::net::verbs {
 
 struct NetPort {
   std::string dev_name;  // "rxe0"
   int port = 1;
-  ContextPtr ctx;
-  PdPtr pd;
+  ibv::ContextPtr ctx;
+  ibv::PdPtr pd;
   ibv_port_attr attr{};
-  WireLinkLayer link_layer = WireLinkLayer::Unknown;
+  node::LinkLayer link_layer = node::LinkLayer::Unknown;
   int gid_index = 0;
-  std::array<uint8_t, 16> gid{};
-  WireGidType gid_type = WireGidType::Unknown;
+  node::Gid gid;
+  node::GidType gid_type = node::GidType::Unknown;
   std::string netdev;
   int netdev_mtu = 0;
-  int speed_mbps = 0;
+  int speed_mbps = 0;  // node::Port::speed_mbps: NCCL's table, XDR and active_speed_ex included
   uint64_t guid = 0;
   std::string pci_path;  // empty: virtual device (rxe on veth)
   int max_qp = 0;
@@ -49,7 +51,15 @@ struct NetPort {
 // device.filtered_out or port.down) explaining why.
 Status discover_ports(std::vector<NetPort>* out);
 
-// Port speed in Mbps from ibv active_width / active_speed (NCCL's table).
-int port_speed_mbps(uint8_t active_width, uint8_t active_speed);
+// One line the engine logs about a port it uses, and whether it is a warning (RS_WARN) or information.
+struct PortLogLine {
+  bool warning = false;
+  std::string text;
+};
+// node::check_port_mtu (the port's active_mtu against its netdev's MTU) as the engine logs it at init:
+// findings of catalogue severity error or warning are warnings, the rest (mtu.small: the 1024-byte
+// active_mtu a 1500-byte netdev carries, a healthy default) information.
+std::vector<PortLogLine> port_mtu_log(const std::string& where, int active_mtu_bytes,
+                                      const std::string& netdev, int netdev_mtu);
 
 }  // namespace railscope::net::verbs

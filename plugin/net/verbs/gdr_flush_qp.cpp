@@ -18,7 +18,7 @@ constexpr int kQpDepth = GdrFlush::kSlots;
 
 std::string flush_where(const NetPort& port, uint32_t qpn) {
   return fmt::format("{}:{} GID[{}] {} (flush loopback QP {:#x})", port.dev_name, port.port, port.gid_index,
-                     gid_text(port.gid), qpn);
+                     port.gid.to_string(), qpn);
 }
 
 }  // namespace

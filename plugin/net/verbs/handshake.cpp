@@ -1,16 +1,20 @@
 #include "plugin/net/verbs/handshake.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "plugin/net/verbs/wire.h"
+#include "plugin/net/common/wire.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
 
+// Handle layout: magic 0, version 4, size 6, family 8, port 10, addr 12..27, nonce 28..35 (the
+// checksummed part), connect_id 36..43 (local state, rewritten by connect()), checksum 44..47
+// (FNV-1a over bytes 0..35, as the TCP engine's handle: a corrupted handle is refused at once).
 constexpr size_t kHandleConnectIdOffset = 36;
+constexpr size_t kHandleChecked = 36;
 
 void bad(std::string* why, std::string text) {
   if (why != nullptr) *why = std::move(text);
@@ -20,14 +24,57 @@ bool fail(std::string* why, std::string text) {
   return false;
 }
 
+// The device record's codes for link layer and GID type (protocol version 2; never renumber).
+enum class WireLinkLayer : uint8_t { Unknown = 0, InfiniBand = 1, Ethernet = 2 };
+enum class WireGidType : uint8_t { Unknown = 0, IB = 1, RoceV1 = 2, RoceV2 = 3 };
+
+WireLinkLayer to_wire(node::LinkLayer l) {
+  switch (l) {
+    case node::LinkLayer::InfiniBand: return WireLinkLayer::InfiniBand;
+    case node::LinkLayer::Ethernet: return WireLinkLayer::Ethernet;
+    case node::LinkLayer::Unknown: break;
+  }
+  return WireLinkLayer::Unknown;
+}
+
+WireGidType to_wire(node::GidType t) {
+  switch (t) {
+    case node::GidType::IB: return WireGidType::IB;
+    case node::GidType::RoceV1: return WireGidType::RoceV1;
+    case node::GidType::RoceV2: return WireGidType::RoceV2;
+    case node::GidType::Unknown: break;
+  }
+  return WireGidType::Unknown;
+}
+
+// Codes already checked to be in range.
+node::LinkLayer link_layer_from_wire(uint8_t code) {
+  switch (static_cast<WireLinkLayer>(code)) {
+    case WireLinkLayer::InfiniBand: return node::LinkLayer::InfiniBand;
+    case WireLinkLayer::Ethernet: return node::LinkLayer::Ethernet;
+    case WireLinkLayer::Unknown: break;
+  }
+  return node::LinkLayer::Unknown;
+}
+
+node::GidType gid_type_from_wire(uint8_t code) {
+  switch (static_cast<WireGidType>(code)) {
+    case WireGidType::IB: return node::GidType::IB;
+    case WireGidType::RoceV1: return node::GidType::RoceV1;
+    case WireGidType::RoceV2: return node::GidType::RoceV2;
+    case WireGidType::Unknown: break;
+  }
+  return node::GidType::Unknown;
+}
+
 void put_device(wire::Writer& w, const DeviceInfo& d) {
   w.str(d.name);
   w.str(d.netdev);
   w.u8(d.port);
-  w.u8(static_cast<uint8_t>(d.link_layer));
-  w.raw(d.gid);
+  w.u8(static_cast<uint8_t>(to_wire(d.link_layer)));
+  w.raw(d.gid.raw);
   w.u16(d.gid_index);
-  w.u8(static_cast<uint8_t>(d.gid_type));
+  w.u8(static_cast<uint8_t>(to_wire(d.gid_type)));
   w.u8(d.active_mtu);
   w.u16(d.lid);
   w.u32(d.netdev_mtu);
@@ -40,7 +87,7 @@ bool get_device(wire::Reader& r, DeviceInfo* d, std::string* why) {
   d->netdev = r.str(31);
   d->port = r.u8();
   uint8_t ll = r.u8();
-  r.raw(d->gid);
+  r.raw(d->gid.raw);
   d->gid_index = r.u16();
   uint8_t gt = r.u8();
   d->active_mtu = r.u8();
@@ -53,8 +100,8 @@ bool get_device(wire::Reader& r, DeviceInfo* d, std::string* why) {
   if (d->active_mtu < 1 || d->active_mtu > 5)
     return fail(why, fmt::format("active MTU code {} out of range 1..5", d->active_mtu));
   if (d->netdev_mtu > 1u << 20) return fail(why, "netdev MTU out of range");
-  d->link_layer = static_cast<WireLinkLayer>(ll);
-  d->gid_type = static_cast<WireGidType>(gt);
+  d->link_layer = link_layer_from_wire(ll);
+  d->gid_type = gid_type_from_wire(gt);
   return true;
 }
 
@@ -121,7 +168,9 @@ void encode_handle(const ListenHandle& h, HandleBytes out) {
   w.u16(h.port);
   w.raw(h.addr);
   w.u64(h.nonce);
+  const uint32_t check = wire::fnv1a(std::span<const std::byte>(w.bytes().data(), kHandleChecked));
   w.u64(h.connect_id);
+  w.u32(check);
   std::fill(out.begin(), out.end(), std::byte{0});
   std::copy(w.bytes().begin(), w.bytes().end(), out.begin());
 }
@@ -142,12 +191,17 @@ std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::st
   r.raw(h.addr);
   h.nonce = r.u64();
   h.connect_id = r.u64();
+  const uint32_t check = r.u32();
   if (magic != kHandleMagic) {
     bad(why, fmt::format("bad magic {:#010x} (not a railscope handle, or truncated)", magic));
     return std::nullopt;
   }
   if (version != kProtocolVersion) {
     bad(why, fmt::format("handle version {} but this build speaks {}", version, kProtocolVersion));
+    return std::nullopt;
+  }
+  if (check != wire::fnv1a(in.first(kHandleChecked))) {
+    bad(why, "checksum mismatch (truncated or corrupted handle)");
     return std::nullopt;
   }
   if (size != kHandleSize || (h.family != 4 && h.family != 6) || h.port == 0 || h.nonce == 0) {
@@ -246,47 +300,16 @@ std::optional<Message> decode_body(MessageType type, std::span<const std::byte> 
   return m;
 }
 
-int mtu_bytes(uint8_t e) { return e >= 1 && e <= 5 ? 128 << e : 0; }
-
-bool gid_is_link_local(const std::array<uint8_t, 16>& g) { return g[0] == 0xfe && (g[1] & 0xc0) == 0x80; }
-
-bool gid_is_ipv4_mapped(const std::array<uint8_t, 16>& g) {
-  for (size_t i = 0; i < 10; ++i)
-    if (g[i] != 0) return false;
-  return g[10] == 0xff && g[11] == 0xff;
-}
-
-std::string gid_text(const std::array<uint8_t, 16>& g) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (inet_ntop(AF_INET6, g.data(), buf, sizeof buf) == nullptr) return "?";
-  return buf;
-}
-
-std::string_view to_string(WireGidType t) {
-  switch (t) {
-    case WireGidType::IB: return "IB";
-    case WireGidType::RoceV1: return "RoCE v1";
-    case WireGidType::RoceV2: return "RoCE v2";
-    case WireGidType::Unknown: break;
-  }
-  return "unknown type";
-}
-
 namespace {
 
 std::string describe(const DeviceInfo& d, const std::string& host) {
-  return fmt::format("{}:{}:{} GID[{}] {} ({}, {}{})", host, d.name, d.port, d.gid_index, gid_text(d.gid),
-                     to_string(d.gid_type), gid_is_ipv4_mapped(d.gid) ? "IPv4" : "IPv6",
-                     gid_is_link_local(d.gid) ? ", link-local" : "");
+  return fmt::format("{}:{}:{} GID[{}] {} ({}, {}{})", host, d.name, d.port, d.gid_index, d.gid.to_string(),
+                     node::to_string(d.gid_type), d.gid.family() == node::AddrFamily::V4 ? "IPv4" : "IPv6",
+                     d.gid.is_link_local() ? ", link-local" : "");
 }
 
-std::string_view ll_name(WireLinkLayer l) {
-  switch (l) {
-    case WireLinkLayer::InfiniBand: return "InfiniBand";
-    case WireLinkLayer::Ethernet: return "Ethernet (RoCE)";
-    case WireLinkLayer::Unknown: break;
-  }
-  return "unknown";
+std::string_view ll_name(node::LinkLayer l) {
+  return l == node::LinkLayer::Ethernet ? "Ethernet (RoCE)" : node::to_string(l);
 }
 
 }  // namespace
@@ -300,8 +323,8 @@ Status check_link(const DeviceInfo& local, const std::string& local_host, const 
                         fmt::format("{} is {} but {} is {}: {}", local.name, ll_name(local.link_layer),
                                     remote.name, ll_name(remote.link_layer), both),
                         "Select NICs of one link type on every node with NCCL_IB_HCA");
-  if (local.link_layer == WireLinkLayer::Ethernet) {
-    bool ll_local = gid_is_link_local(local.gid), ll_remote = gid_is_link_local(remote.gid);
+  if (local.link_layer == node::LinkLayer::Ethernet) {
+    bool ll_local = local.gid.is_link_local(), ll_remote = remote.gid.is_link_local();
     if (ll_local != ll_remote) {
       const DeviceInfo& wrong = ll_local ? local : remote;
       const std::string& wrong_host = ll_local ? local_host : remote_host;
@@ -315,7 +338,8 @@ Status check_link(const DeviceInfo& local, const std::string& local_host, const 
                           "`railscope doctor`), or unset NCCL_IB_GID_INDEX on both ends",
                           wrong_host, wrong.name)));
     }
-    bool v4_local = gid_is_ipv4_mapped(local.gid), v4_remote = gid_is_ipv4_mapped(remote.gid);
+    bool v4_local = local.gid.family() == node::AddrFamily::V4;
+    bool v4_remote = remote.gid.family() == node::AddrFamily::V4;
     if (local.gid_type != remote.gid_type || v4_local != v4_remote)
       return Status::fail(
           ncclSystemError, "gid.mismatch", fmt::format("GID type or address family differs: {}", both),
@@ -332,9 +356,9 @@ Status check_link(const DeviceInfo& local, const std::string& local_host, const 
     };
     out->warnings.push_back(diag::make(
         "mtu.mismatch", fmt::format("active MTU {} on {}:{} ({}) but {} on {}:{} ({}); using path MTU {}",
-                                    mtu_bytes(local.active_mtu), local_host, local.name, netdev(local),
-                                    mtu_bytes(remote.active_mtu), remote_host, remote.name, netdev(remote),
-                                    mtu_bytes(out->path_mtu))));
+                                    node::ib_mtu_bytes(local.active_mtu), local_host, local.name,
+                                    netdev(local), node::ib_mtu_bytes(remote.active_mtu), remote_host,
+                                    remote.name, netdev(remote), node::ib_mtu_bytes(out->path_mtu))));
   }
   return Status::success();
 }

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
+#include "railscope/node/gid.h"
+#include "railscope/node/link.h"
 
 namespace railscope::net::verbs {
 
@@ -47,18 +49,15 @@ std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::st
 // Updates only the connect_id field of an encoded handle.
 void store_connect_id(HandleBytes handle, uint64_t id);
 
-// --- what one end says about itself
-enum class WireLinkLayer : uint8_t { Unknown = 0, InfiniBand = 1, Ethernet = 2 };
-enum class WireGidType : uint8_t { Unknown = 0, IB = 1, RoceV1 = 2, RoceV2 = 3 };
-
+// --- what one end says about itself (node:: types in memory; their wire codes live in handshake.cpp)
 struct DeviceInfo {
   std::string name;    // "rxe0"
   std::string netdev;  // "vethA"; empty on IB
   uint8_t port = 1;
-  WireLinkLayer link_layer = WireLinkLayer::Unknown;
-  std::array<uint8_t, 16> gid{};
+  node::LinkLayer link_layer = node::LinkLayer::Unknown;
+  node::Gid gid;
   uint16_t gid_index = 0;
-  WireGidType gid_type = WireGidType::Unknown;
+  node::GidType gid_type = node::GidType::Unknown;
   uint8_t active_mtu = 0;  // IBV_MTU_* enum value 1..5
   uint16_t lid = 0;
   uint32_t netdev_mtu = 0;  // bytes; 0 unknown
@@ -104,12 +103,5 @@ struct PathChoice {
 // MTU (the smaller active MTU). Failure: a finding naming both ends, both GIDs and the fix.
 Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
                   const std::string& remote_host, PathChoice* out);
-
-// Small helpers shared with logging.
-int mtu_bytes(uint8_t ibv_mtu_enum);  // 1→256 … 5→4096; 0 when out of range
-std::string gid_text(const std::array<uint8_t, 16>& gid);
-bool gid_is_link_local(const std::array<uint8_t, 16>& gid);
-bool gid_is_ipv4_mapped(const std::array<uint8_t, 16>& gid);
-std::string_view to_string(WireGidType t);
 
 }  // namespace railscope::net::verbs

@@ -13,10 +13,13 @@
 #include <utility>
 
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/raii.h"
 #include "railscope/gpu/verbs_gdr.h"
+#include "railscope/ibv/handles.h"
 
 namespace railscope::net::verbs {
+
+using ibv::MrPtr;  // lib/ibv handles (railscope/ibv/handles.h) by their short names
+using ibv::PdPtr;
 
 inline constexpr uintptr_t kPageSize = 4096;
 

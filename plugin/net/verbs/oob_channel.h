@@ -8,21 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "plugin/net/fd.h"
+#include "plugin/net/common/fd.h"
+#include "plugin/net/common/socket.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/handshake.h"
 
 namespace railscope::net::verbs {
 
-// A non-blocking listening socket on all addresses; *port receives its port.
-Status open_listener(Fd* out, uint16_t* port, int family);
-// Non-blocking accept: an empty Fd when nobody is waiting.
-Status accept_one(const Fd& listener, Fd* out);
-// Starts a non-blocking connect to the handle's address.
-Status start_connect(const ListenHandle& h, Fd* out);
-// The IPv4 address the listener advertises when the device's GID carries none: the first
-// non-loopback IPv4 interface address, else 127.0.0.1 (host byte order bytes a.b.c.d in out[0..3]).
-void fallback_address(std::array<uint8_t, 16>* out);
+// The listen handle's address, for the shared socket layer (plugin/net/common/socket.h: listen,
+// accept, connect, socket options and error mapping are common to both engines; the message framing
+// below is the verbs engine's own).
+SocketAddress handle_address(const ListenHandle& h);
 
 class Channel {
  public:
@@ -36,7 +32,8 @@ class Channel {
   Status flush(bool* done);
   // Reads what is available; a complete, valid message lands in *out.
   Status receive(std::optional<Message>* out);
-  // peer.closed once the other end has gone (EOF or reset); success otherwise.
+  // peer.closed once the other end has gone (EOF or reset), even when it wrote bytes before closing
+  // that nobody read; success otherwise.
   Status alive();
 
   int fd() const { return fd_.get(); }

@@ -1,33 +1,43 @@
-// Port and GID selection policy for the verbs engine: NCCL_IB_HCA filtering and GID index choice.
-// This is the seam to lib/node (shared with `railscope doctor`): everything here is answered by it.
+// Which ports of the node the verbs engine uses, decided over lib/node's inventory (node::discover,
+// the reader `railscope doctor` uses too): NCCL_IB_HCA through node::HcaFilter, the GID index through
+// node::select_gid on each port's GID table. Pure: no verbs calls, so it is unit-tested on a made-up
+// inventory (tests/unit/node/engine_selection_test.cpp).
 #pragma once
 
-#include <infiniband/verbs.h>
-
-#include <array>
-#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/transport.h"
 #include "railscope/core/diagnosis.h"
+#include "railscope/node/gid_selection.h"
+#include "railscope/node/hca_filter.h"
+#include "railscope/node/inventory.h"
 
 namespace railscope::net::verbs {
 
-// Whether NCCL_IB_HCA selects port `port` of device `device`.
-bool hca_selects(std::string_view device, int port);
-
-struct GidPick {
-  int index = 0;
-  std::array<uint8_t, 16> gid{};
-  WireGidType type = WireGidType::Unknown;
-  std::string netdev;                   // interface behind the GID (RoCE), empty when unknown
-  std::vector<diag::Finding> findings;  // gid.* warnings about the choice
-  bool usable = true;
+// One port the engine will open, with everything lib/node knows about it.
+struct PortPlan {
+  std::string device;  // "rxe0"
+  int port = 1;
+  node::LinkLayer link_layer = node::LinkLayer::Unknown;
+  int gid_index = 0;
+  node::Gid gid;
+  node::GidType gid_type = node::GidType::Unknown;
+  std::string netdev;      // the selected GID's interface (RoCE); empty on IB or when unknown
+  int netdev_mtu = 0;      // 0 = unknown
+  int64_t speed_mbps = 0;  // node::Port::speed_mbps (node::port_speed_mbps after verbs discovery)
+  std::string pci_path;    // empty: virtual device (rxe, siw)
 };
 
-// Chooses the GID index NCCL would use on this port.
-GidPick pick_gid(ibv_context* ctx, const std::string& device, int port, const ibv_port_attr& attr);
+struct PortSelection {
+  std::vector<PortPlan> ports;          // in inventory order
+  std::vector<diag::Finding> findings;  // gid.* about the choices; logged as warnings
+  // When `ports` is empty: device.none, device.filtered_out or port.down, naming why.
+  Status failure = Status::success();
+};
+
+// A selected GID's netdev other than the port's has its MTU read below the inventory's sysfs root.
+PortSelection select_ports(const node::Inventory& inventory, const node::HcaFilter& hca,
+                           const node::GidPolicy& policy);
 
 }  // namespace railscope::net::verbs

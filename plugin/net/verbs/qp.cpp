@@ -76,9 +76,9 @@ Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const DeviceInfo& remote, uint
   a.min_rnr_timer = 12;
   a.ah_attr.port_num = static_cast<uint8_t>(port.port);
   a.ah_attr.sl = static_cast<uint8_t>(lp.service_level);
-  if (port.link_layer == WireLinkLayer::Ethernet) {
+  if (port.link_layer == node::LinkLayer::Ethernet) {
     a.ah_attr.is_global = 1;
-    std::memcpy(a.ah_attr.grh.dgid.raw, remote.gid.data(), 16);
+    std::memcpy(a.ah_attr.grh.dgid.raw, remote.gid.raw.data(), 16);
     a.ah_attr.grh.sgid_index = static_cast<uint8_t>(port.gid_index);
     a.ah_attr.grh.hop_limit = 255;
     a.ah_attr.grh.flow_label = 0;

@@ -8,9 +8,12 @@
 #include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/handshake.h"
 #include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/raii.h"
+#include "railscope/ibv/handles.h"
 
 namespace railscope::net::verbs {
+
+using ibv::CqPtr;  // lib/ibv handles (railscope/ibv/handles.h) by their short names
+using ibv::QpPtr;
 
 struct QpCaps {
   uint32_t max_send_wr = 64;

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "plugin/net/common/request_pool.h"
 #include "plugin/net/verbs/connection.h"
 #include "plugin/net/verbs/eager.h"
-#include "plugin/net/verbs/request_pool.h"
 
 namespace railscope::net::verbs {
 

@@ -7,12 +7,14 @@
 
 #include <chrono>
 
-#include "plugin/net/pending_connects.h"
-#include "plugin/net/random_id.h"
+#include "plugin/net/common/random_id.h"
+#include "plugin/net/common/refusals.h"
+#include "plugin/net/common/socket.h"
 #include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 #include "railscope/core/log.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -20,31 +22,28 @@ namespace {
 struct VerbsListen : ListenComm {
   int dev = 0;
   Fd fd;
+  std::string where;  // "10.0.0.1:41234 (rxe0)"
   uint64_t nonce = 0;
   std::mutex mutex;
-  std::vector<std::unique_ptr<RecvAcceptor>> pending;
+  std::vector<std::unique_ptr<RecvAcceptor>> pending;  // at most kMaxUnverifiedPerListener
+  RefusalLog refusals;                                 // stray connections, logged once per kind
 };
+
+// A connection that failed before it proved it was meant for this listener: dropped, named once per
+// kind (a port scanner or a stale handle's peer must not abort NCCL's communicator creation).
+void log_refusal(VerbsListen& l, std::string_view kind, const Status& why) {
+  if (!l.refusals.first(kind)) return;
+  RS_WARN(
+      "NET/railscope : listener {} dropped a stray connection ({}), still waiting for its peer: {} "
+      "(further ones of this kind are not logged)",
+      l.where, kind, diag::one_line(why.finding()));
+}
 
 Status bad_handle(const std::string& why) {
   return Status::fail(
       ncclInvalidArgument, "peer.bad_handshake", fmt::format("invalid connection handle: {}", why),
       "Pass connect() the handle listen() produced on the peer, unmodified (all 128 bytes); run the "
       "same railscope build on every node");
-}
-
-std::string peer_of(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
-    return fmt::format("[{}]:{}", buf, ntohs(a->sin6_port));
-  }
-  auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-  inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
-  return fmt::format("{}:{}", buf, ntohs(a->sin_port));
 }
 
 }  // namespace
@@ -73,10 +72,18 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
     e->health_.push_back(std::make_unique<PortHealth>());
     e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
     e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path, p.gdr});
-    summary +=
-        fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
-                    p.link_layer == WireLinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index, gid_text(p.gid),
-                    p.netdev.empty() ? "-" : p.netdev, mtu_bytes(static_cast<uint8_t>(p.attr.active_mtu)));
+    const int active_mtu = node::ib_mtu_bytes(static_cast<int>(p.attr.active_mtu));
+    summary += fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
+                           p.link_layer == node::LinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index,
+                           p.gid.to_string(), p.netdev.empty() ? "-" : p.netdev, active_mtu);
+    // The port's active_mtu against its netdev's MTU (as `railscope doctor` checks it), once per port.
+    for (const PortLogLine& line :
+         port_mtu_log(fmt::format("{}:{}", p.dev_name, p.port), active_mtu, p.netdev, p.netdev_mtu)) {
+      if (line.warning)
+        RS_WARN("NET/railscope : {}", line.text);
+      else
+        RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : {}", line.text);
+    }
   }
   e->async_ = std::make_unique<AsyncEvents>(e->ports_, e->health_);
   RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : using{}", summary);
@@ -157,11 +164,13 @@ Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
   h.family = 4;
   h.nonce = l->nonce;
   const NetPort& p = *ld.ports[0];
-  if (gid_is_ipv4_mapped(p.gid))
-    std::copy(p.gid.begin() + 12, p.gid.end(), h.addr.begin());  // the RoCE netdev's own address
+  if (p.gid.family() == node::AddrFamily::V4)
+    std::copy(p.gid.raw.begin() + 12, p.gid.raw.end(), h.addr.begin());  // the RoCE netdev's own address
   else
     fallback_address(&h.addr);
-  if (Status st = open_listener(&l->fd, &h.port, 4); !st.ok()) return st;
+  // Bound to the address the handle advertises, not to every address of the host (as the TCP engine).
+  if (Status st = open_listener(SocketAddress{4, h.addr, 0}, &l->fd, &h.port); !st.ok()) return st;
+  l->where = fmt::format("{} ({})", peer_text(h), p.dev_name);
   encode_handle(h, handle);
   *out = l.release();
   return Status::success();
@@ -179,8 +188,8 @@ Status VerbsEngine::connect(int dev, const CommConfig& config, HandleBytes handl
     *id = random_id();
     return Status::success();
   };
-  return step_pending_connect<VerbsSendComm>(pending_mutex_, pending_, {&store_connect_id, &bad_handle},
-                                             h->connect_id, handle, make, out);
+  return pending_.step<VerbsSendComm>({&store_connect_id, &bad_handle}, h->connect_id, handle, make, out,
+                                      2 * kHandshakeTimeout);
 }
 
 Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
@@ -192,21 +201,34 @@ Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
     Fd fd;
     if (Status st = accept_one(l->fd, &fd); !st.ok()) return st;
     if (!fd) break;
+    std::string peer = peer_of(fd.get());
+    if (l->pending.size() >= kMaxUnverifiedPerListener) {  // the newest is refused: fd closes here
+      log_refusal(*l, "flood", connection_flood(peer, l->where, kMaxUnverifiedPerListener));
+      continue;
+    }
+    tune_socket(fd.get(), static_cast<int>(kHandshakeTimeout.count()));
     LocalDevice ld;
     if (Status st = local_device(l->dev, &ld); !st.ok()) return st;
-    std::string peer = peer_of(fd.get());
     l->pending.push_back(std::make_unique<RecvAcceptor>(std::move(fd), std::move(peer), l->nonce,
                                                         std::move(ld), link_params_from_env(-1)));
   }
-  for (size_t i = 0; i < l->pending.size(); ++i) {
+  for (size_t i = 0; i < l->pending.size();) {
     VerbsRecvComm* comm = nullptr;
     Status st = l->pending[i]->step(&comm);
-    if (!st.ok() || comm != nullptr) l->pending.erase(l->pending.begin() + static_cast<std::ptrdiff_t>(i));
-    if (!st.ok()) return st;
-    if (comm != nullptr) {
-      *out = comm;
-      return Status::success();
+    if (st.ok() && comm == nullptr) {
+      ++i;
+      continue;
     }
+    const bool verified = l->pending[i]->verified();
+    const std::string kind = l->pending[i]->refusal();
+    l->pending.erase(l->pending.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!st.ok()) {
+      if (verified) return st;  // the real peer's failure: NCCL hears it, as before
+      log_refusal(*l, kind, st);
+      continue;
+    }
+    *out = comm;
+    return Status::success();
   }
   return Status::success();
 }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugin/net/common/pending_connects.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/async_events.h"
 #include "plugin/net/verbs/connect.h"
@@ -74,9 +75,7 @@ class VerbsEngine final : public Engine {
   mutable std::shared_mutex devices_mutex_;
   std::deque<Device> devices_;  // deque: names stay put while devices are added
 
-  std::mutex pending_mutex_;
-  std::unordered_map<uint64_t, std::unique_ptr<SendConnector>> pending_;
-  uint64_t next_connect_id_ = 0;
+  PendingConnects<SendConnector> pending_;
 };
 
 }  // namespace railscope::net::verbs

@@ -319,6 +319,12 @@ void bad_handles(Net& net, int dev_send, int dev_recv) {
 int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   Net net;
   if (!net.open()) return 1;
+  // Init checked each port's active_mtu against its netdev (node::check_port_mtu, as doctor does): rxe1
+  // sits on a 1500-byte netdev (active_mtu 1024), which is information (mtu.small), never a warning.
+  for (const auto& l : CapturedLog::lines())
+    CHECK(l.level != NCCL_LOG_WARN || l.text.find("[mtu.") == std::string::npos, "init warned: %s",
+          l.text.c_str());
+  CHECK(CapturedLog::contains("[mtu.small] rxe1:1: active_mtu 1024"), "no mtu.small line for rxe1 at init");
   int a = net.device("rxe0"), b = net.device("rxe1");
   if (a < 0 || b < 0) return 1;
   if (vdevice) {  // send through a virtual NIC fusing rxe0 and rxe1, striped over both

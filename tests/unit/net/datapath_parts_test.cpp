@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <set>
 
+#include "plugin/net/common/request_pool.h"
+#include "plugin/net/common/stats.h"
 #include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/mr_cache.h"
-#include "plugin/net/verbs/request_pool.h"
-#include "plugin/net/verbs/stats.h"
 
 namespace railscope::net::verbs {
 namespace {

@@ -30,10 +30,10 @@ DeviceInfo sample_device(const char* name) {
   d.name = name;
   d.netdev = "vethA";
   d.port = 1;
-  d.link_layer = WireLinkLayer::Ethernet;
+  d.link_layer = node::LinkLayer::Ethernet;
   d.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
   d.gid_index = 1;
-  d.gid_type = WireGidType::RoceV2;
+  d.gid_type = node::GidType::RoceV2;
   d.active_mtu = 3;
   d.netdev_mtu = 1500;
   d.speed_mbps = 10000;
@@ -122,6 +122,30 @@ TEST(NetHandle, OutOfRangeFieldsAreRejected) {
   EXPECT_FALSE(decode_handle(encoded(h), &why));
 }
 
+// A handle corrupted in transit (one bit of its address, port, nonce, family or size) is refused at
+// once by its checksum instead of sending connect() to a wrong address; the connect id, which
+// connect() rewrites in place, stays outside the checksum.
+TEST(NetHandle, CorruptedHandleIsRefusedByItsChecksum) {
+  const auto good = encoded(sample_handle());
+  for (size_t byte = 6; byte < 36; ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bytes = good;
+      bytes[byte] ^= static_cast<std::byte>(1u << bit);
+      std::string why;
+      EXPECT_FALSE(decode_handle(bytes, &why)) << "byte " << byte << " bit " << bit;
+      EXPECT_NE(why.find("checksum"), std::string::npos) << "byte " << byte << ": " << why;
+    }
+  auto bytes = good;
+  store_connect_id(HandleBytes(bytes), 0xfedcba9876543210ull);
+  std::string why;
+  auto h = decode_handle(bytes, &why);
+  ASSERT_TRUE(h) << why;
+  EXPECT_EQ(h->connect_id, 0xfedcba9876543210ull);
+  bytes[44] ^= std::byte{1};  // the checksum itself
+  EXPECT_FALSE(decode_handle(bytes, &why));
+  EXPECT_NE(why.find("checksum"), std::string::npos) << why;
+}
+
 TEST(NetHandle, RandomBytesNeverDecode) {
   std::mt19937_64 rng(7);
   int accepted = 0;
@@ -151,6 +175,39 @@ TEST(NetMessage, HelloRoundTrip) {
   EXPECT_EQ(d->end.traffic_class, 106);
   EXPECT_EQ(d->end.addr, 0xdeadbeef000ull);
   EXPECT_EQ(d->end.eager_max, 4096u);
+}
+
+// The device record's link layer and GID type travel as the protocol-2 codes (InfiniBand 1,
+// Ethernet 2; IB 1, RoCE v1 2, RoCE v2 3; 0 unknown) whatever the in-memory node:: enums are.
+TEST(NetMessage, DeviceRecordCodesOnTheWire) {
+  // Header 12, nonce 8, host "node-a" 1+6, device count 1; then name "rxe0" 1+4, netdev "vethA" 1+5,
+  // port 1: the link layer is byte 40, the GID bytes 41..56, the index 57..58, the GID type byte 59.
+  constexpr size_t kLinkLayer = 40, kGid = 41, kGidType = 59;
+  const std::pair<node::LinkLayer, uint8_t> layers[] = {
+      {node::LinkLayer::Unknown, 0}, {node::LinkLayer::InfiniBand, 1}, {node::LinkLayer::Ethernet, 2}};
+  const std::pair<node::GidType, uint8_t> types[] = {{node::GidType::Unknown, 0},
+                                                     {node::GidType::IB, 1},
+                                                     {node::GidType::RoceV1, 2},
+                                                     {node::GidType::RoceV2, 3}};
+  for (auto [layer, layer_code] : layers) {
+    for (auto [type, type_code] : types) {
+      Message m = sample_hello();
+      m.end.devs[0].link_layer = layer;
+      m.end.devs[0].gid_type = type;
+      const auto bytes = encode_message(m);
+      ASSERT_GT(bytes.size(), kGidType);
+      EXPECT_EQ(static_cast<uint8_t>(bytes[kLinkLayer]), layer_code);
+      EXPECT_EQ(static_cast<uint8_t>(bytes[kGidType]), type_code);
+      EXPECT_EQ(static_cast<uint8_t>(bytes[kGid + 10]), 0xff);
+      EXPECT_EQ(static_cast<uint8_t>(bytes[kGid + 12]), 10);
+      EXPECT_EQ(static_cast<uint8_t>(bytes[kGid + 15]), 1);
+      std::string why;
+      auto d = decode_all(bytes, &why);
+      ASSERT_TRUE(d) << why;
+      EXPECT_EQ(d->end.devs[0].link_layer, layer);
+      EXPECT_EQ(d->end.devs[0].gid_type, type);
+    }
+  }
 }
 
 TEST(NetMessage, ReplyQpnsReadyRoundTrip) {

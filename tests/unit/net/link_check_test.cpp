@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "plugin/net/verbs/handshake.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -10,10 +11,10 @@ DeviceInfo roce(const char* name, const char* netdev, uint8_t last, uint8_t mtu,
   DeviceInfo d;
   d.name = name;
   d.netdev = netdev;
-  d.link_layer = WireLinkLayer::Ethernet;
+  d.link_layer = node::LinkLayer::Ethernet;
   d.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, last};
   d.gid_index = 1;
-  d.gid_type = WireGidType::RoceV2;
+  d.gid_type = node::GidType::RoceV2;
   d.active_mtu = mtu;
   d.netdev_mtu = netdev_mtu;
   return d;
@@ -52,7 +53,7 @@ TEST(NetLinkCheck, MtuMismatchUsesTheSmallerAndNamesBothNetdevMtus) {
 TEST(NetLinkCheck, LinkLayerMismatch) {
   PathChoice p;
   auto ib = roce("mlx5_0", "", 1, 5, 0);
-  ib.link_layer = WireLinkLayer::InfiniBand;
+  ib.link_layer = node::LinkLayer::InfiniBand;
   auto st = check_link(ib, "a", roce("rxe1", "vethB", 2, 3, 1500), "b", &p);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.finding().id(), "link.layer_mismatch");
@@ -88,7 +89,7 @@ TEST(NetLinkCheck, BothLinkLocalIsAllowed) {
 TEST(NetLinkCheck, GidTypeOrFamilyMismatch) {
   PathChoice p;
   auto v1 = roce("rxe1", "vethB", 2, 3, 1500);
-  v1.gid_type = WireGidType::RoceV1;
+  v1.gid_type = node::GidType::RoceV1;
   auto st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", v1, "b", &p);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.finding().id(), "gid.mismatch");
@@ -100,13 +101,25 @@ TEST(NetLinkCheck, GidTypeOrFamilyMismatch) {
   EXPECT_EQ(st.finding().id(), "gid.mismatch");
 }
 
+// The MTU code and GID text the checks print come from lib/node (one implementation each).
 TEST(NetLinkCheck, HelperFacts) {
-  EXPECT_EQ(mtu_bytes(1), 256);
-  EXPECT_EQ(mtu_bytes(3), 1024);
-  EXPECT_EQ(mtu_bytes(5), 4096);
-  EXPECT_EQ(mtu_bytes(0), 0);
-  EXPECT_EQ(mtu_bytes(6), 0);
-  EXPECT_EQ(gid_text(roce("x", "", 7, 3, 0).gid), "::ffff:10.0.0.7");
+  EXPECT_EQ(node::ib_mtu_bytes(1), 256);
+  EXPECT_EQ(node::ib_mtu_bytes(3), 1024);
+  EXPECT_EQ(node::ib_mtu_bytes(5), 4096);
+  EXPECT_EQ(node::ib_mtu_bytes(0), 0);
+  EXPECT_EQ(node::ib_mtu_bytes(6), 0);
+  EXPECT_EQ(roce("x", "", 7, 3, 0).gid.to_string(), "::ffff:10.0.0.7");
+}
+
+TEST(NetLinkCheck, UnknownGidTypeIsNamed) {
+  PathChoice p;
+  auto odd = roce("rxe1", "vethB", 2, 3, 1500);
+  odd.gid_type = node::GidType::Unknown;
+  auto st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", odd, "b", &p);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.finding().id(), "gid.mismatch");
+  EXPECT_NE(diag::one_line(st.finding()).find("(unknown, IPv4)"), std::string::npos)
+      << diag::one_line(st.finding());
 }
 
 }  // namespace

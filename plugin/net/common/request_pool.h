@@ -6,7 +6,7 @@
 #include <array>
 #include <cstddef>
 
-namespace railscope::net::verbs {
+namespace railscope::net {
 
 template <class T, size_t N>
 class RequestPool {
@@ -36,4 +36,4 @@ class RequestPool {
   size_t nfree_ = 0;
 };
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::net

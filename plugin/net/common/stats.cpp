@@ -1,4 +1,4 @@
-#include "plugin/net/verbs/stats.h"
+#include "plugin/net/common/stats.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 
-namespace railscope::net::verbs {
+namespace railscope::net {
 namespace {
 
 std::string json_escape(std::string_view s) {
@@ -110,4 +110,4 @@ void emit_stats_line(const std::string& line) {
   ::close(fd);
 }
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::net

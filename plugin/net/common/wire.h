@@ -1,6 +1,6 @@
 // Bounds-checked little-endian byte writer/reader for everything railscope puts on the wire (the
-// listen handle, handshake messages). A Reader never reads past its span: a short or malformed
-// input turns the reader "bad" and every later read returns zero.
+// listen handles, handshake messages), shared by both engines. A Reader never reads past its span: a short or
+// malformed input turns the reader "bad" and every later read returns zero.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +11,18 @@
 #include <string_view>
 #include <vector>
 
-namespace railscope::net::verbs::wire {
+namespace railscope::net::wire {
+
+// FNV-1a (32-bit) over bytes: the handles' checksum against corruption in transit (not a MAC).
+// Constants from the FNV reference (http://www.isthe.com/chongo/tech/comp/fnv/).
+inline uint32_t fnv1a(std::span<const std::byte> bytes) {
+  uint32_t h = 2166136261u;
+  for (std::byte b : bytes) {
+    h ^= static_cast<uint8_t>(b);
+    h *= 16777619u;
+  }
+  return h;
+}
 
 class Writer {
  public:
@@ -83,4 +94,4 @@ class Reader {
   bool bad_ = false;
 };
 
-}  // namespace railscope::net::verbs::wire
+}  // namespace railscope::net::wire

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace railscope::net::verbs {
+namespace railscope::net {
 
 // Bucket i counts samples in [2^(i-1), 2^i) µs; bucket 0 counts samples under 1 µs.
 class LatencyHistogram {
@@ -55,7 +55,7 @@ struct ConnStats {
 };
 
 struct ConnIdentity {
-  std::string engine = "verbs";  // "tcp" for the TCP engine, which reuses these statistics
+  std::string engine = "verbs";  // or "tcp": both engines write these statistics
   std::string role;              // "send" / "recv"
   std::string local_host, local_dev, local_gid;
   std::string peer_host, peer_dev, peer_gid, peer_addr;
@@ -70,4 +70,4 @@ bool stats_enabled();
 // Appends one line to RAILSCOPE_NET_STATS when it is set; failures are logged once, never fatal.
 void emit_stats_line(const std::string& line);
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::net

@@ -1,0 +1,57 @@
+// The socket layer both engines share: non-blocking listen/accept/connect on an address, the options
+// every connection socket gets (TCP_NODELAY, buffer sizes, keepalive and TCP_USER_TIMEOUT so a dead
+// peer turns into an error within the configured bound), a liveness check that unread bytes cannot
+// fool, and the mapping of socket errors to the diagnosis catalogue (peer.closed for EOF/reset,
+// progress.stalled for a timed-out peer, net.listen_failed when no listener can be opened).
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "plugin/net/common/fd.h"
+#include "plugin/net/transport.h"
+
+namespace railscope::net {
+
+// An address as both engines' handles carry it: family 4 (IPv4 in bytes 0..3) or 6.
+struct SocketAddress {
+  int family = 4;
+  std::array<uint8_t, 16> addr{};
+  uint16_t port = 0;
+};
+
+// "10.0.0.2:41234" / "[fe80::1]:41234".
+std::string address_text(const SocketAddress& a);
+
+// A non-blocking listener bound to a.addr (port 0: the kernel picks); *port receives the port.
+Status open_listener(const SocketAddress& a, Fd* out, uint16_t* port);
+// Non-blocking accept: an empty Fd when nobody waits.
+Status accept_one(const Fd& listener, Fd* out);
+// Starts a non-blocking connect to a.
+Status start_connect(const SocketAddress& a, Fd* out);
+// Whether a non-blocking connect finished (*ready), or why it failed.
+Status connect_finished(int fd, const std::string& peer, bool* ready);
+
+// Per-connection options: NODELAY; SO_SNDBUF/SO_RCVBUF when sockbuf > 0; keepalive probes and
+// TCP_USER_TIMEOUT so a silent peer (host gone, link down) is noticed within ~timeout_s.
+void tune_socket(int fd, int timeout_s, int sockbuf = 0);
+
+// Whether the peer has closed or reset the connection, without consuming bytes it sent
+// (poll with POLLRDHUP: a peer that wrote and then closed is seen as gone though its bytes are
+// unread). success while it is connected; peer.closed otherwise.
+Status peer_alive(int fd, const std::string& peer);
+
+// Failure of a read/write: n == 0 on a read is an orderly close by the peer; otherwise err is errno.
+Status io_failure(const char* op, ssize_t n, int err, const std::string& peer, int timeout_s);
+
+// The other end of a connected socket as address_text writes it, "?" when unknown.
+std::string peer_of(int fd);
+
+// The IPv4 address a listener advertises when nothing better is known: the first non-loopback IPv4
+// interface address, else 127.0.0.1 (bytes a.b.c.d in out[0..3]).
+void fallback_address(std::array<uint8_t, 16>* out);
+
+}  // namespace railscope::net

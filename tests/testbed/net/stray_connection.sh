@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Stray connections at a verbs listener (issue #19): just before the real peer connects, three
+# connections reach the server's listener: one carrying an HTTP request, one 256 random bytes, one
+# that stays silent. The listener must drop them (logging the refusal) and keep waiting for its
+# peer: the real transfer completes and verifies on both ends.
+# usage: stray_connection.sh NET_TRANSFER
+set -u
+bin=$1
+export NET_TRANSFER_ECHO=1  # the plugin's log lines on stderr (net_transfer.cpp)
+handle="$TESTBED_SCRATCH/net.handle"
+rm -f "$handle"
+timeout 150 "$bin" server "$handle" > "$TESTBED_SCRATCH/server.log" 2>&1 &
+server=$!
+for _ in $(seq 300); do [ -s "$handle" ] && break; sleep 0.1; done
+[ -s "$handle" ] || { echo "FAIL: no handle file"; cat "$TESTBED_SCRATCH/server.log"; exit 1; }
+# The verbs listen handle: family at byte 8, port at 10..11 (little-endian), IPv4 address at 12..15.
+read -r p0 p1 < <(od -An -tu1 -j10 -N2 "$handle")
+read -r a0 a1 a2 a3 < <(od -An -tu1 -j12 -N4 "$handle")
+addr="$a0.$a1.$a2.$a3" port=$((p0 + 256 * p1))
+echo "listener at $addr:$port"
+# The listener binds the address it advertises, not every address of the host.
+if ss -ltn 2>/dev/null | grep -qE "(0\.0\.0\.0|\*):$port\b"; then
+  echo "FAIL: the listener on port $port binds all addresses"; ss -ltn; exit 1
+fi
+exec 3<>"/dev/tcp/$addr/$port" || { echo "FAIL: cannot open the HTTP stray"; exit 1; }
+printf 'GET / HTTP/1.1\r\nHost: %s\r\n\r\n' "$addr" >&3
+exec 4<>"/dev/tcp/$addr/$port" || { echo "FAIL: cannot open the random stray"; exit 1; }
+head -c 256 /dev/urandom >&4
+exec 5<>"/dev/tcp/$addr/$port" || { echo "FAIL: cannot open the silent stray"; exit 1; }
+timeout 120 "$bin" client "$handle" > "$TESTBED_SCRATCH/client.log" 2>&1
+client_rc=$?
+wait "$server"
+server_rc=$?
+exec 3>&- 4>&- 5>&-
+cat "$TESTBED_SCRATCH/server.log"
+tail -3 "$TESTBED_SCRATCH/client.log"
+echo "client rc=$client_rc server rc=$server_rc"
+fail=0
+[ "$client_rc" = 0 ] && [ "$server_rc" = 0 ] || { echo "FAIL: the transfer did not complete"; fail=1; }
+grep -q "server: PASS" "$TESTBED_SCRATCH/server.log" || { echo "FAIL: the server did not verify"; fail=1; }
+grep -q "client: PASS" "$TESTBED_SCRATCH/client.log" || { echo "FAIL: the client did not verify"; fail=1; }
+if grep -E "dropped a stray connection \(malformed\)" "$TESTBED_SCRATCH/server.log" | grep -q "0x20544547"; then
+  echo "ok: the HTTP request was refused and logged"
+else
+  echo "FAIL: no refusal of the HTTP request (bad message magic 0x20544547) in the server log"; fail=1
+fi
+n=$(grep -c "dropped a stray connection (malformed)" "$TESTBED_SCRATCH/server.log")
+[ "$n" = 1 ] || { echo "FAIL: $n refusal lines of one kind, expected 1 (logged once per kind)"; fail=1; }
+exit $fail
