@@ -4,11 +4,20 @@ function(railscope_target_defaults target)
     -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
     -Wimplicit-fallthrough -Werror)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # libibverbs' verbs_get_ctx_op() macro (infiniband/verbs.h) is a GNU statement expression; GCC
+    # exempts macros from system headers from -Wpedantic, clang flags them where they are expanded
+    # (lib/ibv/ibv.cpp, built for the fuzz harnesses through lib/node).
+    target_compile_options(${target} PRIVATE -Wno-gnu-statement-expression)
+  endif()
   if(RAILSCOPE_SANITIZE)
     # GCC 12 reports false maybe-uninitialized warnings inside libstdc++ when sanitizers are on.
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-maybe-uninitialized
                                               -fno-sanitize-recover=undefined)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+  if(RAILSCOPE_FUZZ)
+    railscope_fuzz_instrument(${target})  # cmake/RailscopeFuzz.cmake
   endif()
 endfunction()
 

@@ -10,6 +10,9 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   valgrind python3
   chromium  # headless check of `railscope report --html` pages (tests/abi/profiler)
+  # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev, only
+  # recommended by clang-14's libclang-common-14-dev, so not installed without it)
+  clang libclang-rt-14-dev
 )
 # The QEMU/TCG soft-RoCE test bed (tests/testbed/).
 TESTBED_PKGS=(
