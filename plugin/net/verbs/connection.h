@@ -102,6 +102,11 @@ class Connection {
   // checks one call in kClockEvery (a clock read costs more than a CQ poll on hosts without a vDSO
   // clock, the soft-RoCE test bed among them, and the loop is NCCL's proxy thread spinning on test()).
   Status watch();
+  // isend/irecv answering "call again" (counted): the watch's checks decide whether that is all.
+  Status not_ready() {
+    ++stats.not_ready;
+    return watch();
+  }
   bool clock_due() { return ++idle_calls_ % kClockEvery == 0; }
   Status health();
   Status fail(Status st);  // records the first error (and counts it), returns it

@@ -72,14 +72,10 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   if (Status st = repost_receives(); !st.ok()) return c_.fail(std::move(st));
   const auto index = static_cast<size_t>(tail_ % kFifoDepth);
   RecvSlot& r = c_.slots[index];
-  if (r.in_use) {
-    ++c_.stats.not_ready;
-    return c_.watch();
-  }
+  if (r.in_use) return c_.not_ready();
   const int n = static_cast<int>(bufs.size());
+  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
   for (const RecvBuffer& b : bufs) {
-    if (b.size > 0 && b.mr == nullptr)
-      return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
     if (b.mr != nullptr && static_cast<VerbsMr*>(b.mr)->type != NCCL_PTR_HOST)
       return Status::fail(
           ncclInvalidArgument, "internal.bad_argument",

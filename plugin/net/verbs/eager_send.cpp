@@ -74,10 +74,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
     return c_.fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
                                 fmt::format("the receiver returned {} ring credits after {} messages on {}",
                                             released, ring_posted_, c_.where())));
-  if (ring_posted_ - released >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots) {
-    ++c_.stats.not_ready;
-    return c_.watch();
-  }
+  if (ring_posted_ - released >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots)
+    return c_.not_ready();
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
     ++c_.stats.not_ready;

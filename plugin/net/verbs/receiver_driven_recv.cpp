@@ -32,14 +32,9 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   if (Status st = c_.poll(); !st.ok()) return st;
   const auto index = static_cast<size_t>(tail_ % kFifoDepth);
   RecvSlot& r = c_.slots[index];
-  if (r.in_use) {
-    ++c_.stats.not_ready;
-    return c_.watch();
-  }
+  if (r.in_use) return c_.not_ready();
   const int n = static_cast<int>(bufs.size());
-  for (int i = 0; i < n; ++i)
-    if (bufs[static_cast<size_t>(i)].size > 0 && bufs[static_cast<size_t>(i)].mr == nullptr)
-      return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
+  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
   // One zero-length receive per QP: each QP ends the message with a write with immediate.
   for (const auto& ql : c_.qps) {
     if (Status st = c_.post_recv(ql, kWrRecv | index); !st.ok()) return c_.fail(std::move(st));

@@ -26,15 +26,11 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   const uint64_t seq = head_ + 1;
   const int index = static_cast<int>(head_ % kFifoDepth);
   Slot& s = slots_[static_cast<size_t>(index)];
-  if (s.seq != seq && s.live_reqs > 0) {  // the previous use of this slot is not reported done yet
-    ++c_.stats.not_ready;
-    return c_.watch();
-  }
+  // The previous use of this slot is not reported done yet.
+  if (s.seq != seq && s.live_reqs > 0) return c_.not_ready();
   auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(c_.region.get())) + index * kMaxRecvs;
-  if (fifo[0].seq != seq) {  // no clear-to-send yet: make sure the port and the peer are still there
-    ++c_.stats.not_ready;
-    return c_.watch();
-  }
+  // No clear-to-send yet: make sure the port and the peer are still there.
+  if (fifo[0].seq != seq) return c_.not_ready();
   uint32_t nreqs = fifo[0].nreqs;
   if (nreqs < 1 || nreqs > kMaxRecvs)
     return c_.fail(

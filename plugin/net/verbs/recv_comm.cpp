@@ -18,6 +18,13 @@ Status VerbsRecvComm::choose_protocol(uint32_t limit) {
   return Status::success();
 }
 
+Status VerbsRecvComm::check_buffers(std::span<const RecvBuffer> bufs) {
+  for (const RecvBuffer& b : bufs)
+    if (b.size > 0 && b.mr == nullptr)
+      return Status::fail(ncclInternalError, "internal.bad_argument", "irecv without a memory handle");
+  return Status::success();
+}
+
 Status VerbsRecvComm::post_recv(const QpLane& ql, uint64_t wr_id) {
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;

@@ -71,6 +71,8 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   // Shared by both protocols.
   std::array<RecvSlot, kFifoDepth> slots{};
   size_t index_of(const RecvSlot& r) const { return static_cast<size_t>(&r - slots.data()); }
+  // internal.bad_argument when a buffer with bytes has no memory handle.
+  static Status check_buffers(std::span<const RecvBuffer> bufs);
   // One zero-length receive on a QP.
   Status post_recv(const QpLane& ql, uint64_t wr_id);
   // A finished receive reported (sizes from got[]) and its slot freed.
