@@ -56,8 +56,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
   // The send queue completes only every kSignalEvery-th ring write (and the data of large messages,
-  // whose tests c_.poll): an isend polls when one of those can be waiting, not on every call. A failed
-  // write completes in c_.error at the latest with the next signalled one, which this c_.poll then sees.
+  // whose tests poll): an isend polls when one of those can be waiting, not on every call. A failed
+  // write completes in error at the latest with the next signalled one, which this poll then sees.
   if (ring_posted_ - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0) {
     if (Status st = c_.poll(); !st.ok()) return st;
     if (Status st = progress(); !st.ok()) return st;
