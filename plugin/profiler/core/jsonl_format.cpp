@@ -21,9 +21,11 @@ void append_comm_fields(std::string& out, const CommIdentity& c, int rank) {
                      opt_int(c.nranks, c.nranks > 0), opt_int(c.nnodes, c.nnodes > 0));
 }
 
+}  // namespace
+
 // Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629, table 3-7 of the Unicode
 // standard: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when there is none.
-size_t utf8_sequence(std::string_view s, size_t i) {
+size_t utf8_sequence_length(std::string_view s, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = byte(i);
   if (c < 0x80) return 1;
@@ -48,8 +50,6 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
-
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -59,7 +59,7 @@ std::string json_escape(std::string_view s) {
     if (u >= 0x80) {
       // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no well-formed sequence (a comm name
       // or tag in another encoding, a cut sequence) becomes U+FFFD, so the line stays valid JSON.
-      const size_t n = utf8_sequence(s, i);
+      const size_t n = utf8_sequence_length(s, i);
       if (n == 0) {
         out += "\xEF\xBF\xBD";
         ++i;

@@ -44,6 +44,8 @@ struct DiagContext {
   const std::vector<WaitingOp>* waiting = nullptr;
 };
 
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when none starts there.
+size_t utf8_sequence_length(std::string_view s, size_t i);
 std::string json_escape(std::string_view s);
 std::string comm_hex(uint64_t hash);
 

@@ -23,6 +23,7 @@ constexpr uint64_t kTickNs = 10'000'000;          // scan period
 constexpr uint64_t kGraceNs = 20'000'000;         // a completed collective waits this long for late children
 constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_locked
 constexpr uint64_t kPromPeriodNs = 10'000'000'000;  // Prometheus textfile refresh
+constexpr size_t kMaxRetiredComms = 64;             // finalized communicators kept in the textfile
 
 std::string hostname() {
   char buf[256] = {};
@@ -46,7 +47,7 @@ int64_t unix_offset_ns() {
 MonitorConfig read_monitor_config() {
   MonitorConfig c;
   c.dir = params::get_string("RAILSCOPE_PROFILE_DIR");
-  c.prom_path = params::get_string("RAILSCOPE_PROFILE_PROM");
+  c.prom_dir = params::get_string("RAILSCOPE_PROFILE_PROM");
   c.tag = params::get_string("RAILSCOPE_PROFILE_TAG");
   c.hang_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_HANG_SECONDS")) * 1000000000ull;
   c.slow.rails = static_cast<int>(params::get_int("RAILSCOPE_EXPECTED_RAILS"));
@@ -124,6 +125,12 @@ void Monitor::add(CommState* c) {
       h.net_plugin = params::raw("NCCL_NET_PLUGIN").value_or("");
       pending_ += format_header(h);
     }
+    prom_path_.clear();
+    prom_failed_ = false;
+    if (!cfg_.prom_dir.empty()) {
+      std::filesystem::create_directories(cfg_.prom_dir, ec);
+      prom_path_ = prom_file_path(cfg_.prom_dir, hostname(), getpid());
+    }
     stop_ = false;
     running_ = true;
     last_prom_ns_ = now_ns();
@@ -139,8 +146,11 @@ void Monitor::add(CommState* c) {
         slow.expected_gbs, slow.rails, cfg_.node_ceiling->ports);
   }
   c->monitor.slow = SlowDetector(slow);
+  c->monitor.series.comm = comm_hex(c->ident.hash);
+  c->monitor.series.rank = c->ident.rank;
   comms_.push_back(c);
   pending_ += format_comm(c->ident, c->mask, to_unix_ns(now_ns()));
+  write_prom_locked();  // the file exists from the start (drop counters at 0)
   flush_locked();
 }
 
@@ -154,7 +164,6 @@ void Monitor::remove(CommState* c) {
   for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i) {
     const uint64_t n = c->dropped[i].load();
     dropped += n;
-    if (n) drop_counts_[kDropNames[i]] += n;
   }
   if (dropped > 0)
     emit_diag_locked(
@@ -166,9 +175,10 @@ void Monitor::remove(CommState* c) {
   pending_ += format_summary(*c, to_unix_ns(now_ns()));
   log_summary_locked(c);
   std::erase(comms_, c);
+  retire_series_locked(c);
+  write_prom_locked();  // the communicator's final values
   flush_locked();
   if (comms_.empty() && running_) {
-    write_prom_locked();
     stop_ = true;
     running_ = false;
     cv_.notify_all();
@@ -198,7 +208,7 @@ void Monitor::tick_locked(bool force_all) {
     scan_locked(c, now, force_all);
     drain_net_errors_locked(c);
   }
-  if (!cfg_.prom_path.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  if (!prom_path_.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
   flush_locked();
 }
 
@@ -306,9 +316,11 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
   else
     ++c->monitor.colls_written;
   if (!complete) ++c->monitor.incomplete;
+  PromCommSeries& series = c->monitor.series;
+  if (series.rank < 0) series.rank = r.rank;  // ABI v1..v3: the rank comes with the descriptors
+  ++series.records[r.op];
   if (r.busbw_gbs && r.time_us) {
-    c->monitor.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
-    prom_stats_[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
+    series.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
     if (!r.is_p2p)
       if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto))
         emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr, r.rank);
@@ -349,7 +361,7 @@ void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string
   ctx.waiting = waiting;
   pending_ += format_diag(f, ctx);
   ++c->monitor.diagnoses;
-  ++diag_counts_[std::string(f.id())];
+  ++c->monitor.series.diagnoses[std::string(f.id())];
   RS_WARN("railscope profiler: comm {} rank {}: {}", comm_hex(c->ident.hash), rank, diag::one_line(f));
 }
 
@@ -360,27 +372,52 @@ void Monitor::log_summary_locked(const CommState* c) {
           "profile {}",
           comm_hex(c->ident.hash), c->ident.rank, c->ident.nranks, m.colls_written, m.p2ps_written,
           m.incomplete, m.diagnoses, path_);
-  if (m.stats.empty()) return;
+  if (m.series.stats.empty()) return;
   RS_INFO(NCCL_INIT | NCCL_PROFILE, "railscope profiler: {:<14} {:>10} {:>7} {:>11} {:>11} {:>11} {:>11}",
           "op", "size>=", "count", "time us", "busbw p50", "busbw min", "busbw max");
-  for (const auto& [key, s] : m.stats)
+  for (const auto& [key, s] : m.series.stats)
     RS_INFO(NCCL_INIT | NCCL_PROFILE,
             "railscope profiler: {:<14} {:>10} {:>7} {:>11.1f} {:>11.2f} {:>11.2f} {:>11.2f}",
             op_name(key.first), uint64_t{1} << key.second, s.count,
             s.time_sum_us / static_cast<double>(s.count), s.busbw_quantile(0.5), s.busbw_min, s.busbw_max);
 }
 
+// The drop counters live in the communicator's atomics; the series copies them when written.
+void Monitor::refresh_drops_locked(CommState* c) {
+  for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i)
+    c->monitor.series.drops[kDropNames[i]] = c->dropped[i].load(std::memory_order_relaxed);
+}
+
+void Monitor::retire_series_locked(CommState* c) {
+  if (prom_path_.empty()) return;
+  refresh_drops_locked(c);
+  retired_.push_back(c->monitor.series);
+  while (retired_.size() > kMaxRetiredComms) retired_.pop_front();
+}
+
 void Monitor::write_prom_locked() {
   last_prom_ns_ = now_ns();
-  if (cfg_.prom_path.empty()) return;
-  std::map<std::string, uint64_t> drops = drop_counts_;
-  for (const CommState* c : comms_)
-    for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i)
-      drops[kDropNames[i]] += c->dropped[i].load();
-  if (!write_text_file_atomically(cfg_.prom_path, format_prometheus(prom_stats_, diag_counts_, drops)))
-    RS_WARN("{}", diag::one_line(
-                      diag::make("profile.write_failed",
-                                 fmt::format("cannot write {}: {}", cfg_.prom_path, std::strerror(errno)))));
+  if (prom_path_.empty()) return;
+  std::vector<const PromCommSeries*> series;
+  for (const PromCommSeries& s : retired_) series.push_back(&s);
+  for (CommState* c : comms_) {
+    refresh_drops_locked(c);
+    series.push_back(&c->monitor.series);
+  }
+  PromProcess p;
+  p.host = hostname();
+  p.pid = getpid();
+  p.unix_seconds = static_cast<double>(to_unix_ns(last_prom_ns_)) / 1e9;
+  if (write_text_file_atomically(prom_path_, format_prometheus(p, series))) {
+    prom_failed_ = false;
+  } else if (!prom_failed_) {  // once until a write succeeds again
+    prom_failed_ = true;
+    RS_WARN("{}", diag::one_line(diag::make(
+                      "profile.write_failed",
+                      fmt::format("cannot write the Prometheus textfile {} (RAILSCOPE_PROFILE_PROM names a "
+                                  "folder): {}",
+                                  prom_path_, std::strerror(errno)))));
+  }
 }
 
 void Monitor::flush_locked() {

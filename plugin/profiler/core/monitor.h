@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -17,12 +18,13 @@
 #include "plugin/profiler/core/comm_state.h"
 #include "plugin/profiler/core/jsonl_format.h"
 #include "plugin/profiler/core/node_ceiling.h"
+#include "plugin/profiler/core/prom.h"
 
 namespace railscope::profiler {
 
 struct MonitorConfig {
   std::string dir;
-  std::string prom_path;
+  std::string prom_dir;  // RAILSCOPE_PROFILE_PROM: folder of the per-process textfiles
   std::string tag;
   uint64_t hang_ns = 300ull * 1000000000ull;
   SlowConfig slow;
@@ -57,6 +59,8 @@ class Monitor {
                         const std::vector<WaitingOp>* waiting, int rank = -1);
   void log_summary_locked(const CommState* c);
   void write_prom_locked();
+  void refresh_drops_locked(CommState* c);
+  void retire_series_locked(CommState* c);
   void flush_locked();
 
   mutable std::mutex mu_;
@@ -70,9 +74,11 @@ class Monitor {
   std::FILE* file_ = nullptr;
   bool file_failed_ = false;
   std::string pending_;
-  StatsTable prom_stats_;
-  std::map<std::string, uint64_t> diag_counts_;
-  std::map<std::string, uint64_t> drop_counts_;
+  std::string prom_path_;  // this process's textfile ("" when RAILSCOPE_PROFILE_PROM is unset)
+  bool prom_failed_ = false;
+  // Series of finalized communicators, kept (the newest kMaxRetiredComms) so their last values stay in
+  // the textfile.
+  std::deque<PromCommSeries> retired_;
   uint64_t last_prom_ns_ = 0;
 };
 
