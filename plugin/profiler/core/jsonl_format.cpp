@@ -183,4 +183,30 @@ std::string format_summary(const CommState& c, uint64_t unix_ns) {
       c.monitor.incomplete, dropped, c.pxn_proxy_ops.load(), unix_ns);
 }
 
+std::string format_fabric(const FabricWindow& w) {
+  constexpr size_t kMaxCountersPerPort = 64;  // keeps a line bounded whatever the provider publishes
+  std::string out = fmt::format("{{\"type\":\"fabric\",\"start_unix_ns\":{},\"end_unix_ns\":{},\"ports\":[",
+                                w.start_unix_ns, w.end_unix_ns);
+  for (size_t i = 0; i < w.ports.size(); ++i) {
+    const PortWindow& p = w.ports[i];
+    out += fmt::format(
+        "{}{{\"port\":\"{}\",\"state\":\"{}\",\"link_layer\":\"{}\",\"speed_gbit\":{}", i ? "," : "",
+        json_escape(p.name()), json_escape(p.state), json_escape(p.link_layer),
+        p.speed_mbps > 0 ? fmt::format("{:g}", static_cast<double>(p.speed_mbps) / 1000.0) : "null");
+    for (size_t k = 0; k < kNumCounterCategories; ++k)
+      out +=
+          fmt::format(",\"{}\":{}", node::to_string(static_cast<node::CounterCategory>(k)), p.by_category[k]);
+    out += fmt::format(",\"reset\":{},\"counters\":{{", p.reset ? "true" : "false");
+    size_t shown = 0;
+    for (const node::CounterDelta& d : p.deltas) {
+      if (d.delta == 0) continue;
+      if (shown == kMaxCountersPerPort) break;
+      out += fmt::format("{}\"{}\":{}", shown++ ? "," : "", json_escape(d.name), d.delta);
+    }
+    out += "}}";
+  }
+  out += "]}\n";
+  return out;
+}
+
 }  // namespace railscope::profiler

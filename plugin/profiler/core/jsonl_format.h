@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plugin/profiler/core/comm_state.h"
+#include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/record.h"
 #include "plugin/profiler/core/wait_state.h"
 #include "railscope/core/diagnosis.h"
@@ -55,5 +56,7 @@ std::string format_record(const CommIdentity& c, const CollRecord& r);
 std::string format_diag(const diag::Finding& f, const DiagContext& ctx);
 std::string format_qp(const CommIdentity& c, const QpStats& q);
 std::string format_summary(const CommState& c, uint64_t unix_ns);
+// One `fabric` record: the node's sampled ports over one reporting window.
+std::string format_fabric(const FabricWindow& w);
 
 }  // namespace railscope::profiler

@@ -50,6 +50,7 @@ MonitorConfig read_monitor_config() {
   c.prom_dir = params::get_string("RAILSCOPE_PROFILE_PROM");
   c.tag = params::get_string("RAILSCOPE_PROFILE_TAG");
   c.hang_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_HANG_SECONDS")) * 1000000000ull;
+  c.fabric_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_PROFILE_FABRIC_SECONDS")) * 1000000000ull;
   c.slow.rails = static_cast<int>(params::get_int("RAILSCOPE_EXPECTED_RAILS"));
   c.slow.fraction = static_cast<double>(params::get_int("RAILSCOPE_SLOW_PERCENT")) / 100.0;
   c.slow.consecutive = static_cast<int>(params::get_int("RAILSCOPE_SLOW_COUNT"));
@@ -131,6 +132,7 @@ void Monitor::add(CommState* c) {
       std::filesystem::create_directories(cfg_.prom_dir, ec);
       prom_path_ = prom_file_path(cfg_.prom_dir, hostname(), getpid());
     }
+    start_fabric_locked();
     stop_ = false;
     running_ = true;
     last_prom_ns_ = now_ns();
@@ -146,6 +148,7 @@ void Monitor::add(CommState* c) {
         slow.expected_gbs, slow.rails, cfg_.node_ceiling->ports);
   }
   c->monitor.slow = SlowDetector(slow);
+  if (c->ident.nnodes > 1) report_rails_locked(c);
   c->monitor.series.comm = comm_hex(c->ident.hash);
   c->monitor.series.rank = c->ident.rank;
   comms_.push_back(c);
@@ -179,6 +182,8 @@ void Monitor::remove(CommState* c) {
   write_prom_locked();  // the communicator's final values
   flush_locked();
   if (comms_.empty() && running_) {
+    if (fabric_.active()) fabric_window_locked();  // the last (partial) window
+    flush_locked();
     stop_ = true;
     running_ = false;
     cv_.notify_all();
@@ -209,6 +214,7 @@ void Monitor::tick_locked(bool force_all) {
     drain_net_errors_locked(c);
   }
   if (!prom_path_.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  if (fabric_.active() && now - last_fabric_ns_ >= cfg_.fabric_ns) fabric_window_locked();
   flush_locked();
 }
 
@@ -322,8 +328,10 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
   if (r.busbw_gbs && r.time_us) {
     series.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
     if (!r.is_p2p)
-      if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto))
+      if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto)) {
+        add_fabric_context_locked(&*f);
         emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr, r.rank);
+      }
   }
 }
 
@@ -418,6 +426,41 @@ void Monitor::write_prom_locked() {
                                   "folder): {}",
                                   prom_path_, std::strerror(errno)))));
   }
+}
+
+// Sampling the node's ports (issue #15) happens here, on the monitor thread: a few dozen sysfs reads per
+// port and window, never on NCCL's threads.
+void Monitor::start_fabric_locked() {
+  rails_reported_ = false;
+  fabric_ = FabricSampler();
+  if (cfg_.fabric_ns == 0) return;
+  const std::string root = node::Sysfs::default_root();
+  fabric_.start(node::discover_sysfs(root), node::parse_hca_filter(params::get_string("NCCL_IB_HCA")), root,
+                to_unix_ns(now_ns()));
+  last_fabric_ns_ = now_ns();
+}
+
+void Monitor::fabric_window_locked() {
+  last_fabric_ns_ = now_ns();
+  pending_ += format_fabric(fabric_.next_window(to_unix_ns(last_fabric_ns_)));
+}
+
+// A rail already down, or slower than its siblings, when the job starts: named once, on the first
+// communicator that spans nodes (only those use the rails).
+void Monitor::report_rails_locked(CommState* c) {
+  if (rails_reported_) return;
+  rails_reported_ = true;
+  for (const RailProblem& p : fabric_.problems_at_start())
+    emit_diag_locked(c, diag::make(p.id, p.detail), {}, 0, nullptr);
+}
+
+// A slow-collective finding says what the fabric showed meanwhile: errors, loss, pause, congestion or
+// discards on a port, a port no longer ACTIVE, or a rail that was down or degraded from the start.
+void Monitor::add_fabric_context_locked(diag::Finding* f) {
+  if (!fabric_.active() && fabric_.problems_at_start().empty()) return;
+  std::string seen = fabric_.active() ? fabric_trouble(fabric_.recent(to_unix_ns(now_ns()))) : std::string();
+  for (const RailProblem& p : fabric_.problems_at_start()) seen += (seen.empty() ? "" : "; ") + p.detail;
+  if (!seen.empty()) f->detail += "; meanwhile the fabric shows: " + seen;
 }
 
 void Monitor::flush_locked() {

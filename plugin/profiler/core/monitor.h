@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "plugin/profiler/core/comm_state.h"
+#include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/jsonl_format.h"
 #include "plugin/profiler/core/node_ceiling.h"
 #include "plugin/profiler/core/prom.h"
@@ -27,6 +28,7 @@ struct MonitorConfig {
   std::string prom_dir;  // RAILSCOPE_PROFILE_PROM: folder of the per-process textfiles
   std::string tag;
   uint64_t hang_ns = 300ull * 1000000000ull;
+  uint64_t fabric_ns = 10ull * 1000000000ull;  // RAILSCOPE_PROFILE_FABRIC_SECONDS; 0 = no sampling
   SlowConfig slow;
   // From the node's RDMA ports, when RAILSCOPE_EXPECTED_BUSBW is not set (multi-node comms only).
   std::optional<NodeCeiling> node_ceiling;
@@ -62,6 +64,10 @@ class Monitor {
   void refresh_drops_locked(CommState* c);
   void retire_series_locked(CommState* c);
   void flush_locked();
+  void start_fabric_locked();
+  void fabric_window_locked();
+  void report_rails_locked(CommState* c);
+  void add_fabric_context_locked(diag::Finding* f);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -80,6 +86,9 @@ class Monitor {
   // the textfile.
   std::deque<PromCommSeries> retired_;
   uint64_t last_prom_ns_ = 0;
+  FabricSampler fabric_;
+  uint64_t last_fabric_ns_ = 0;
+  bool rails_reported_ = false;  // the rails down/degraded at start: named once per session
 };
 
 }  // namespace railscope::profiler
