@@ -74,6 +74,17 @@ void stream(ProfilerDriver& drv, double busbw_gbs, int n, uint64_t& seq) {
   }
 }
 
+// Waits (up to 10 s: a loaded machine) until the monitor has written its first periodic fabric record.
+bool wait_for_fabric_record(const std::string& dir) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const std::string& line : read_profile_lines(dir))
+      if (line.find("\"type\":\"fabric\"") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 std::vector<nlohmann::json> diags(const std::vector<nlohmann::json>& all) { return of_type(all, "diag"); }
 
 TEST_F(FabricFromSysfs, RailDownOrSlowerThanItsSiblingsAtStartIsNamed) {
@@ -138,7 +149,7 @@ TEST_F(FabricFromSysfs, WindowsCarryTheDeltasAndASlowCollectiveNamesTheLossItCoi
   stream(drv, 90.0, 1, seq);  // healthy: the streak ends
   // A healthy window passes (zero deltas), then the fabric starts losing packets and marking ECN on
   // mlx5_1 while data moves.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(wait_for_fabric_record(dir)) << "no fabric record after a 1 s window";
   counters("mlx5_1", 400, 50, 91000);
   stream(drv, 40.0, 2, seq);
   ASSERT_EQ(drv.finalize(), ncclSuccess);

@@ -131,5 +131,28 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
   }
 }
 
+// A RAILSCOPE_PROFILE_PROM left pointing at a file (the old meaning) is named once, and NCCL carries on.
+TEST(PrometheusTextfile, AFileWhereAFolderIsDueIsNamedOnceAndNcclCarriesOn) {
+  const std::string dir = fresh_profile_dir("promfile");
+  const std::string file = dir + "/metrics.prom";
+  std::ofstream(file) << "# old single file\n";
+  setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
+  drv.run_coll({}, 1000);
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  size_t warnings = 0;
+  for (const auto& l : CapturedLog::lines())
+    if (l.text.find("[profile.write_failed] cannot write the Prometheus textfile " + file + "/railscope-") !=
+        std::string::npos)
+      ++warnings;
+  EXPECT_EQ(warnings, 1u) << "once, naming the path; RAILSCOPE_PROFILE_PROM names a folder";
+  EXPECT_TRUE(CapturedLog::contains("(RAILSCOPE_PROFILE_PROM names a folder)"));
+  EXPECT_EQ(of_type(parse_profile(dir), "coll").size(), 1u) << "the profile itself is written";
+}
+
 }  // namespace
 }  // namespace railscope::abi_test
