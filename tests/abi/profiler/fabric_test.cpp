@@ -134,6 +134,22 @@ TEST_F(FabricFromSysfs, RailDownOrSlowerThanItsSiblingsAtStartIsNamed) {
   EXPECT_EQ(of_type(all, "fabric").back().at("ports").size(), 2u);
 }
 
+TEST_F(FabricFromSysfs, ZeroSecondsTurnsSamplingOff) {
+  port("mlx5_0", "4: ACTIVE\n", "5: LinkUp\n", "200 Gb/sec (4X HDR)\n");
+  port("mlx5_1", "1: DOWN\n", "2: Polling\n", "10 Gb/sec (4X SDR)\n");
+  setenv("RAILSCOPE_PROFILE_FABRIC_SECONDS", "0", 1);
+  const std::string dir = fresh_profile_dir("fabric-off");
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0xfab, 0, 2, 2), ncclSuccess);
+  drv.run_coll({}, 1000);
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  const auto all = parse_profile(dir);
+  EXPECT_TRUE(of_type(all, "fabric").empty());
+  EXPECT_TRUE(diags(all).empty());
+  EXPECT_EQ(of_type(all, "coll").size(), 1u);
+}
+
 TEST_F(FabricFromSysfs, WindowsCarryTheDeltasAndASlowCollectiveNamesTheLossItCoincidesWith) {
   port("mlx5_0", "4: ACTIVE\n", "5: LinkUp\n", "200 Gb/sec (4X HDR)\n");
   port("mlx5_1", "4: ACTIVE\n", "5: LinkUp\n", "200 Gb/sec (4X HDR)\n");
