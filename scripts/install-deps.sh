@@ -10,6 +10,7 @@ BUILD_PKGS=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   valgrind python3
   chromium  # headless check of `railscope report --html` pages (tests/abi/profiler)
+  prometheus  # promtool: `promtool check metrics` on the profiler's textfiles (tests/abi/profiler)
   # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev, only
   # recommended by clang-14's libclang-common-14-dev, so not installed without it)
   clang libclang-rt-14-dev

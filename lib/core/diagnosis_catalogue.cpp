@@ -272,6 +272,18 @@ constexpr Entry kEntries[] = {
     {"profile.write_failed", S::Warning, "Profile cannot be written",
      "the profile directory or Prometheus textfile is not writable (permissions, full disk)",
      "Point RAILSCOPE_PROFILE_DIR / RAILSCOPE_PROFILE_PROM at a writable location"},
+
+    // --- profiler: the node's rails as the job starts (issue #15; plugin/profiler/core/fabric_sampler.cpp)
+    {"fabric.rail_down", S::Warning, "An RDMA rail is down when the job starts",
+     "a port of the node (one NCCL_IB_HCA selects, or one like the active ports) is not ACTIVE: NCCL runs "
+     "on the remaining rails, so inter-node bandwidth falls by that port's share",
+     "Check the port's cable, optics and switch port (`ibstat`, `ip link`, `railscope doctor`); if the port "
+     "is not meant to carry NCCL traffic, leave it out with NCCL_IB_HCA"},
+    {"fabric.rail_degraded", S::Warning, "An RDMA rail runs slower than its siblings",
+     "an active port trained at a lower speed or width than the fastest port of the same link layer on this "
+     "node (a bad cable or optic, a port fallen back to fewer lanes, a mismatched switch port)",
+     "Reseat or replace the cable/optic and check the switch port's speed settings; compare `ibstat` or "
+     "`ethtool <netdev>` with the sibling ports"},
 };
 
 }  // namespace

@@ -110,7 +110,10 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_PROFILE_DIR", T::Path, "./railscope-profile", 0, 0, "profiler",
      "Directory of the per-process JSONL profile (<host>-<pid>.jsonl); created if missing"},
     {"RAILSCOPE_PROFILE_PROM", T::Path, "", 0, 0, "profiler",
-     "Prometheus textfile to write busbw/latency histograms and fault counters to (unset: none)"},
+     "Folder for node_exporter's textfile collector: one railscope-<host>-<pid>.prom per process (unset: "
+     "none)"},
+    {"RAILSCOPE_PROFILE_FABRIC_SECONDS", T::Int, "10", 0, 3600, "profiler",
+     "Reporting window of the fabric records: the node's RDMA port counter deltas (0 = no sampling)"},
     {"RAILSCOPE_PROFILE_TAG", T::String, "", 0, 0, "profiler",
      "Free label written in the profile header (e.g. the transport of an A/B run)"},
     {"RAILSCOPE_PROFILE_MASK", T::Int, "222", 0, 32767, "profiler",

@@ -19,14 +19,18 @@ double percentile(std::vector<double> v, double p) {
 
 std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
   struct Acc {
-    std::vector<double> time, busbw;
+    std::vector<double> time, busbw, algbw;
     std::map<int, std::vector<double>> per_rank, per_rank_time;
   };
-  std::map<std::tuple<std::string, int, uint64_t>, Acc> acc;
+  std::map<std::tuple<std::string, int, uint64_t, std::string, std::string>, Acc> acc;
+  std::map<std::tuple<std::string, int, uint64_t, std::string, std::string>, uint64_t> counts;
   for (const CollRow& c : colls) {
     if (!c.complete || !c.time_us) continue;
-    Acc& a = acc[{c.op, c.nranks, c.bytes}];
+    const auto key = std::make_tuple(c.op, c.nranks, c.bytes, c.dtype, c.redop);
+    Acc& a = acc[key];
+    counts[key] = c.count;
     a.time.push_back(*c.time_us);
+    a.algbw.push_back(c.algbw_gbs.value_or(0.0));
     const double bw = c.busbw_gbs.value_or(c.algbw_gbs.value_or(0.0));
     a.busbw.push_back(bw);
     a.per_rank[c.rank].push_back(bw);
@@ -38,12 +42,16 @@ std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
     r.op = std::get<0>(key);
     r.nranks = std::get<1>(key);
     r.bytes = std::get<2>(key);
+    r.dtype = std::get<3>(key);
+    r.redop = std::get<4>(key);
+    r.count = counts[key];
     r.records = a.time.size();
     r.ranks = a.per_rank.size();
     r.time_p50_us = percentile(a.time, 50);
     r.time_p99_us = percentile(a.time, 99);
     r.busbw_p50 = percentile(a.busbw, 50);
-    r.busbw_p99 = percentile(a.busbw, 1);
+    r.busbw_p1 = percentile(a.busbw, 1);
+    r.algbw_p50 = percentile(a.algbw, 50);
     bool first = true;
     for (auto& [rank, v] : a.per_rank) {
       const double med = percentile(v, 50);
@@ -178,6 +186,59 @@ void wait_matrix(const std::vector<CollRow>& colls, Report& out) {
 
 }  // namespace
 
+std::string set_label(const ProfileSet& set, const std::string& fallback) {
+  auto joined = [](const std::vector<std::string>& v) {
+    std::set<std::string> unique(v.begin(), v.end());
+    std::string out;
+    for (const std::string& x : unique) out += (out.empty() ? "" : "+") + x;
+    return out;
+  };
+  if (!set.tags.empty()) return joined(set.tags);
+  // NCCL_NET picks the transport by name: railscope's own, or one of NCCL's built-in ones (IB, Socket).
+  if (!set.nets.empty()) {
+    std::vector<std::string> names;
+    for (const std::string& n : set.nets) names.push_back(n == "railscope" ? n : "built-in " + n);
+    return joined(names);
+  }
+  for (const std::string& p : set.net_plugins)
+    if (p.find("railscope") != std::string::npos) return "railscope";
+  if (!set.paths.empty()) {
+    std::string p = set.paths.front();
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    const size_t slash = p.rfind('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+  }
+  return fallback;
+}
+
+namespace {
+
+void fabric(const ProfileSet& run, Report& out) {
+  std::map<std::pair<std::string, std::string>, FabricPortRow> ports;
+  for (const FabricRow& f : run.fabric) {
+    FabricPortRow& p = ports[{f.host, f.port}];
+    p.host = f.host;
+    p.port = f.port;
+    ++p.windows;
+    if (f.state != "ACTIVE") ++p.not_active;
+    for (size_t k = 0; k < p.counts.size(); ++k) p.counts[k] += f.counts[k];
+  }
+  for (auto& [key, p] : ports) out.fabric_ports.push_back(p);
+  out.fabric_windows = run.fabric;
+  std::sort(out.fabric_windows.begin(), out.fabric_windows.end(),
+            [](const FabricRow& a, const FabricRow& b) { return a.end_unix_ns < b.end_unix_ns; });
+  // busbw in time, thinned evenly to at most 2000 samples (the time line is a few hundred pixels wide).
+  std::vector<std::pair<uint64_t, double>> all;
+  for (const CollRow& c : run.colls)
+    if (!c.p2p && c.busbw_gbs && c.start_unix_ns != 0) all.emplace_back(c.start_unix_ns, *c.busbw_gbs);
+  std::sort(all.begin(), all.end());
+  constexpr size_t kMax = 2000;
+  const size_t stride = (all.size() + kMax - 1) / kMax;
+  for (size_t i = 0; i < all.size(); i += stride) out.busbw_in_time.push_back(all[i]);
+}
+
+}  // namespace
+
 Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   Report out;
   out.files = run.files.size();
@@ -189,12 +250,16 @@ Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   out.sizes = size_table(run.colls);
   stragglers(run.colls, out);
   wait_matrix(run.colls, out);
+  fabric(run, out);
   out.diags = run.diags;
   std::sort(out.diags.begin(), out.diags.end(),
             [](const DiagRow& a, const DiagRow& b) { return a.unix_ns < b.unix_ns; });
   out.problems = run.problems;
   if (baseline != nullptr) {
     out.has_baseline = true;
+    out.run_label = set_label(run, "run");
+    out.baseline_label = set_label(*baseline, "baseline");
+    if (out.baseline_label == out.run_label) out.baseline_label += " (baseline)";
     out.baseline_sizes = size_table(baseline->colls);
     for (SizeRow& r : out.sizes)
       for (const SizeRow& b : out.baseline_sizes)

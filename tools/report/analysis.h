@@ -3,10 +3,12 @@
 // the rank×peer wait matrix, and the comparison with a baseline run.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/report/profile_reader.h"
@@ -15,12 +17,16 @@ namespace railscope::report {
 
 struct SizeRow {
   std::string op;
-  int nranks = 0;  // 0 = unknown (profiles from ABI v1..v3)
-  uint64_t bytes = 0;
-  size_t records = 0;
+  int nranks = 0;      // 0 = unknown (profiles from ABI v1..v3)
+  uint64_t bytes = 0;  // nccl-tests' size
+  uint64_t count = 0;  // nccl-tests' count: elements per rank, as NCCL reports them
+  std::string dtype;   // "ncclFloat32"; "" when the profile does not say
+  std::string redop;   // "" when the profile does not say (NCCL's profiler API has no reduction op)
+  size_t records = 0;  // samples: one per rank and collective
   size_t ranks = 0;
-  double time_p50_us = 0, time_p99_us = 0;
-  double busbw_p50 = 0, busbw_p99 = 0;      // p99 = the slow tail: 1st percentile of busbw
+  double time_p50_us = 0, time_p99_us = 0;  // time p99: 99 % of samples took at most this
+  double algbw_p50 = 0;
+  double busbw_p50 = 0, busbw_p1 = 0;       // busbw p1 (the slow tail): 99 % of samples reach at least this
   double busbw_min = 0, busbw_max = 0;      // per-rank median busbw: lowest and highest rank
   double time_min_us = 0, time_max_us = 0;  // per-rank median time: fastest and slowest rank
   int rank_min = -1, rank_max = -1;
@@ -48,6 +54,15 @@ struct Heatmap {
   std::vector<std::vector<double>> us;  // [row][column]: mean lateness vs the median rank, µs
 };
 
+// One port of one host over all fabric windows (docs/profile-format.md, `fabric`).
+struct FabricPortRow {
+  std::string host;
+  std::string port;
+  size_t windows = 0;
+  size_t not_active = 0;             // windows that ended with the port not ACTIVE
+  std::array<uint64_t, 7> counts{};  // kFabricCategories
+};
+
 struct Report {
   size_t files = 0;
   size_t hosts = 0;
@@ -65,12 +80,21 @@ struct Report {
   std::vector<std::string> problems;
   bool has_baseline = false;
   std::vector<SizeRow> baseline_sizes;
+  // Names of the two sides of an A/B comparison: the profiles' tag, else the transport NCCL was told to use
+  // ("railscope", "built-in IB"), else the folder given.
+  std::string run_label, baseline_label;
+  // Fabric: per-port totals, the windows themselves (for the time line), and busbw samples in time.
+  std::vector<FabricPortRow> fabric_ports;
+  std::vector<FabricRow> fabric_windows;
+  std::vector<std::pair<uint64_t, double>> busbw_in_time;  // (start_unix_ns, busbw GB/s), at most 2000
 };
 
 // Percentile by nearest rank on a copy; 0 for an empty input.
 double percentile(std::vector<double> v, double p);
 
 std::vector<SizeRow> size_table(const std::vector<CollRow>& colls);
+// What to call a set of profiles on an A/B page (see Report::run_label).
+std::string set_label(const ProfileSet& set, const std::string& fallback);
 Report analyse(const ProfileSet& run, const ProfileSet* baseline);
 
 }  // namespace railscope::report

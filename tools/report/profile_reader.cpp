@@ -85,6 +85,9 @@ CollRow parse_coll(const json& j) {
   r.p2p = string_or(j, "type", "") == "p2p";
   r.peer = int_or<int>(j, "peer", -1);
   r.bytes = int_or<uint64_t>(j, "bytes", 0);
+  r.count = int_or<uint64_t>(j, "count", 0);
+  r.dtype = string_or(j, "dtype", "");
+  r.redop = string_or(j, "redop", "");
   r.time_us = opt_double(j, "time_us", kMaxMicroseconds);
   r.busbw_gbs = opt_double(j, "busbw_gbs", kMaxGbs);
   r.algbw_gbs = opt_double(j, "algbw_gbs", kMaxGbs);
@@ -124,6 +127,24 @@ DiagRow parse_diag(const json& j, const std::string& host) {
   return d;
 }
 
+void parse_fabric(const json& j, const std::string& host, std::vector<FabricRow>& out) {
+  const uint64_t start = int_or<uint64_t>(j, "start_unix_ns", 0), end = int_or<uint64_t>(j, "end_unix_ns", 0);
+  auto it = j.find("ports");
+  if (it == j.end() || !it->is_array()) return;
+  for (const json& p : *it) {
+    if (!p.is_object()) continue;
+    FabricRow row;
+    row.host = host;
+    row.port = string_or(p, "port", "?");
+    row.state = string_or(p, "state", "");
+    row.start_unix_ns = start;
+    row.end_unix_ns = end;
+    for (size_t k = 0; k < row.counts.size(); ++k)
+      row.counts[k] = int_or<uint64_t>(p, kFabricCategories[k], 0);
+    out.push_back(std::move(row));
+  }
+}
+
 uint64_t dropped_events(const json& j) {
   uint64_t sum = 0;
   if (auto it = j.find("dropped"); it != j.end() && it->is_object())
@@ -147,8 +168,12 @@ void read_line(const json& j, const std::string& where, std::string& host, Profi
     host = string_or(j, "hostname", "");
     out.hosts.push_back(host);
     if (auto tag = string_or(j, "tag", ""); !tag.empty()) out.tags.push_back(tag);
+    if (auto net = string_or(j, "net", ""); !net.empty()) out.nets.push_back(net);
+    if (auto plugin = string_or(j, "net_plugin", ""); !plugin.empty()) out.net_plugins.push_back(plugin);
   } else if (type == "coll" || type == "p2p") {
     out.colls.push_back(parse_coll(j));
+  } else if (type == "fabric") {
+    parse_fabric(j, host, out.fabric);
   } else if (type == "diag") {
     out.diags.push_back(parse_diag(j, host));
   } else if (type == "summary") {
@@ -194,6 +219,9 @@ void read_file(const fs::path& path, ProfileSet& out) {
     for (auto& p : one.problems) out.problems.push_back(std::move(p));
     for (auto& h : one.hosts) out.hosts.push_back(std::move(h));
     for (auto& t : one.tags) out.tags.push_back(std::move(t));
+    for (auto& n : one.nets) out.nets.push_back(std::move(n));
+    for (auto& n : one.net_plugins) out.net_plugins.push_back(std::move(n));
+    for (auto& f : one.fabric) out.fabric.push_back(std::move(f));
     for (auto& c : one.colls) out.colls.push_back(std::move(c));
     for (auto& d : one.diags) out.diags.push_back(std::move(d));
     if (__builtin_add_overflow(out.dropped_events, one.dropped_events, &out.dropped_events)) {
@@ -210,6 +238,7 @@ void read_file(const fs::path& path, ProfileSet& out) {
 
 ProfileSet read_profiles(const std::vector<std::string>& paths) {
   ProfileSet out;
+  out.paths = paths;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {

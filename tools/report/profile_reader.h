@@ -5,6 +5,7 @@
 // file lists its first 5 skipped lines, then how many there were in all.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,6 +32,9 @@ struct CollRow {
   bool p2p = false;
   int peer = -1;
   uint64_t bytes = 0;
+  uint64_t count = 0;  // elements, as NCCL reports them (nccl-tests' "count")
+  std::string dtype;   // NCCL's datatype name, e.g. "ncclFloat32"
+  std::string redop;   // reduction op when the profile records one ("" otherwise: see docs/profiler.md)
   std::optional<double> time_us;
   std::optional<double> busbw_gbs;
   std::optional<double> algbw_gbs;
@@ -54,11 +58,27 @@ struct DiagRow {
   std::string host;
 };
 
+// One port over one reporting window of a `fabric` record.
+struct FabricRow {
+  std::string host;
+  std::string port;  // "mlx5_0:1"
+  std::string state;
+  uint64_t start_unix_ns = 0, end_unix_ns = 0;
+  // loss, congestion, pause, link, discard, traffic, other (docs/profile-format.md)
+  std::array<uint64_t, 7> counts{};
+};
+inline constexpr const char* kFabricCategories[7] = {"loss",    "congestion", "pause", "link",
+                                                     "discard", "traffic",    "other"};
+
 struct ProfileSet {
   std::vector<std::string> files;
   std::vector<std::string> hosts;
   std::vector<std::string> tags;
+  std::vector<std::string> nets;         // NCCL_NET of each header, when set
+  std::vector<std::string> net_plugins;  // NCCL_NET_PLUGIN of each header, when set
+  std::vector<std::string> paths;        // as given on the command line
   std::vector<CollRow> colls;
+  std::vector<FabricRow> fabric;
   std::vector<DiagRow> diags;
   uint64_t dropped_events = 0;
   std::vector<std::string>

@@ -18,6 +18,8 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .title{font-size:14px;font-weight:600}.series{fill:none;stroke-width:2}.series.run{stroke:#1f77b4}
 .series.baseline{stroke:#d62728;stroke-dasharray:6 4}.point.run{fill:#1f77b4}.point.baseline{fill:#d62728}
 .legend.run{fill:#1f77b4}.legend.baseline{fill:#d62728}.plots svg{margin:0 16px 16px 0}
+.swatch{stroke-width:2}.swatch.run{stroke:#1f77b4}.swatch.baseline{stroke:#d62728;stroke-dasharray:6 4}
+circle.busbw{fill:#1f77b4}rect.window.trouble{fill:#d62728}rect.window.clean{fill:#2ca02c}
 .sev-error{color:#b00}.sev-warning{color:#a60}
 )";
 
@@ -29,8 +31,59 @@ window.addEventListener('load', function(){
   var drawn=0; document.querySelectorAll('svg.plot path.series').forEach(function(p){ if(p.getTotalLength()>0||p.getAttribute('d').length>2) drawn++; });
   document.body.dataset.plotsDrawn=String(drawn);
   document.body.dataset.heatmapCells=String(document.querySelectorAll('svg.heatmap rect.cell').length);
+  document.body.dataset.fabricWindows=String(document.querySelectorAll('svg.timeline rect.window').length);
+  // Layout as rendered: a title past its picture's edge, a legend over a plot's frame.
+  var clipped=0, over=0;
+  document.querySelectorAll('svg').forEach(function(svg){
+    var w=svg.width.baseVal.value;
+    svg.querySelectorAll('text.title').forEach(function(t){ var b=t.getBBox(); if(b.x<0||b.x+b.width>w+0.5) clipped++; });
+    var f=svg.querySelector('rect.frame'); if(!f) return; var fb=f.getBBox();
+    svg.querySelectorAll('text.legend').forEach(function(t){ var b=t.getBBox();
+      if(b.y<fb.y+fb.height && b.y+b.height>fb.y && b.x<fb.x+fb.width && b.x+b.width>fb.x) over++; });
+  });
+  document.body.dataset.titlesClipped=String(clipped);
+  document.body.dataset.legendsOverPlot=String(over);
 });
 )";
+
+// The fabric section: the time line (busbw over the fabric windows) and the per-port table.
+std::string render_fabric_html(const Report& r) {
+  if (r.fabric_ports.empty()) return {};
+  uint64_t origin = UINT64_MAX;
+  for (const auto& [t, bw] : r.busbw_in_time) origin = std::min(origin, t);
+  for (const FabricRow& f : r.fabric_windows) origin = std::min(origin, f.start_unix_ns);
+  auto seconds = [&](uint64_t t) { return t >= origin ? static_cast<double>(t - origin) / 1e9 : 0.0; };
+  std::vector<std::pair<double, double>> busbw;
+  for (const auto& [t, bw] : r.busbw_in_time) busbw.emplace_back(seconds(t), bw);
+  // One bar per window (its ports together, over every host).
+  std::map<std::pair<uint64_t, uint64_t>, TimelineWindow> windows;
+  for (const FabricRow& f : r.fabric_windows) {
+    TimelineWindow& w = windows[{f.start_unix_ns, f.end_unix_ns}];
+    w.t0_s = seconds(f.start_unix_ns);
+    w.t1_s = seconds(f.end_unix_ns);
+    uint64_t trouble = f.state == "ACTIVE" ? 0 : 1;
+    for (size_t k = 0; k < 5; ++k) trouble += f.counts[k];  // loss … discard; not traffic or other
+    w.trouble += trouble;
+    if (trouble > 0 || w.label.empty())
+      w.label += fmt::format("{}{} {} {}: loss {}, congestion {}, pause {}, link {}, discard {}",
+                             w.label.empty() ? "" : "\n", f.host, f.port, f.state, f.counts[0], f.counts[1],
+                             f.counts[2], f.counts[3], f.counts[4]);
+  }
+  std::vector<TimelineWindow> bars;
+  for (auto& [key, w] : windows) bars.push_back(std::move(w));
+  std::string h = "<h2>Fabric</h2>";
+  h += svg_fabric_timeline(busbw, bars);
+  h += "<table class=\"fabric\"><tr><th class=\"l\">host</th><th class=\"l\">port</th><th>windows</th>"
+       "<th>not ACTIVE</th><th>loss</th><th>congestion</th><th>pause</th><th>link</th><th>discard</th>"
+       "<th>traffic</th></tr>";
+  for (const FabricPortRow& p : r.fabric_ports)
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        xml_escape(p.host), xml_escape(p.port), p.windows, p.not_active, p.counts[0], p.counts[1],
+        p.counts[2], p.counts[3], p.counts[4], p.counts[5]);
+  return h + "</table>";
+}
 
 }  // namespace
 
@@ -41,7 +94,9 @@ std::string render_html(const Report& r) {
   h += "<h1>railscope report</h1>";
   h += fmt::format("<p>{} files from {} hosts, {} records ({} incomplete), {} events dropped{}.</p>", r.files,
                    r.hosts, r.records, r.incomplete, r.dropped_events,
-                   r.has_baseline ? "; dashed red lines: baseline run" : "");
+                   r.has_baseline ? fmt::format("; solid blue: {}, dashed red: {}", xml_escape(r.run_label),
+                                                xml_escape(r.baseline_label))
+                                  : std::string());
   for (const std::string& p : r.problems)
     h += fmt::format("<p class=\"sev-warning\">warning: {}</p>", xml_escape(p));
 
@@ -52,40 +107,55 @@ std::string render_html(const Report& r) {
   };
   for (const SizeRow& s : r.sizes) {
     Series& se = run[plot_key(s)];
-    se.name = "this run (p50)";
+    se.name = r.has_baseline ? r.run_label + " (busbw p50)" : "busbw p50";
     se.css_class = "run";
     se.points.emplace_back(static_cast<double>(s.bytes), s.busbw_p50);
   }
   for (const SizeRow& s : r.baseline_sizes) {
     Series& se = base[plot_key(s)];
-    se.name = "baseline (p50)";
+    se.name = r.baseline_label + " (busbw p50)";
     se.css_class = "baseline";
     se.points.emplace_back(static_cast<double>(s.bytes), s.busbw_p50);
   }
   std::set<std::string> ops;
   for (const auto& [op, s] : run) ops.insert(op);
   for (const auto& [op, s] : base) ops.insert(op);
-  h += "<h2>Bus bandwidth vs message size</h2><div class=\"plots\">";
-  for (const std::string& op : ops) {
-    std::vector<Series> series;
-    if (run.count(op)) series.push_back(run[op]);
-    if (base.count(op)) series.push_back(base[op]);
-    h += svg_loglog_plot(op, series);
+  if (!ops.empty()) {
+    h += "<h2>Bus bandwidth vs message size</h2><div class=\"plots\">";
+    for (const std::string& op : ops) {
+      std::vector<Series> series;
+      if (run.count(op)) series.push_back(run[op]);
+      if (base.count(op)) series.push_back(base[op]);
+      h += svg_loglog_plot(op, series);
+    }
+    h += "</div>";
   }
-  h += "</div>";
 
-  h += "<h2>Per (op, size)</h2><table><tr><th class=\"l\">op</th><th>n</th><th>size</th><th>count</th>"
-       "<th>ranks</th><th>time p50 µs</th><th>time p99 µs</th><th>time min–max µs (rank medians)</th>"
-       "<th>busbw p50</th><th>busbw p99</th><th>busbw min (rank)</th><th>busbw max (rank)</th>";
-  if (r.has_baseline) h += "<th>baseline p50</th><th>ratio</th>";
-  h += "</tr>";
+  if (!r.sizes.empty()) {
+    h +=
+        "<h2>Per (op, size), in nccl-tests' terms</h2><p>size in bytes; count = elements per rank; time in "
+        "µs, "
+        "bandwidths in GB/s (10<sup>9</sup> B/s); p50 = median; time p99: 99 % of samples took at most this; "
+        "busbw p1: 99 % of samples reached at least this (the slow tail); redop “-”: NCCL's profiler events "
+        "do not carry it.</p><table><tr><th class=\"l\">op</th><th>n</th><th>size</th><th>count</th>"
+        "<th class=\"l\">type</th><th class=\"l\">redop</th><th>samples</th><th>ranks</th><th>time p50</th>"
+        "<th>time p99</th><th>time min–max (rank medians)</th><th>algbw p50</th><th>busbw p50</th>"
+        "<th>busbw p1</th><th>busbw min (rank)</th><th>busbw max (rank)</th>";
+    if (r.has_baseline)
+      h += fmt::format("<th>{} busbw p50</th><th>ratio {} / {}</th>", xml_escape(r.baseline_label),
+                       xml_escape(r.run_label), xml_escape(r.baseline_label));
+    h += "</tr>";
+  }
   for (const SizeRow& s : r.sizes) {
-    h += fmt::format("<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                     xml_escape(s.op), s.nranks, human_bytes(s.bytes), s.records, s.ranks);
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td "
+        "class=\"l\">{}</td><td>{}</td><td>{}</td>",
+        xml_escape(s.op), s.nranks, s.bytes, s.count, xml_escape(s.dtype.empty() ? "-" : s.dtype),
+        xml_escape(s.redop.empty() ? "-" : s.redop), s.records, s.ranks);
     h += fmt::format("<td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}–{:.1f}</td>", s.time_p50_us, s.time_p99_us,
                      s.time_min_us, s.time_max_us);
-    h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>", s.busbw_p50,
-                     s.busbw_p99, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
+    h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>",
+                     s.algbw_p50, s.busbw_p50, s.busbw_p1, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
     if (r.has_baseline) {
       if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
         h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td>", *s.baseline_busbw_p50,
@@ -95,16 +165,18 @@ std::string render_html(const Report& r) {
     }
     h += "</tr>";
   }
-  h += "</table>";
+  if (!r.sizes.empty()) h += "</table>";
 
-  h += "<h2>Stragglers</h2>";
-  if (!r.straggler_summary.empty()) h += fmt::format("<p><b>{}</b></p>", xml_escape(r.straggler_summary));
-  h += "<table><tr><th>rank</th><th>times last</th><th>of ops</th><th>mean late µs</th><th>max late "
-       "µs</th></tr>";
-  for (const StragglerRow& s : r.stragglers)
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td></tr>", s.rank,
-                     s.times_last, s.ops, s.mean_late_us, s.max_late_us);
-  h += "</table>";
+  if (!r.stragglers.empty()) {
+    h += "<h2>Stragglers</h2>";
+    if (!r.straggler_summary.empty()) h += fmt::format("<p><b>{}</b></p>", xml_escape(r.straggler_summary));
+    h += "<table><tr><th>rank</th><th>times last</th><th>of ops</th><th>mean late µs</th><th>max late "
+         "µs</th></tr>";
+    for (const StragglerRow& s : r.stragglers)
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td></tr>", s.rank,
+                       s.times_last, s.ops, s.mean_late_us, s.max_late_us);
+    h += "</table>";
+  }
   if (r.heatmap.columns > 0) {
     std::vector<std::string> rows, cols;
     for (int rank : r.heatmap.ranks) rows.push_back(fmt::format("rank {}", rank));
@@ -113,9 +185,9 @@ std::string render_html(const Report& r) {
                      "µs");
   }
 
-  h += "<h2>Rank × peer wait matrix</h2>";
-  if (!r.wait_summary.empty()) h += fmt::format("<p><b>{}</b></p>", xml_escape(r.wait_summary));
   if (!r.waits.empty()) {
+    h += "<h2>Rank × peer wait matrix</h2>";
+    if (!r.wait_summary.empty()) h += fmt::format("<p><b>{}</b></p>", xml_escape(r.wait_summary));
     // At most 64 rows and columns: the ranks and peers with the most waiting (all of them in --json).
     std::map<int, double> by_rank, by_peer;
     for (const WaitCell& w : r.waits) by_rank[w.rank] += w.peer_wait_us, by_peer[w.peer] += w.peer_wait_us;
@@ -138,10 +210,12 @@ std::string render_html(const Report& r) {
     h += svg_heatmap("Time waiting on each peer (columns: peer rank)", rows, cols, v, "ms");
   }
 
-  h += fmt::format(
-      "<h2>Diagnoses ({})</h2><table><tr><th class=\"l\">id</th><th class=\"l\">severity</th><th>rank</th>"
-      "<th class=\"l\">op / seq</th><th class=\"l\">detail</th><th class=\"l\">fix</th></tr>",
-      r.diags.size());
+  h += render_fabric_html(r);
+  if (!r.diags.empty())
+    h += fmt::format(
+        "<h2>Diagnoses ({})</h2><table><tr><th class=\"l\">id</th><th class=\"l\">severity</th><th>rank</th>"
+        "<th class=\"l\">op / seq</th><th class=\"l\">detail</th><th class=\"l\">fix</th></tr>",
+        r.diags.size());
   for (const DiagRow& d : r.diags)
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td class=\"l sev-{}\">{}</td><td>{}</td><td class=\"l\">{}</td><td "
@@ -149,7 +223,7 @@ std::string render_html(const Report& r) {
         xml_escape(d.id), xml_escape(d.severity), xml_escape(d.severity), d.rank,
         d.op.empty() ? std::string() : fmt::format("{} / {}", xml_escape(d.op), d.seq.value_or(0)),
         xml_escape(d.detail), xml_escape(d.fix));
-  h += "</table>";
+  if (!r.diags.empty()) h += "</table>";
   h += fmt::format("<script>{}</script></body></html>\n", kCheckScript);
   return h;
 }

@@ -21,6 +21,9 @@ std::string render_json(const Report& r) {
     json row = {{"op", s.op},
                 {"nranks", s.nranks},
                 {"bytes", s.bytes},
+                {"count", s.count},
+                {"dtype", s.dtype},
+                {"redop", s.redop},
                 {"records", s.records},
                 {"ranks", s.ranks},
                 {"time_p50_us", s.time_p50_us},
@@ -28,7 +31,8 @@ std::string render_json(const Report& r) {
                 {"time_min_us", s.time_min_us},
                 {"time_max_us", s.time_max_us},
                 {"busbw_p50_gbs", s.busbw_p50},
-                {"busbw_p99_gbs", s.busbw_p99},
+                {"algbw_p50_gbs", s.algbw_p50},
+                {"busbw_p1_gbs", s.busbw_p1},
                 {"busbw_min_gbs", s.busbw_min},
                 {"busbw_min_rank", s.rank_min},
                 {"busbw_max_gbs", s.busbw_max},
@@ -61,12 +65,21 @@ std::string render_json(const Report& r) {
     diags.push_back(dj);
   }
   j["diagnoses"] = diags;
+  json ports = json::array();
+  for (const FabricPortRow& p : r.fabric_ports) {
+    json pj = {{"host", p.host}, {"port", p.port}, {"windows", p.windows}, {"not_active", p.not_active}};
+    for (size_t k = 0; k < p.counts.size(); ++k) pj[kFabricCategories[k]] = p.counts[k];
+    ports.push_back(pj);
+  }
+  j["fabric_ports"] = ports;
   if (r.has_baseline) {
     json b = json::array();
     for (const SizeRow& s : r.baseline_sizes)
       b.push_back(
           {{"op", s.op}, {"bytes", s.bytes}, {"busbw_p50_gbs", s.busbw_p50}, {"time_p50_us", s.time_p50_us}});
     j["baseline_sizes"] = b;
+    j["run_label"] = r.run_label;
+    j["baseline_label"] = r.baseline_label;
   }
   return j.dump(2) + "\n";
 }

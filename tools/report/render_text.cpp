@@ -18,54 +18,94 @@ std::string human_bytes(uint64_t bytes) {
   return fmt::format("{} {}", bytes, kUnits[unit]);
 }
 
+namespace {
+
+// nccl-tests prints the datatype without NCCL's prefix ("float"); the profile has NCCL's name.
+std::string short_type(const std::string& dtype) {
+  if (dtype.empty()) return "-";
+  return dtype.rfind("nccl", 0) == 0 ? dtype.substr(4) : dtype;
+}
+
+}  // namespace
+
 std::string render_text(const Report& r) {
   std::string out =
       fmt::format("railscope report: {} files, {} hosts, {} records ({} incomplete), {} events dropped\n",
                   r.files, r.hosts, r.records, r.incomplete, r.dropped_events);
   for (const std::string& p : r.problems) out += fmt::format("warning: {}\n", p);
-  out += "\nBus bandwidth per (op, size)  [GB/s; p99 = slowest 1%; min/max = per-rank medians]\n";
-  out += fmt::format("{:<14} {:>5} {:>10} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>15} {:>15}{}\n", "op", "n",
-                     "size", "count", "ranks", "time p50 us", "time p99 us", "busbw p50", "busbw p99",
-                     "min (rank)", "max (rank)", r.has_baseline ? "   baseline p50  ratio" : "");
-  for (const SizeRow& s : r.sizes) {
-    out += fmt::format("{:<14} {:>5} {:>10} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9.2f} {:>15} {:>15}",
-                       s.op, s.nranks > 0 ? std::to_string(s.nranks) : "?", human_bytes(s.bytes), s.records,
-                       s.ranks, s.time_p50_us, s.time_p99_us, s.busbw_p50, s.busbw_p99,
-                       fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min),
-                       fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max));
-    if (r.has_baseline) {
-      if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
-        out +=
-            fmt::format("   {:>12.2f}  {:>5.2f}", *s.baseline_busbw_p50, s.busbw_p50 / *s.baseline_busbw_p50);
-      else
-        out += "              -      -";
+  if (!r.sizes.empty()) {
+    out +=
+        "\nPer (op, size), in nccl-tests' terms  [size B, count = elements, time us, GB/s; p50 = median; "
+        "time p99: 99% of samples took at most this; busbw p1: 99% reached at least this; min/max = "
+        "per-rank medians; redop '-': not in NCCL's profiler events]\n";
+    out += fmt::format(
+        "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>9} {:>15} "
+        "{:>15}{}\n",
+        "op", "n", "size", "count", "type", "redop", "samples", "ranks", "time p50", "time p99", "algbw p50",
+        "busbw p50", "busbw p1", "min (rank)", "max (rank)",
+        r.has_baseline ? fmt::format("  {:>14}  {:>5}", r.baseline_label.substr(0, 14), "ratio")
+                       : std::string());
+    for (const SizeRow& s : r.sizes) {
+      out += fmt::format(
+          "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9.2f} {:>9.2f} "
+          "{:>15} {:>15}",
+          s.op, s.nranks > 0 ? std::to_string(s.nranks) : "?", s.bytes, s.count, short_type(s.dtype),
+          s.redop.empty() ? "-" : s.redop, s.records, s.ranks, s.time_p50_us, s.time_p99_us, s.algbw_p50,
+          s.busbw_p50, s.busbw_p1, fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min),
+          fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max));
+      if (r.has_baseline) {
+        if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
+          out += fmt::format("  {:>14.2f}  {:>5.2f}", *s.baseline_busbw_p50,
+                             s.busbw_p50 / *s.baseline_busbw_p50);
+        else
+          out += fmt::format("  {:>14}  {:>5}", "-", "-");
+      }
+      out += "\n";
     }
-    out += "\n";
+    if (r.has_baseline)
+      out += fmt::format("  (busbw p50 of {} vs {}: ratio = {} / {})\n", r.run_label, r.baseline_label,
+                         r.run_label, r.baseline_label);
   }
-  out += "\nStragglers (who arrives last at each collective)\n";
-  if (!r.straggler_summary.empty()) out += "  " + r.straggler_summary + "\n";
-  out += fmt::format("{:>6} {:>10} {:>8} {:>14} {:>13}\n", "rank", "times last", "of ops", "mean late us",
-                     "max late us");
-  for (const StragglerRow& s : r.stragglers)
-    out += fmt::format("{:>6} {:>10} {:>8} {:>14.1f} {:>13.1f}\n", s.rank, s.times_last, s.ops,
-                       s.mean_late_us, s.max_late_us);
-  out += "\nRank x peer wait matrix [ms waiting on the peer (SendPeerWait+RecvWait) / on the network]\n";
-  if (!r.wait_summary.empty()) out += "  " + r.wait_summary + "\n";
-  // Largest cells first; the full matrix is in --json.
-  std::vector<WaitCell> cells = r.waits;
-  std::sort(cells.begin(), cells.end(), [](const WaitCell& a, const WaitCell& b) {
-    return a.peer_wait_us + a.net_us > b.peer_wait_us + b.net_us;
-  });
-  constexpr size_t kShown = 20;
-  for (size_t i = 0; i < cells.size() && i < kShown; ++i)
-    out += fmt::format("  rank {:>4} <-> peer {:>4}: {:>10.3f} / {:>10.3f}\n", cells[i].rank, cells[i].peer,
-                       cells[i].peer_wait_us / 1e3, cells[i].net_us / 1e3);
-  if (cells.size() > kShown) out += fmt::format("  … {} more cells (see --json)\n", cells.size() - kShown);
-  out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
-  for (const DiagRow& d : r.diags)
-    out += fmt::format("  [{}] {} rank {}{}: {}. Fix: {}\n", d.id, d.severity, d.rank,
-                       d.op.empty() ? std::string() : fmt::format(" {} seq {}", d.op, d.seq.value_or(0)),
-                       d.detail, d.fix);
+  if (!r.stragglers.empty()) {
+    out += "\nStragglers (who arrives last at each collective)\n";
+    if (!r.straggler_summary.empty()) out += "  " + r.straggler_summary + "\n";
+    out += fmt::format("{:>6} {:>10} {:>8} {:>14} {:>13}\n", "rank", "times last", "of ops", "mean late us",
+                       "max late us");
+    for (const StragglerRow& s : r.stragglers)
+      out += fmt::format("{:>6} {:>10} {:>8} {:>14.1f} {:>13.1f}\n", s.rank, s.times_last, s.ops,
+                         s.mean_late_us, s.max_late_us);
+  }
+  if (!r.waits.empty()) {
+    out += "\nRank x peer wait matrix [ms waiting on the peer (SendPeerWait+RecvWait) / on the network]\n";
+    if (!r.wait_summary.empty()) out += "  " + r.wait_summary + "\n";
+    // Largest cells first; the full matrix is in --json.
+    std::vector<WaitCell> cells = r.waits;
+    std::sort(cells.begin(), cells.end(), [](const WaitCell& a, const WaitCell& b) {
+      return a.peer_wait_us + a.net_us > b.peer_wait_us + b.net_us;
+    });
+    constexpr size_t kShown = 20;
+    for (size_t i = 0; i < cells.size() && i < kShown; ++i)
+      out += fmt::format("  rank {:>4} <-> peer {:>4}: {:>10.3f} / {:>10.3f}\n", cells[i].rank, cells[i].peer,
+                         cells[i].peer_wait_us / 1e3, cells[i].net_us / 1e3);
+    if (cells.size() > kShown) out += fmt::format("  … {} more cells (see --json)\n", cells.size() - kShown);
+  }
+  if (!r.fabric_ports.empty()) {
+    out += "\nFabric: counter deltas per port over the whole run (fabric records)\n";
+    out +=
+        fmt::format("{:<16} {:<12} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>14}\n", "host", "port",
+                    "windows", "not active", "loss", "congestion", "pause", "link", "discard", "traffic");
+    for (const FabricPortRow& p : r.fabric_ports)
+      out += fmt::format("{:<16} {:<12} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>14}\n", p.host,
+                         p.port, p.windows, p.not_active, p.counts[0], p.counts[1], p.counts[2], p.counts[3],
+                         p.counts[4], p.counts[5]);
+  }
+  if (!r.diags.empty()) {
+    out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
+    for (const DiagRow& d : r.diags)
+      out += fmt::format("  [{}] {} rank {}{}: {}. Fix: {}\n", d.id, d.severity, d.rank,
+                         d.op.empty() ? std::string() : fmt::format(" {} seq {}", d.op, d.seq.value_or(0)),
+                         d.detail, d.fix);
+  }
   return out;
 }
 

@@ -37,8 +37,19 @@ double shade(double v, double vmax) {
 
 }  // namespace
 
+std::string svg_title(const std::string& title, double width) {
+  const double room = width - 16;
+  const double estimate = kTitleCharPx * static_cast<double>(title.size());
+  return fmt::format("<text x=\"8\" y=\"18\" class=\"title\"{}>{}</text>",
+                     estimate > room
+                         ? fmt::format(" textLength=\"{:.0f}\" lengthAdjust=\"spacingAndGlyphs\"", room)
+                         : std::string(),
+                     xml_escape(title));
+}
+
 std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {
-  constexpr double W = 640, H = 360, L = 70, R = 20, T = 30, B = 50;
+  // The legend sits in its own band under the x axis, never over the curves.
+  constexpr double W = 640, H = 390, L = 70, R = 36, T = 30, B = 80;  // R: room for the last size label
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
   for (const Series& s : series)
     for (const auto& [x, y] : s.points) {
@@ -50,13 +61,15 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
     }
   std::string out = fmt::format(
       "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
-      "{0} {1}\">"
-      "<text x=\"{2}\" y=\"18\" class=\"title\">{3}</text>",
-      W, H, L, xml_escape(title));
+      "{0} {1}\">{2}",
+      W, H, svg_title(title, W));
   if (xmin > xmax) return out + "<text x=\"80\" y=\"80\">no timed records</text></svg>";
+  if (xmax - xmin < 0.5) {  // one message size: centred, one power of two either side
+    xmin -= 1;
+    xmax += 1;
+  }
   xmin = std::floor(xmin);
   xmax = std::ceil(xmax);
-  if (xmax - xmin < 1) xmax = xmin + 1;
   ymin = std::floor(ymin);
   ymax = std::ceil(ymax);
   if (ymax - ymin < 1) ymax = ymin + 1;
@@ -81,7 +94,7 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">message size (bytes, log2)</text>",
-      (L + W - R) / 2, H - 12);
+      (L + W - R) / 2, H - B + 34);
   out += fmt::format(
       "<text x=\"16\" y=\"{0}\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">busbw "
       "GB/s "
@@ -101,8 +114,19 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
     for (const auto& [x, y] : pts)
       out +=
           fmt::format("<circle class=\"point {}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"/>", s.css_class, x, y);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"legend {}\">{}</text>", W - R - 160,
-                       T + 16 + 16 * legend++, s.css_class, xml_escape(s.name));
+    if (pts.size() == 1) {  // a lone point says its value
+      double value = 0;
+      for (const auto& [x, y] : s.points)
+        if (drawable(x, y)) value = y;
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick value\">{:.3g} GB/s</text>",
+                         pts[0].first + 6, pts[0].second - 6, value);
+    }
+    const double lx = L + 210.0 * (legend % 3), ly = H - B + 56 + 16.0 * (legend / 3);
+    ++legend;
+    out += fmt::format(
+        "<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\" class=\"swatch {3}\"/>"
+        "<text x=\"{4:.0f}\" y=\"{5:.0f}\" class=\"legend {3}\">{6}</text>",
+        lx, ly - 4, lx + 24, s.css_class, lx + 30, ly, xml_escape(s.name));
   }
   return out + "</svg>";
 }
@@ -111,17 +135,20 @@ std::string svg_heatmap(const std::string& title, const std::vector<std::string>
                         const std::vector<std::string>& col_labels,
                         const std::vector<std::vector<double>>& values, const std::string& unit) {
   const double cell_w = col_labels.size() > 30 ? 10 : 28, cell_h = 18, L = 80, T = 30;
-  const double W = L + cell_w * static_cast<double>(col_labels.size()) + 20;
   const double H = T + cell_h * static_cast<double>(row_labels.size()) + 40;
   double vmax = 0;
   for (const auto& row : values)
     for (double v : row)
       if (std::isfinite(v)) vmax = std::max(vmax, v);
+  const std::string full_title = fmt::format("{} (max {:.1f} {})", title, vmax, unit);
+  // Wide enough for its cells and for its title.
+  const double W = std::max(L + cell_w * static_cast<double>(col_labels.size()) + 20,
+                            std::min(kTitleCharPx * static_cast<double>(full_title.size()) + 16, 1200.0));
   std::string out = fmt::format(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
       "0 {0} "
-      "{1}\"><text x=\"{2}\" y=\"18\" class=\"title\">{3} (max {4:.1f} {5})</text>",
-      W, H, L, xml_escape(title), vmax, xml_escape(unit));
+      "{1}\">{2}",
+      W, H, svg_title(full_title, W));
   for (size_t r = 0; r < row_labels.size(); ++r) {
     const double y = T + cell_h * static_cast<double>(r);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>", L - 6,

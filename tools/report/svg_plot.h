@@ -9,6 +9,12 @@ namespace railscope::report {
 
 std::string xml_escape(const std::string& s);
 
+// A generous width of one character of a title (14 px, semibold, proportional font), in px.
+inline constexpr double kTitleCharPx = 9.0;
+// The title from the left edge, squeezed to the picture's width when it would not fit, so it is never
+// clipped.
+std::string svg_title(const std::string& title, double width);
+
 struct Series {
   std::string name;
   std::string css_class;                          // "run" or "baseline"
@@ -22,5 +28,18 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
 std::string svg_heatmap(const std::string& title, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels,
                         const std::vector<std::vector<double>>& values, const std::string& unit);
+
+// One fabric reporting window on the time line: seconds since the time line's origin, how many
+// loss/congestion/pause/link/discard counts (and ports not ACTIVE) it had, and a tooltip.
+struct TimelineWindow {
+  double t0_s = 0, t1_s = 0;
+  uint64_t trouble = 0;
+  std::string label;
+};
+
+// busbw of each collective in time (points, upper band) over the fabric windows (bars, lower band: red
+// with a height by trouble, a thin green bar when clean). `busbw`: (seconds, GB/s).
+std::string svg_fabric_timeline(const std::vector<std::pair<double, double>>& busbw,
+                                const std::vector<TimelineWindow>& windows);
 
 }  // namespace railscope::report

@@ -21,9 +21,11 @@ void append_comm_fields(std::string& out, const CommIdentity& c, int rank) {
                      opt_int(c.nranks, c.nranks > 0), opt_int(c.nnodes, c.nnodes > 0));
 }
 
+}  // namespace
+
 // Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629, table 3-7 of the Unicode
 // standard: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when there is none.
-size_t utf8_sequence(std::string_view s, size_t i) {
+size_t utf8_sequence_length(std::string_view s, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = byte(i);
   if (c < 0x80) return 1;
@@ -48,8 +50,6 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
-
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -59,7 +59,7 @@ std::string json_escape(std::string_view s) {
     if (u >= 0x80) {
       // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no well-formed sequence (a comm name
       // or tag in another encoding, a cut sequence) becomes U+FFFD, so the line stays valid JSON.
-      const size_t n = utf8_sequence(s, i);
+      const size_t n = utf8_sequence_length(s, i);
       if (n == 0) {
         out += "\xEF\xBF\xBD";
         ++i;
@@ -181,6 +181,32 @@ std::string format_summary(const CommState& c, uint64_t unix_ns) {
       "\"dropped\":{{{}}},\"pxn_proxy_ops\":{},\"unix_ns\":{}}}\n",
       comm_hex(c.ident.hash), c.ident.rank, c.monitor.colls_written, c.monitor.p2ps_written,
       c.monitor.incomplete, dropped, c.pxn_proxy_ops.load(), unix_ns);
+}
+
+std::string format_fabric(const FabricWindow& w) {
+  constexpr size_t kMaxCountersPerPort = 64;  // keeps a line bounded whatever the provider publishes
+  std::string out = fmt::format("{{\"type\":\"fabric\",\"start_unix_ns\":{},\"end_unix_ns\":{},\"ports\":[",
+                                w.start_unix_ns, w.end_unix_ns);
+  for (size_t i = 0; i < w.ports.size(); ++i) {
+    const PortWindow& p = w.ports[i];
+    out += fmt::format(
+        "{}{{\"port\":\"{}\",\"state\":\"{}\",\"link_layer\":\"{}\",\"speed_gbit\":{}", i ? "," : "",
+        json_escape(p.name()), json_escape(p.state), json_escape(p.link_layer),
+        p.speed_mbps > 0 ? fmt::format("{:g}", static_cast<double>(p.speed_mbps) / 1000.0) : "null");
+    for (size_t k = 0; k < kNumCounterCategories; ++k)
+      out +=
+          fmt::format(",\"{}\":{}", node::to_string(static_cast<node::CounterCategory>(k)), p.by_category[k]);
+    out += fmt::format(",\"reset\":{},\"counters\":{{", p.reset ? "true" : "false");
+    size_t shown = 0;
+    for (const node::CounterDelta& d : p.deltas) {
+      if (d.delta == 0) continue;
+      if (shown == kMaxCountersPerPort) break;
+      out += fmt::format("{}\"{}\":{}", shown++ ? "," : "", json_escape(d.name), d.delta);
+    }
+    out += "}}";
+  }
+  out += "]}\n";
+  return out;
 }
 
 }  // namespace railscope::profiler

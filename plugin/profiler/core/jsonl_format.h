@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plugin/profiler/core/comm_state.h"
+#include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/record.h"
 #include "plugin/profiler/core/wait_state.h"
 #include "railscope/core/diagnosis.h"
@@ -44,6 +45,8 @@ struct DiagContext {
   const std::vector<WaitingOp>* waiting = nullptr;
 };
 
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when none starts there.
+size_t utf8_sequence_length(std::string_view s, size_t i);
 std::string json_escape(std::string_view s);
 std::string comm_hex(uint64_t hash);
 
@@ -53,5 +56,7 @@ std::string format_record(const CommIdentity& c, const CollRecord& r);
 std::string format_diag(const diag::Finding& f, const DiagContext& ctx);
 std::string format_qp(const CommIdentity& c, const QpStats& q);
 std::string format_summary(const CommState& c, uint64_t unix_ns);
+// One `fabric` record: the node's sampled ports over one reporting window.
+std::string format_fabric(const FabricWindow& w);
 
 }  // namespace railscope::profiler

@@ -23,6 +23,7 @@ constexpr uint64_t kTickNs = 10'000'000;          // scan period
 constexpr uint64_t kGraceNs = 20'000'000;         // a completed collective waits this long for late children
 constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_locked
 constexpr uint64_t kPromPeriodNs = 10'000'000'000;  // Prometheus textfile refresh
+constexpr size_t kMaxRetiredComms = 64;             // finalized communicators kept in the textfile
 
 std::string hostname() {
   char buf[256] = {};
@@ -46,9 +47,10 @@ int64_t unix_offset_ns() {
 MonitorConfig read_monitor_config() {
   MonitorConfig c;
   c.dir = params::get_string("RAILSCOPE_PROFILE_DIR");
-  c.prom_path = params::get_string("RAILSCOPE_PROFILE_PROM");
+  c.prom_dir = params::get_string("RAILSCOPE_PROFILE_PROM");
   c.tag = params::get_string("RAILSCOPE_PROFILE_TAG");
   c.hang_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_HANG_SECONDS")) * 1000000000ull;
+  c.fabric_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_PROFILE_FABRIC_SECONDS")) * 1000000000ull;
   c.slow.rails = static_cast<int>(params::get_int("RAILSCOPE_EXPECTED_RAILS"));
   c.slow.fraction = static_cast<double>(params::get_int("RAILSCOPE_SLOW_PERCENT")) / 100.0;
   c.slow.consecutive = static_cast<int>(params::get_int("RAILSCOPE_SLOW_COUNT"));
@@ -124,6 +126,13 @@ void Monitor::add(CommState* c) {
       h.net_plugin = params::raw("NCCL_NET_PLUGIN").value_or("");
       pending_ += format_header(h);
     }
+    prom_path_.clear();
+    prom_failed_ = false;
+    if (!cfg_.prom_dir.empty()) {
+      std::filesystem::create_directories(cfg_.prom_dir, ec);
+      prom_path_ = prom_file_path(cfg_.prom_dir, hostname(), getpid());
+    }
+    start_fabric_locked();
     stop_ = false;
     running_ = true;
     last_prom_ns_ = now_ns();
@@ -139,8 +148,12 @@ void Monitor::add(CommState* c) {
         slow.expected_gbs, slow.rails, cfg_.node_ceiling->ports);
   }
   c->monitor.slow = SlowDetector(slow);
+  if (c->ident.nnodes > 1) report_rails_locked(c);
+  c->monitor.series.comm = comm_hex(c->ident.hash);
+  c->monitor.series.rank = c->ident.rank;
   comms_.push_back(c);
   pending_ += format_comm(c->ident, c->mask, to_unix_ns(now_ns()));
+  write_prom_locked();  // the file exists from the start (drop counters at 0)
   flush_locked();
 }
 
@@ -154,7 +167,6 @@ void Monitor::remove(CommState* c) {
   for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i) {
     const uint64_t n = c->dropped[i].load();
     dropped += n;
-    if (n) drop_counts_[kDropNames[i]] += n;
   }
   if (dropped > 0)
     emit_diag_locked(
@@ -166,9 +178,12 @@ void Monitor::remove(CommState* c) {
   pending_ += format_summary(*c, to_unix_ns(now_ns()));
   log_summary_locked(c);
   std::erase(comms_, c);
+  retire_series_locked(c);
+  write_prom_locked();  // the communicator's final values
   flush_locked();
   if (comms_.empty() && running_) {
-    write_prom_locked();
+    if (fabric_.active()) fabric_window_locked();  // the last (partial) window
+    flush_locked();
     stop_ = true;
     running_ = false;
     cv_.notify_all();
@@ -198,7 +213,8 @@ void Monitor::tick_locked(bool force_all) {
     scan_locked(c, now, force_all);
     drain_net_errors_locked(c);
   }
-  if (!cfg_.prom_path.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  if (!prom_path_.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  if (fabric_.active() && now - last_fabric_ns_ >= cfg_.fabric_ns) fabric_window_locked();
   flush_locked();
 }
 
@@ -306,12 +322,16 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
   else
     ++c->monitor.colls_written;
   if (!complete) ++c->monitor.incomplete;
+  PromCommSeries& series = c->monitor.series;
+  if (series.rank < 0) series.rank = r.rank;  // ABI v1..v3: the rank comes with the descriptors
+  ++series.records[r.op];
   if (r.busbw_gbs && r.time_us) {
-    c->monitor.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
-    prom_stats_[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
+    series.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
     if (!r.is_p2p)
-      if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto))
+      if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto)) {
+        add_fabric_context_locked(&*f);
         emit_diag_locked(c, *f, op_name(r.op), r.seq, nullptr, r.rank);
+      }
   }
 }
 
@@ -349,7 +369,7 @@ void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string
   ctx.waiting = waiting;
   pending_ += format_diag(f, ctx);
   ++c->monitor.diagnoses;
-  ++diag_counts_[std::string(f.id())];
+  ++c->monitor.series.diagnoses[std::string(f.id())];
   RS_WARN("railscope profiler: comm {} rank {}: {}", comm_hex(c->ident.hash), rank, diag::one_line(f));
 }
 
@@ -360,27 +380,87 @@ void Monitor::log_summary_locked(const CommState* c) {
           "profile {}",
           comm_hex(c->ident.hash), c->ident.rank, c->ident.nranks, m.colls_written, m.p2ps_written,
           m.incomplete, m.diagnoses, path_);
-  if (m.stats.empty()) return;
+  if (m.series.stats.empty()) return;
   RS_INFO(NCCL_INIT | NCCL_PROFILE, "railscope profiler: {:<14} {:>10} {:>7} {:>11} {:>11} {:>11} {:>11}",
           "op", "size>=", "count", "time us", "busbw p50", "busbw min", "busbw max");
-  for (const auto& [key, s] : m.stats)
+  for (const auto& [key, s] : m.series.stats)
     RS_INFO(NCCL_INIT | NCCL_PROFILE,
             "railscope profiler: {:<14} {:>10} {:>7} {:>11.1f} {:>11.2f} {:>11.2f} {:>11.2f}",
             op_name(key.first), uint64_t{1} << key.second, s.count,
             s.time_sum_us / static_cast<double>(s.count), s.busbw_quantile(0.5), s.busbw_min, s.busbw_max);
 }
 
+// The drop counters live in the communicator's atomics; the series copies them when written.
+void Monitor::refresh_drops_locked(CommState* c) {
+  for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i)
+    c->monitor.series.drops[kDropNames[i]] = c->dropped[i].load(std::memory_order_relaxed);
+}
+
+void Monitor::retire_series_locked(CommState* c) {
+  if (prom_path_.empty()) return;
+  refresh_drops_locked(c);
+  retired_.push_back(c->monitor.series);
+  while (retired_.size() > kMaxRetiredComms) retired_.pop_front();
+}
+
 void Monitor::write_prom_locked() {
   last_prom_ns_ = now_ns();
-  if (cfg_.prom_path.empty()) return;
-  std::map<std::string, uint64_t> drops = drop_counts_;
-  for (const CommState* c : comms_)
-    for (size_t i = 0; i < static_cast<size_t>(DropKind::Count); ++i)
-      drops[kDropNames[i]] += c->dropped[i].load();
-  if (!write_text_file_atomically(cfg_.prom_path, format_prometheus(prom_stats_, diag_counts_, drops)))
-    RS_WARN("{}", diag::one_line(
-                      diag::make("profile.write_failed",
-                                 fmt::format("cannot write {}: {}", cfg_.prom_path, std::strerror(errno)))));
+  if (prom_path_.empty()) return;
+  std::vector<const PromCommSeries*> series;
+  for (const PromCommSeries& s : retired_) series.push_back(&s);
+  for (CommState* c : comms_) {
+    refresh_drops_locked(c);
+    series.push_back(&c->monitor.series);
+  }
+  PromProcess p;
+  p.host = hostname();
+  p.pid = getpid();
+  p.unix_seconds = static_cast<double>(to_unix_ns(last_prom_ns_)) / 1e9;
+  if (write_text_file_atomically(prom_path_, format_prometheus(p, series))) {
+    prom_failed_ = false;
+  } else if (!prom_failed_) {  // once until a write succeeds again
+    prom_failed_ = true;
+    RS_WARN("{}", diag::one_line(diag::make(
+                      "profile.write_failed",
+                      fmt::format("cannot write the Prometheus textfile {} (RAILSCOPE_PROFILE_PROM names a "
+                                  "folder): {}",
+                                  prom_path_, std::strerror(errno)))));
+  }
+}
+
+// Sampling the node's ports (issue #15) happens here, on the monitor thread: a few dozen sysfs reads per
+// port and window, never on NCCL's threads.
+void Monitor::start_fabric_locked() {
+  rails_reported_ = false;
+  fabric_ = FabricSampler();
+  if (cfg_.fabric_ns == 0) return;
+  const std::string root = node::Sysfs::default_root();
+  fabric_.start(node::discover_sysfs(root), node::parse_hca_filter(params::get_string("NCCL_IB_HCA")), root,
+                to_unix_ns(now_ns()));
+  last_fabric_ns_ = now_ns();
+}
+
+void Monitor::fabric_window_locked() {
+  last_fabric_ns_ = now_ns();
+  pending_ += format_fabric(fabric_.next_window(to_unix_ns(last_fabric_ns_)));
+}
+
+// A rail already down, or slower than its siblings, when the job starts: named once, on the first
+// communicator that spans nodes (only those use the rails).
+void Monitor::report_rails_locked(CommState* c) {
+  if (rails_reported_) return;
+  rails_reported_ = true;
+  for (const RailProblem& p : fabric_.problems_at_start())
+    emit_diag_locked(c, diag::make(p.id, p.detail), {}, 0, nullptr);
+}
+
+// A slow-collective finding says what the fabric showed meanwhile: errors, loss, pause, congestion or
+// discards on a port, a port no longer ACTIVE, or a rail that was down or degraded from the start.
+void Monitor::add_fabric_context_locked(diag::Finding* f) {
+  if (!fabric_.active() && fabric_.problems_at_start().empty()) return;
+  std::string seen = fabric_.active() ? fabric_trouble(fabric_.recent(to_unix_ns(now_ns()))) : std::string();
+  for (const RailProblem& p : fabric_.problems_at_start()) seen += (seen.empty() ? "" : "; ") + p.detail;
+  if (!seen.empty()) f->detail += "; meanwhile the fabric shows: " + seen;
 }
 
 void Monitor::flush_locked() {

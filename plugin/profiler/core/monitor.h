@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,16 +16,19 @@
 #include <vector>
 
 #include "plugin/profiler/core/comm_state.h"
+#include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/jsonl_format.h"
 #include "plugin/profiler/core/node_ceiling.h"
+#include "plugin/profiler/core/prom.h"
 
 namespace railscope::profiler {
 
 struct MonitorConfig {
   std::string dir;
-  std::string prom_path;
+  std::string prom_dir;  // RAILSCOPE_PROFILE_PROM: folder of the per-process textfiles
   std::string tag;
   uint64_t hang_ns = 300ull * 1000000000ull;
+  uint64_t fabric_ns = 10ull * 1000000000ull;  // RAILSCOPE_PROFILE_FABRIC_SECONDS; 0 = no sampling
   SlowConfig slow;
   // From the node's RDMA ports, when RAILSCOPE_EXPECTED_BUSBW is not set (multi-node comms only).
   std::optional<NodeCeiling> node_ceiling;
@@ -57,7 +61,13 @@ class Monitor {
                         const std::vector<WaitingOp>* waiting, int rank = -1);
   void log_summary_locked(const CommState* c);
   void write_prom_locked();
+  void refresh_drops_locked(CommState* c);
+  void retire_series_locked(CommState* c);
   void flush_locked();
+  void start_fabric_locked();
+  void fabric_window_locked();
+  void report_rails_locked(CommState* c);
+  void add_fabric_context_locked(diag::Finding* f);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -70,10 +80,15 @@ class Monitor {
   std::FILE* file_ = nullptr;
   bool file_failed_ = false;
   std::string pending_;
-  StatsTable prom_stats_;
-  std::map<std::string, uint64_t> diag_counts_;
-  std::map<std::string, uint64_t> drop_counts_;
+  std::string prom_path_;  // this process's textfile ("" when RAILSCOPE_PROFILE_PROM is unset)
+  bool prom_failed_ = false;
+  // Series of finalized communicators, kept (the newest kMaxRetiredComms) so their last values stay in
+  // the textfile.
+  std::deque<PromCommSeries> retired_;
   uint64_t last_prom_ns_ = 0;
+  FabricSampler fabric_;
+  uint64_t last_fabric_ns_ = 0;
+  bool rails_reported_ = false;  // the rails down/degraded at start: named once per session
 };
 
 }  // namespace railscope::profiler

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "plugin/profiler/core/op_stats.h"
+#include "plugin/profiler/core/prom.h"
 #include "plugin/profiler/core/slow_detector.h"
 
 namespace railscope::profiler {
@@ -13,7 +14,7 @@ struct MonitorCommState {
   uint64_t p2ps_written = 0;
   uint64_t incomplete = 0;
   uint64_t diagnoses = 0;
-  StatsTable stats;
+  PromCommSeries series;  // per (op, size) stats, records, diagnoses: summary table and textfile
   SlowDetector slow;
 };
 

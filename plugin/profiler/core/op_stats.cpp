@@ -24,6 +24,17 @@ void OpSizeStats::add(double busbw_gbs, double time_us) {
     }
 }
 
+void OpSizeStats::merge(const OpSizeStats& other) {
+  if (other.count == 0) return;
+  if (count == 0 || other.busbw_min < busbw_min) busbw_min = other.busbw_min;
+  if (count == 0 || other.busbw_max > busbw_max) busbw_max = other.busbw_max;
+  count += other.count;
+  busbw_sum += other.busbw_sum;
+  time_sum_us += other.time_sum_us;
+  for (size_t i = 0; i < busbw_bins.size(); ++i) busbw_bins[i] += other.busbw_bins[i];
+  for (size_t i = 0; i < latency_bins.size(); ++i) latency_bins[i] += other.latency_bins[i];
+}
+
 double OpSizeStats::busbw_quantile(double q) const {
   if (count == 0) return 0.0;
   const double target = q * static_cast<double>(count);

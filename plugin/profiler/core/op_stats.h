@@ -30,6 +30,7 @@ struct OpSizeStats {
   std::array<uint64_t, kLatencyBinsUs.size()> latency_bins{};
 
   void add(double busbw_gbs, double time_us);
+  void merge(const OpSizeStats& other);
   double busbw_quantile(double q) const;  // approximate: upper bound of the bin holding q
 };
 

@@ -138,10 +138,13 @@ TEST(Report, OutOfRangeNumbersAreNamedPerLineNotASilentNoRecords) {
 
 TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   ASSERT_EQ(run("command -v chromium > /dev/null"), 0) << "chromium missing: run scripts/install-deps.sh";
-  // Two runs: this one and a baseline 20 % faster, over several sizes so the lines have points.
+  // Two runs: this one and a baseline 20 % faster, over several sizes so the lines have points. As an A/B
+  // of transports: railscope's net plugin, then NCCL's built-in IB (NCCL_NET=IB), which the page names.
   std::string dirs[2];
   for (int run_index = 0; run_index < 2; ++run_index) {
     dirs[run_index] = fresh_profile_dir(run_index == 0 ? "html-run" : "html-base");
+    setenv("NCCL_NET_PLUGIN", "railscope", 1);
+    if (run_index == 1) setenv("NCCL_NET", "IB", 1);
     ProfilerDriver drv(5);
     ASSERT_TRUE(drv.loaded()) << drv.load_error();
     ASSERT_EQ(drv.init(0x600d, 0, 8, 2), ncclSuccess);
@@ -154,7 +157,17 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
       drv.run_coll(s, 2000 + count / (run_index == 0 ? 10 : 12));
     }
     ASSERT_EQ(drv.finalize(), ncclSuccess);
+    unsetenv("NCCL_NET_PLUGIN");
+    unsetenv("NCCL_NET");
   }
+  // Two fabric windows of the run, the second with packet loss on one port (docs/profile-format.md).
+  for (const auto& e : std::filesystem::directory_iterator(dirs[0]))
+    if (e.path().extension() == ".jsonl")
+      std::ofstream(e.path(), std::ios::app)
+          << "{\"type\":\"fabric\",\"start_unix_ns\":1,\"end_unix_ns\":2,\"ports\":[{\"port\":\"mlx5_0:1\","
+             "\"state\":\"ACTIVE\",\"loss\":0,\"traffic\":9}]}\n"
+          << "{\"type\":\"fabric\",\"start_unix_ns\":2,\"end_unix_ns\":3,\"ports\":[{\"port\":\"mlx5_0:1\","
+             "\"state\":\"ACTIVE\",\"loss\":412,\"traffic\":9}]}\n";
   const std::string html = dirs[0] + "/report.html";
   ASSERT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dirs[0] + " --baseline " + dirs[1] + " --html " +
                 html + " > /dev/null"),
@@ -182,6 +195,15 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   EXPECT_NE(d.find("AllReduce (n = 8)"), std::string::npos);
   EXPECT_NE(d.find("AllGather (n = 8)"), std::string::npos);
   EXPECT_NE(d.find("<svg class=\"heatmap\""), std::string::npos);
+  // Issue #18: as the browser lays them out, no title runs past its picture and no legend sits on a plot;
+  // the A/B sides are named by transport. Issue #15: the fabric windows on the time line, and the port table.
+  EXPECT_NE(d.find("data-titles-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("data-legends-over-plot=\"0\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("railscope (busbw p50)"), std::string::npos);
+  EXPECT_NE(d.find("built-in IB (busbw p50)"), std::string::npos);
+  EXPECT_EQ(d.find("this run"), std::string::npos);
+  EXPECT_NE(d.find("data-fabric-windows=\"2\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("<td class=\"l\">mlx5_0:1</td>"), std::string::npos);
 }
 
 }  // namespace

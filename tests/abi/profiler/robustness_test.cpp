@@ -283,5 +283,35 @@ TEST(BadInput, InvalidEnvValuesAreReportedAndDefaultsUsed) {
   EXPECT_TRUE(of_type(all, "diag").empty());
 }
 
+// Issue #18: a communicator name, tag or NCCL_NET value that is not UTF-8 (or holds quotes and control
+// characters) must not break a line of the profile: every line parses as strict JSON (nlohmann rejects
+// ill-formed UTF-8) and the bad bytes read back as U+FFFD, through the real plugin for each ABI that
+// passes a name.
+TEST(BadInput, InvalidUtf8InNameTagAndNetKeepsEveryLineValidJson) {
+  const std::string fffd = "\xef\xbf\xbd";
+  for (int version : {4, 5, 6}) {
+    const std::string dir = fresh_profile_dir("utf8");
+    setenv("RAILSCOPE_PROFILE_TAG", "run\xff\xfe\"x\n", 1);
+    setenv("NCCL_NET", "IB\xc3", 1);
+    ProfilerDriver drv(version);
+    ASSERT_TRUE(drv.loaded()) << drv.load_error();
+    ASSERT_EQ(drv.init(0x51, 0, 2, 1, "grp\xc0\xaf\x01\xe2\x82"), ncclSuccess);
+    drv.run_coll({}, 1000);
+    ASSERT_EQ(drv.finalize(), ncclSuccess);
+    unsetenv("RAILSCOPE_PROFILE_TAG");
+    unsetenv("NCCL_NET");
+    std::vector<nlohmann::json> all;
+    ASSERT_NO_THROW(all = parse_profile(dir)) << "v" << version;
+    const auto headers = of_type(all, "header");
+    ASSERT_EQ(headers.size(), 1u);
+    EXPECT_EQ(headers[0].at("tag"), "run" + fffd + fffd + "\"x\n");
+    EXPECT_EQ(headers[0].at("net"), "IB" + fffd);
+    const auto comms = of_type(all, "comm");
+    ASSERT_EQ(comms.size(), 1u);
+    EXPECT_EQ(comms[0].at("name"), "grp" + fffd + fffd + "\x01" + fffd + fffd) << "v" << version;
+    EXPECT_EQ(of_type(all, "coll").size(), 1u);
+  }
+}
+
 }  // namespace
 }  // namespace railscope::abi_test

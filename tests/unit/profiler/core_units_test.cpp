@@ -155,16 +155,50 @@ TEST(OpStats, BucketsAndQuantiles) {
   EXPECT_DOUBLE_EQ(s.busbw_min, 15.0);
   EXPECT_DOUBLE_EQ(s.busbw_max, 300.0);
   EXPECT_DOUBLE_EQ(s.busbw_quantile(0.5), 20.0) << "upper bound of the bin";
-  const std::string prom = format_prometheus({{{Op::AllReduce, 10}, s}}, {{"coll.hang", 2}}, {{"coll", 3}});
-  EXPECT_NE(prom.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"1024\",le=\"20\"} 9"),
+  PromCommSeries series;
+  series.comm = "0x00000000000000ab";
+  series.rank = 3;
+  series.stats[{Op::AllReduce, 10}] = s;
+  series.diagnoses["coll.hang"] = 2;
+  series.drops["coll"] = 3;
+  PromProcess proc;
+  proc.host = "n1";
+  proc.pid = 42;
+  const std::string prom = format_prometheus(proc, {&series});
+  const std::string labels = "host=\"n1\",rank=\"3\",comm=\"0x00000000000000ab\"";
+  // Base units: 20 GB/s = 2e+10 bytes/s, 100 µs = 0.0001 s.
+  EXPECT_NE(prom.find("railscope_busbw_bytes_per_second_bucket{" + labels +
+                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"2e+10\"} 9"),
             std::string::npos)
       << prom;
-  EXPECT_NE(prom.find("railscope_busbw_gbps_bucket{op=\"AllReduce\",size_bucket=\"1024\",le=\"+Inf\"} 10"),
+  EXPECT_NE(prom.find("railscope_busbw_bytes_per_second_bucket{" + labels +
+                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"+Inf\"} 10"),
             std::string::npos);
-  EXPECT_NE(prom.find("railscope_latency_us_count{op=\"AllReduce\",size_bucket=\"1024\"} 10"),
+  EXPECT_NE(prom.find("railscope_collective_duration_seconds_bucket{" + labels +
+                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"0.0001\"} 10"),
             std::string::npos);
-  EXPECT_NE(prom.find("railscope_diagnoses_total{id=\"coll.hang\"} 2"), std::string::npos);
-  EXPECT_NE(prom.find("railscope_events_dropped_total{kind=\"coll\"} 3"), std::string::npos);
+  EXPECT_NE(prom.find("railscope_collective_duration_seconds_count{" + labels +
+                      ",op=\"AllReduce\",size_bytes=\"1024\"} 10"),
+            std::string::npos);
+  EXPECT_NE(prom.find("railscope_diagnoses_total{" + labels + ",id=\"coll.hang\"} 2"), std::string::npos);
+  EXPECT_NE(prom.find("railscope_events_dropped_total{" + labels + ",kind=\"coll\"} 3"), std::string::npos);
+  // Two communicators with the same labels (ABI v1..v3: every hash is 0) are summed into one series.
+  const std::string twice = format_prometheus(proc, {&series, &series});
+  EXPECT_NE(twice.find("railscope_diagnoses_total{" + labels + ",id=\"coll.hang\"} 4"), std::string::npos)
+      << twice;
+  EXPECT_NE(twice.find("railscope_busbw_bytes_per_second_count{" + labels +
+                       ",op=\"AllReduce\",size_bytes=\"1024\"} 20"),
+            std::string::npos);
+}
+
+// Issue #18: label values are escaped as the text format wants and stay valid UTF-8; the file name is
+// one per process and the temporary name is one node_exporter's collector ignores (not *.prom).
+TEST(Prometheus, LabelValuesAndFileNames) {
+  EXPECT_EQ(prom_label_value("a\"b\\c\nd\te"), "a\\\"b\\\\c\\nd e");
+  EXPECT_EQ(prom_label_value("caf\xc3\xa9\xff"), "caf\xc3\xa9\xef\xbf\xbd");
+  EXPECT_EQ(prom_file_path("/p", "node-1.example", 7), "/p/railscope-node-1.example-7.prom");
+  EXPECT_EQ(prom_file_path("/p", "a/b \"c", 7), "/p/railscope-a_b__c-7.prom");
+  EXPECT_EQ(prom_file_path("/p", "", 7), "/p/railscope-unknown-7.prom");
 }
 
 TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {

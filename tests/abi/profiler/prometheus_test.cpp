@@ -1,0 +1,158 @@
+// Issue #18: the Prometheus textfile, through the real plugin. Two ranks of one communicator in one
+// process (as a single-process multi-GPU job has them) write one file per process into the folder
+// RAILSCOPE_PROFILE_PROM, with host/rank/comm labels that keep the ranks apart, and every version of the
+// file the profiler writes (at init, after a communicator is finalized, at the end) passes
+// `promtool check metrics` (Prometheus' own parser and linter; Debian package `prometheus`).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "abi/profiler/profile_json.h"
+
+namespace railscope::abi_test {
+namespace {
+
+bool have_promtool() { return std::system("command -v promtool >/dev/null 2>&1") == 0; }
+
+// promtool's verdict on a file: exit status and everything it printed.
+std::pair<int, std::string> promtool_check(const std::string& file) {
+  const std::string cmd = "promtool check metrics < '" + file + "' 2>&1";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 512> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every entry of the folder: the one textfile, and nothing else (no temporary file left behind).
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  return out;
+}
+
+void run_stream(ProfilerDriver& drv, double busbw_gbs) {
+  const uint64_t count = 8ull << 20;  // floats: 32 MiB, judged by the slow detector
+  const auto gpu_ns = static_cast<uint64_t>(static_cast<double>(count) * 4.0 * 1.0 / busbw_gbs);  // n=2
+  for (uint64_t i = 0; i < 3; ++i) {
+    CollSpec s;
+    s.count = count;
+    s.seq = i;
+    drv.run_coll(s, gpu_ns);
+  }
+  drv.run_p2p("Send", 1024, 1, 5'000);
+}
+
+TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
+  if (!have_promtool())
+    GTEST_SKIP() << "promtool not found: install Debian's `prometheus` package (scripts/install-deps.sh "
+                    "does) to check the textfile with Prometheus' own parser";
+  const std::string dir = fresh_profile_dir("promtool");
+  const std::string prom_dir = dir + "/textfiles";
+  setenv("RAILSCOPE_PROFILE_PROM", prom_dir.c_str(), 1);
+  setenv("RAILSCOPE_EXPECTED_BUSBW", "100", 1);
+  setenv("RAILSCOPE_SLOW_COUNT", "2", 1);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const std::string file = prom_dir + "/railscope-" + host + "-" + std::to_string(getpid()) + ".prom";
+
+  ProfilerDriver r0(6), r1(5);
+  ASSERT_TRUE(r0.loaded() && r1.loaded()) << r0.load_error() << r1.load_error();
+  ASSERT_EQ(r0.init(0xfeed, 0, 2, 2, "tp\xff\"grp"), ncclSuccess);
+  ASSERT_EQ(r1.init(0xfeed, 1, 2, 2, "tp\xff\"grp"), ncclSuccess);
+  std::vector<std::string> versions;  // every version of the file, in order
+  versions.push_back(slurp(file));
+  run_stream(r0, 90.0);  // healthy
+  run_stream(r1, 40.0);  // slow: a coll.slow.* diagnosis on rank 1 only
+  ASSERT_EQ(r1.finalize(), ncclSuccess);
+  versions.push_back(slurp(file));
+  ASSERT_EQ(r0.finalize(), ncclSuccess);
+  versions.push_back(slurp(file));
+  for (const char* v : {"RAILSCOPE_PROFILE_PROM", "RAILSCOPE_EXPECTED_BUSBW", "RAILSCOPE_SLOW_COUNT"})
+    unsetenv(v);
+
+  EXPECT_EQ(entries(prom_dir), std::vector<std::string>{std::filesystem::path(file).filename().string()});
+  const std::string& last = versions.back();
+  const std::string comm = "comm=\"0x000000000000feed\"";
+  for (const char* rank : {"0", "1"}) {
+    const std::string labels = std::string("host=\"") + host + "\",rank=\"" + rank + "\"," + comm;
+    EXPECT_NE(last.find("railscope_collective_duration_seconds_count{" + labels +
+                        ",op=\"AllReduce\",size_bytes=\"33554432\"} 3"),
+              std::string::npos)
+        << "rank " << rank << "\n"
+        << last;
+    EXPECT_NE(last.find("railscope_operations_total{" + labels + ",op=\"Send\"} 1"), std::string::npos)
+        << last;
+    EXPECT_NE(last.find("railscope_events_dropped_total{" + labels + ",kind=\"coll\"} 0"), std::string::npos);
+  }
+  // Rank 1 at 40 GB/s: busbw histogram counts it at or below 5e10 bytes/s; its diagnosis is its own.
+  EXPECT_NE(last.find("railscope_busbw_bytes_per_second_bucket{host=\"" + std::string(host) +
+                      "\",rank=\"1\"," + comm + ",op=\"AllReduce\",size_bytes=\"33554432\",le=\"5e+10\"} 3"),
+            std::string::npos)
+      << last;
+  EXPECT_NE(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"1\"," + comm +
+                      ",id=\"coll.slow.gdr_off\"} 1"),
+            std::string::npos)
+      << last;
+  EXPECT_EQ(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"0\""),
+            std::string::npos)
+      << "rank 0 was healthy";
+  EXPECT_NE(last.find("# TYPE railscope_profiler_last_write_timestamp_seconds gauge"), std::string::npos);
+
+  for (size_t i = 0; i < versions.size(); ++i) {
+    ASSERT_FALSE(versions[i].empty()) << "version " << i << " of " << file;
+    // Each label set once (promtool does not check this; node_exporter rejects the file).
+    std::set<std::string> samples;
+    std::istringstream lines(versions[i]);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      EXPECT_TRUE(samples.insert(line.substr(0, line.rfind(' '))).second) << "duplicate: " << line;
+    }
+    const std::string copy = dir + "/version" + std::to_string(i) + ".prom.txt";
+    std::ofstream(copy) << versions[i];
+    const auto [rc, out] = promtool_check(copy);
+    EXPECT_EQ(rc, 0) << "promtool check metrics, version " << i << ":\n" << out << "\n" << versions[i];
+    EXPECT_EQ(out, "") << "lint findings in version " << i << ":\n" << out;
+  }
+}
+
+// A RAILSCOPE_PROFILE_PROM left pointing at a file (the old meaning) is named once, and NCCL carries on.
+TEST(PrometheusTextfile, AFileWhereAFolderIsDueIsNamedOnceAndNcclCarriesOn) {
+  const std::string dir = fresh_profile_dir("promfile");
+  const std::string file = dir + "/metrics.prom";
+  std::ofstream(file) << "# old single file\n";
+  setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
+  CapturedLog::clear();
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
+  drv.run_coll({}, 1000);
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  size_t warnings = 0;
+  for (const auto& l : CapturedLog::lines())
+    if (l.text.find("[profile.write_failed] cannot write the Prometheus textfile " + file + "/railscope-") !=
+        std::string::npos)
+      ++warnings;
+  EXPECT_EQ(warnings, 1u) << "once, naming the path; RAILSCOPE_PROFILE_PROM names a folder";
+  EXPECT_TRUE(CapturedLog::contains("(RAILSCOPE_PROFILE_PROM names a folder)"));
+  EXPECT_EQ(of_type(parse_profile(dir), "coll").size(), 1u) << "the profile itself is written";
+}
+
+}  // namespace
+}  // namespace railscope::abi_test
