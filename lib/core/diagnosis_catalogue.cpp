@@ -245,6 +245,23 @@ constexpr Entry kEntries[] = {
      "a variable that pins NCCL's tuning is set; NCCL advises against leaving it in production",
      "Unset it unless a measurement shows it helps on this cluster"},
 
+    // --- RoCE QoS: doctor's qos section (lib/node/qos_verdict.cpp, docs/roce-qos.md)
+    {"qos.pfc_off_for_roce", S::Warning, "RoCE traffic not on a PFC-enabled priority",
+     "NCCL's traffic class (NCCL_IB_TC, default 0) maps through the port's trust mode and DSCP map to a "
+     "priority without PFC, so a congested switch drops RoCE packets and every drop costs a retransmission "
+     "timeout (info only when no priority has PFC and ECN is on: semi-lossless by design)",
+     "Set NCCL_IB_TC to the DSCP×4 of the lossless priority (e.g. 106 for DSCP 26 → priority 3), or enable "
+     "PFC on NCCL's priority on every NIC (`dcb pfc set dev <if> prio-pfc <p>:on`) and switch"},
+    {"qos.ecn_off_for_roce", S::Warning, "ECN off for the RoCE priority",
+     "ECN for RoCE (DCQCN) is disabled on NCCL's priority at the notification or the reaction point: "
+     "congestion is never signalled, so it ends in PFC pause storms or drops",
+     "echo 1 > /sys/class/net/<if>/ecn/roce_np/enable/<p> and .../roce_rp/enable/<p>, and ECN marking on "
+     "the switches"},
+    {"qos.ports_disagree", S::Warning, "RoCE ports of this node have different QoS",
+     "the node's RoCE ports differ in trust mode, PFC priorities, NCCL's priority or rdma_cm's default ToS: "
+     "traffic that is lossless on one rail is not on another",
+     "Apply one QoS configuration to every RoCE port (same trust, DSCP map and PFC priorities)"},
+
     // --- tuner, profiler (filled by their issues)
     {"tuner.config", S::Error, "Tuner configuration error", "the tuner rules file has an error",
      "Fix the file at the line and column given"},

@@ -18,7 +18,7 @@ void add_doctor(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("doctor",
                                      "Pre-flight check of this node's RDMA setup: devices, ports, GIDs, MTU, "
-                                     "memlock, env, GPUDirect. Exit 0 "
+                                     "memlock, env, GPUDirect, RoCE QoS. Exit 0 "
                                      "healthy, 1 warnings, 2 errors");
   cmd->add_flag("--json", opt->json, "Print the report as JSON (schema in docs/doctor.md)");
   cmd->add_option(

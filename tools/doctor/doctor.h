@@ -16,6 +16,7 @@
 #include "railscope/node/hca_filter.h"
 #include "railscope/node/inventory.h"
 #include "railscope/node/memlock.h"
+#include "railscope/node/qos.h"
 
 namespace railscope::doctor {
 
@@ -27,6 +28,7 @@ struct NodeFacts {
   node::MemlockState memlock;
   node::EnvLookup env;
   std::vector<diag::Finding> config_problems;  // bad NCCL_IB_* values met while reading the policy
+  std::vector<node::PortQos> qos;              // DCB, ECN and rdma_cm ToS of the RoCE ports (qos section)
   std::string topo_file;  // hwloc XML for the GPUDirect section; empty: RAILSCOPE_TOPO_FILE or this system
 };
 
@@ -49,7 +51,7 @@ struct SectionSpec {
   std::string_view heading;
   Section (*run)(const NodeFacts&);
 };
-// In report order: devices, gids, mtu, memlock, env.
+// In report order: devices, gids, mtu, memlock, env, gpudirect, qos.
 std::span<const SectionSpec> all_sections();
 
 Section section_devices(const NodeFacts& facts);
@@ -58,6 +60,7 @@ Section section_mtu(const NodeFacts& facts);
 Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
 Section section_gpudirect(const NodeFacts& facts);
+Section section_qos(const NodeFacts& facts);
 
 // Ports NCCL would use: selected by NCCL_IB_HCA (every port when unset).
 bool port_selected(const NodeFacts& facts, const node::Device& d, const node::Port& p);

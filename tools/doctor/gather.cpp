@@ -1,6 +1,7 @@
 // Gathering the node's facts once for every section.
 #include "doctor.h"
 #include "railscope/core/params.h"
+#include "railscope/node/sysfs.h"
 
 namespace railscope::doctor {
 
@@ -12,6 +13,8 @@ NodeFacts gather(const GatherOptions& options) {
   f.memlock = node::read_memlock();
   f.env = node::process_env();
   f.topo_file = options.topo_file;
+  const node::Sysfs sysfs(f.inventory.sysfs_root);
+  f.qos = node::read_qos(f.inventory, sysfs, *node::make_dcb_source(sysfs));
   return f;
 }
 

@@ -15,6 +15,7 @@ constexpr SectionSpec kSections[] = {
     {"memlock", "Locked memory", section_memlock},
     {"env", "Environment", section_env},
     {"gpudirect", "GPUDirect RDMA", section_gpudirect},
+    {"qos", "RoCE QoS (PFC, ECN, DSCP)", section_qos},
 };
 
 int exit_code_for(diag::Severity s) {

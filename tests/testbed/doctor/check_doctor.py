@@ -173,6 +173,27 @@ def compare_with_references(report):
             eq(g["selected_index"], v4v2, f"{where} selected GID index (first IPv4 RoCE v2 in sysfs)")
             m = mtu_ports.get((name, num))
             check(m is not None, f"{where} missing from the mtu section")
+            check_qos_port(report, name, num, ndev)
+
+
+def check_qos_port(report, dev, num, ndev):
+    """rxe's netdev is a veth: no dcbnl_ops, so the kernel answers RTM_GETDCB with EOPNOTSUPP and the
+    qos section must say "not available on this device", with ECN and rdma_cm's ToS as sysfs has them."""
+    where = f"{dev}:{num}"
+    ports = {(p["device"], p["port"]): p for p in report["sections"]["qos"]["ports"]}
+    q = ports.get((dev, num))
+    check(q is not None, f"{where} missing from the qos section")
+    if q is None:
+        return
+    eq(q["netdev"], ndev, f"{where} qos netdev")
+    eq(q["dcb"], "not_supported", f"{where} qos dcb (veth has no DCB)")
+    eq(q["verdict"], "not available", f"{where} qos verdict")
+    ecn = f"/sys/class/net/{ndev}/ecn/roce_np/enable/3"
+    eq(q["ecn"]["np"][3], {"1": True, "0": False}.get(read(ecn)), f"{where} qos ECN np prio 3 vs sysfs")
+    tos = read(f"/sys/kernel/config/rdma_cm/{dev}/ports/{num}/default_roce_tos")
+    eq(q["default_roce_tos"], int(tos) if tos is not None else None, f"{where} qos default_roce_tos vs configfs")
+    qos_findings = [f["id"] for f in report["findings"] if f["section"] == "qos"]
+    check(not qos_findings, f"{where}: qos section must not warn on a device without DCB, got {qos_findings}")
 
 
 def expect(report, rc, args, label):
@@ -217,6 +238,17 @@ def variants(exe):
     rc, r = doctor_json(exe, env={"NCCL_IB_ADDR_RANGE": "nonsense"}, label="bad ADDR_RANGE")
     if r:
         check("config.bad_env" in ids(r), f"bad ADDR_RANGE: config.bad_env expected, got {ids(r)}")
+    # The qos section on rxe: "not available" whatever the traffic class (healthy twin of the fixtures'
+    # qos.* findings); a bad NCCL_IB_TC is named.
+    rc, r = doctor_json(exe, env={"NCCL_IB_TC": "106"}, label="NCCL_IB_TC=106")
+    if r:
+        eq(r["sections"]["qos"]["dscp"], 26, "NCCL_IB_TC=106: DSCP")
+        check(not [f for f in r["findings"] if f["section"] == "qos"], f"NCCL_IB_TC=106: no qos finding, got {ids(r)}")
+        check(all(p["verdict"] == "not available" for p in r["sections"]["qos"]["ports"]), "NCCL_IB_TC=106: not available")
+    rc, r = doctor_json(exe, env={"NCCL_IB_TC": "999"}, label="NCCL_IB_TC=999")
+    if r:
+        check([f["section"] for f in r["findings"] if f["id"] == "config.bad_env"] == ["qos"],
+              f"NCCL_IB_TC=999: config.bad_env in the qos section, got {r['findings']}")
     rc, r = doctor_json(exe, ["--sysfs-root", "/nonexistent"], label="no devices")
     if r:
         check(ids(r) == ["device.none"] or "device.none" in ids(r), f"no devices: device.none, got {ids(r)}")
@@ -249,6 +281,7 @@ def main():
     trc, text, _, _ = run_doctor(args.railscope)
     eq(trc, rc, "text report exit status equals JSON's")
     check("Findings (" in text and "rxe0" in text, "text report has devices and findings")
+    check("(vethA): not available on this device" in text, "text report: qos not available on vethA")
     for f in report["findings"]:
         check(f["line"] in text, f"text report shows finding line {f['line']!r}")
     if args.variants:
