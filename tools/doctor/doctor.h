@@ -15,6 +15,7 @@
 #include "railscope/node/gid_selection.h"
 #include "railscope/node/hca_filter.h"
 #include "railscope/node/inventory.h"
+#include "railscope/node/link_health.h"
 #include "railscope/node/memlock.h"
 
 namespace railscope::doctor {
@@ -28,6 +29,7 @@ struct NodeFacts {
   node::EnvLookup env;
   std::vector<diag::Finding> config_problems;  // bad NCCL_IB_* values met while reading the policy
   std::string topo_file;  // hwloc XML for the GPUDirect section; empty: RAILSCOPE_TOPO_FILE or this system
+  node::LinkHealth link;  // speeds against capability and siblings, link counters (gather() reads them)
 };
 
 struct GatherOptions {
@@ -49,12 +51,13 @@ struct SectionSpec {
   std::string_view heading;
   Section (*run)(const NodeFacts&);
 };
-// In report order: devices, gids, mtu, memlock, env.
+// In report order: devices, gids, mtu, link, memlock, env, gpudirect.
 std::span<const SectionSpec> all_sections();
 
 Section section_devices(const NodeFacts& facts);
 Section section_gids(const NodeFacts& facts);
 Section section_mtu(const NodeFacts& facts);
+Section section_link(const NodeFacts& facts);
 Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
 Section section_gpudirect(const NodeFacts& facts);
