@@ -36,6 +36,7 @@ PortSampler::PortSampler(const Sysfs& sysfs, std::string device, int port, std::
                          EthtoolSource* ethtool)
     : device_(std::move(device)), port_(port), netdev_(std::move(netdev)), ethtool_(ethtool) {
   const std::string base = fmt::format("class/infiniband/{}/ports/{}", device_, port_);
+  bool out_of_fds = false;
   for (const bool hw : {false, true}) {
     const std::string folder = base + (hw ? "/hw_counters" : "/counters");
     size_t n = 0;
@@ -46,8 +47,19 @@ PortSampler::PortSampler(const Sysfs& sysfs, std::string device, int port, std::
       f.path = sysfs.path(folder + "/" + name);
       f.hw = hw;
       f.category = counter_category(name);
-      f.fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (f.fd < 0 && errno != EMFILE && errno != ENFILE) continue;  // unreadable: not a counter we can read
+      f.fd = out_of_fds ? -1 : ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (f.fd < 0 && !out_of_fds) {
+        if (errno != EMFILE && errno != ENFILE) continue;  // unreadable: not a counter we can read
+        // The process is out of descriptors: this file and the rest are opened per read, and the last
+        // kept one is given back so that those reads (and the process) have a descriptor to use.
+        out_of_fds = true;
+        for (auto it = files_.rbegin(); it != files_.rend(); ++it)
+          if (it->fd >= 0) {
+            ::close(it->fd);
+            it->fd = -1;
+            break;
+          }
+      }
       files_.push_back(std::move(f));
     }
   }
@@ -64,7 +76,8 @@ PortSampler::PortSampler(PortSampler&& other) noexcept
       ethtool_(other.ethtool_),
       files_(std::move(other.files_)),
       ethtool_names_(std::move(other.ethtool_names_)),
-      ethtool_kept_(std::move(other.ethtool_kept_)) {
+      ethtool_kept_(std::move(other.ethtool_kept_)),
+      ethtool_categories_(std::move(other.ethtool_categories_)) {
   other.files_.clear();
 }
 
@@ -78,6 +91,7 @@ PortSampler& PortSampler::operator=(PortSampler&& other) noexcept {
     files_ = std::move(other.files_);
     ethtool_names_ = std::move(other.ethtool_names_);
     ethtool_kept_ = std::move(other.ethtool_kept_);
+    ethtool_categories_ = std::move(other.ethtool_categories_);
     other.files_.clear();
   }
   return *this;
@@ -100,8 +114,12 @@ size_t PortSampler::kept_open() const {
 bool PortSampler::load_ethtool_names() {
   ethtool_names_ = ethtool_->stat_names(netdev_);
   ethtool_kept_.clear();
+  ethtool_categories_.clear();
   for (size_t i = 0; i < ethtool_names_.size(); ++i)
-    if (is_port_wide_stat(ethtool_names_[i])) ethtool_kept_.push_back(i);
+    if (is_port_wide_stat(ethtool_names_[i])) {
+      ethtool_kept_.push_back(i);
+      ethtool_categories_.push_back(counter_category(ethtool_names_[i]));
+    }
   return !ethtool_names_.empty();
 }
 

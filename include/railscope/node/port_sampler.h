@@ -3,7 +3,9 @@
 // read from offset 0 is produced afresh by the kernel), and the netdev's ethtool statistic names are
 // fetched once, so a snapshot is one pread per file and one ETHTOOL_GSTATS call. Deltas between two
 // snapshots are counter_deltas() (port_counters.h), which handles resets.
-// Not thread-safe: one thread samples a given PortSampler.
+// A process out of file descriptors (EMFILE) keeps fewer open: the rest are opened per read, and one kept
+// descriptor is given back so those reads can happen. Not thread-safe: one thread samples a given
+// PortSampler.
 #pragma once
 
 #include <cstddef>
@@ -55,8 +57,9 @@ class PortSampler {
   std::string netdev_;
   EthtoolSource* ethtool_ = nullptr;
   std::vector<File> files_;
-  std::vector<std::string> ethtool_names_;  // all of the netdev's names, in the device's order
-  std::vector<size_t> ethtool_kept_;        // indices of the port-wide ones
+  std::vector<std::string> ethtool_names_;           // all of the netdev's names, in the device's order
+  std::vector<size_t> ethtool_kept_;                 // indices of the port-wide ones
+  std::vector<CounterCategory> ethtool_categories_;  // their categories, looked up once
 };
 
 }  // namespace railscope::node

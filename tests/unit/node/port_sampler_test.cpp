@@ -2,7 +2,12 @@
 // descriptors, and deltas between them, on a ConnectX-7 RoCE fixture.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "fabric_fixtures.h"
 #include "railscope/node/ethtool_stats.h"
@@ -101,6 +106,48 @@ TEST(PortSampler, AMissingPortOrNetdevGivesAnEmptySnapshot) {
   const PortCounters pc = s.sample();
   EXPECT_TRUE(pc.counters.empty());
   EXPECT_FALSE(pc.ethtool_available);
+}
+
+}  // namespace
+
+namespace {
+
+// Out of descriptors (RLIMIT_NOFILE just above what is open): fewer files are kept, every value is still
+// read.
+TEST(PortSampler, OutOfDescriptorsStillReadsEveryCounter) {
+  FabricTree t("emfile");
+  t.ib_port("mlx5_0", "400 Gb/sec (4X NDR)");
+  t.counter("mlx5_0", "symbol_error", 3);
+  const Sysfs sysfs(t.root());
+  const size_t expected = read_port_counters(sysfs, "mlx5_0", 1).counters.size();
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  std::set<int> open;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    open.insert(std::stoi(e.path().filename().string()));
+  // The lowest limit that leaves 12 free descriptor numbers: the directory listings and a few counters.
+  rlim_t limit = 0;
+  for (int free = 0; free < 12; ++limit)
+    if (open.count(static_cast<int>(limit)) == 0) ++free;
+  rlimit low = old;
+  low.rlim_cur = limit;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  PortCounters pc;
+  size_t kept = 0;
+  size_t files = 0;
+  {
+    PortSampler s(sysfs, "mlx5_0", 1, "", nullptr);
+    kept = s.kept_open();
+    files = s.files();
+    pc = s.sample();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_EQ(files, expected);
+  EXPECT_LT(kept, files) << "not every file could be kept open";
+  EXPECT_EQ(pc.counters.size(), expected) << "the others are read by opening them each time";
+  bool seen = false;
+  for (const auto& c : pc.counters) seen = seen || (c.name == "symbol_error" && c.value == 3);
+  EXPECT_TRUE(seen);
 }
 
 }  // namespace
