@@ -149,7 +149,8 @@ LinkHealth check_link_health(const Inventory& inventory, const Sysfs& sysfs, Eth
       l.siblings_mbps = std::max(l.siblings_mbps, o.speed_mbps);
     }
     const std::string where = fmt::format("{}:{}", l.device, l.port);
-    const std::string kind = fmt::format("{} {}", to_string(l.link_layer), l.model.empty() ? "" : l.model);
+    const std::string kind =
+        fmt::format("{}{}", to_string(l.link_layer), l.model.empty() ? "" : ", device " + l.model);
     std::vector<diag::Finding> found;
     if (l.state != PortState::Active) {
       l.verdict = "down";

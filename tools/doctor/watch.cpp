@@ -72,9 +72,18 @@ WatchResult evaluate_watch(const std::vector<WatchPort>& ports, double seconds) 
                              Rule{CounterCategory::Pause, "counters.pause", "pause counts"}}) {
       const uint64_t total = node::category_total(p.deltas, rule.category);
       if (total == 0) continue;
-      r.findings.push_back(
-          diag::make(rule.id, fmt::format("{}: {} {} ({}) in {:.1f} s", where, total, rule.what,
-                                          figures(p.deltas, rule.category), seconds)));
+      // The loss fix that fits the link layer: a RoCE port has a netdev, an InfiniBand port none.
+      std::string fix;
+      if (rule.category == CounterCategory::Loss)
+        fix = p.netdev.empty()
+                  ? "InfiniBand: look for link errors (`railscope doctor`, `--watch`) on this port and "
+                    "on the switch ports of the path"
+                  : "Enable PFC on the RoCE priority end to end (NIC and every switch hop) and check "
+                    "`railscope doctor` qos; look for link errors on the path";
+      r.findings.push_back(diag::make(rule.id,
+                                      fmt::format("{}: {} {} ({}) in {:.1f} s", where, total, rule.what,
+                                                  figures(p.deltas, rule.category), seconds),
+                                      fix));
     }
     if (pause_storm(p.deltas))
       r.findings.push_back(diag::make(

@@ -147,3 +147,26 @@ TEST_F(Watch, FlapAndDiscards) {
 }
 
 }  // namespace
+
+namespace {
+
+// The loss fix follows the link layer: PFC for a RoCE port (it has a netdev), link errors for InfiniBand.
+TEST(WatchFix, LossFixFitsTheLinkLayer) {
+  node::PortCounters before;
+  before.device = "mlx5_0";
+  before.port = 1;
+  before.counters = {
+      node::Counter{"out_of_sequence", node::CounterCategory::Loss, 5, true, node::CounterSource::Hw}};
+  node::PortCounters after = before;
+  after.counters[0].value = 9;
+  const WatchResult ib = evaluate_watch({WatchPort{before, after}}, 1.0);
+  ASSERT_EQ(ib.findings.size(), 1u);
+  EXPECT_NE(std::string(ib.findings[0].effective_fix()).find("InfiniBand"), std::string::npos);
+  before.netdev = after.netdev = "ens1f0np0";
+  const WatchResult roce = evaluate_watch({WatchPort{before, after}}, 1.0);
+  ASSERT_EQ(roce.findings.size(), 1u);
+  EXPECT_NE(std::string(roce.findings[0].effective_fix()).find("Enable PFC on the RoCE priority"),
+            std::string::npos);
+}
+
+}  // namespace
