@@ -184,3 +184,22 @@ TEST(LinkHealth, RoceLinkErrorsFromEthtool) {
 }
 
 }  // namespace
+
+namespace {
+
+// A ConnectX-6 (0x101b) HDR node: eight 200 Gb/s 4X HDR rails; one that trained at EDR is degraded.
+TEST(LinkHealth, ConnectX6HdrNode) {
+  FabricTree t("hdr8");
+  for (int i = 0; i < 8; ++i) t.ib_port("mlx5_" + std::to_string(i), "200 Gb/sec (4X HDR)", false, "0x101b");
+  LinkHealth h = check(t);
+  EXPECT_TRUE(h.findings.empty()) << diag::one_line(h.findings.front());
+  EXPECT_EQ(port(h, "mlx5_7").lane, "HDR");
+  t.ib_port("mlx5_7", "100 Gb/sec (4X EDR)", false, "0x101b");
+  h = check(t);
+  ASSERT_EQ(ids(h), std::multiset<std::string>{"link.degraded"});
+  EXPECT_NE(h.findings[0].detail.find("mlx5_7:1 trained at 100 Gb/s (4X EDR)"), std::string::npos)
+      << h.findings[0].detail;
+  EXPECT_NE(h.findings[0].detail.find("device 0x101b) runs 200 Gb/s"), std::string::npos);
+}
+
+}  // namespace
