@@ -5,7 +5,7 @@
 //    drivers/infiniband/core/sysfs.c prints "400 Gb/sec (4X NDR)");
 //  - hw_counters/*: the names mlx5 registers (drivers/infiniband/hw/mlx5/counters.c);
 //  - device/device: the PCI device id (0x1021 ConnectX-7, 0x101d ConnectX-6 Dx, 0x101b ConnectX-6), as
-//    the kernel's PCI id list (include/linux/pci_ids.h, pci.ids) names them;
+//    mlx5_core_pci_table (drivers/net/ethernet/mellanox/mlx5/core/main.c) and the pci.ids database list them;
 //  - railscope-fixture/ethtool/<if>/stats: `ethtool -S` of an mlx5e netdev (names from
 //    drivers/net/ethernet/mellanox/mlx5/core/en_stats.c: vport, pport PHY, per-priority PFC, pause storm,
 //    and a few per-channel ring statistics that the reader must leave out);
