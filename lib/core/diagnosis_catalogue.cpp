@@ -25,6 +25,64 @@ constexpr Entry kEntries[] = {
     {"config.bad_file", S::Error, "Invalid configuration file",
      "a configuration file has a syntax or range error", "Fix the file at the line and column given"},
 
+    // --- fabric health, node side (lib/node/link_health.cpp, `railscope doctor` link section and --watch;
+    //     docs/fabric-health.md). Causes and fixes follow NVIDIA's InfiniBand/RoCE troubleshooting notes.
+    {"link.degraded", S::Warning, "Link trained below its siblings",
+     "the port trained at a lower speed or fewer lanes than the other ports of the same kind on this node "
+     "(a bad lane, cable or optic, a dirty connector, or a switch port forced down); the job runs at the "
+     "slowest rail's pace",
+     "Reseat or replace the cable/optic of that port and check the switch port (`mlxlink -d <dev>` or the "
+     "switch's port status); retrain the link (`ip link set <netdev> down/up`, or `ibportstate ... reset`)"},
+    {"link.below_capability", S::Info, "Link below what the NIC supports",
+     "the port runs slower than its fastest supported link mode, like its siblings: the switch, cable or "
+     "optics (or a forced speed) set the rate",
+     "If the fabric is meant to run faster, check the cables/optics and the switch port speed; else nothing"},
+    {"link.rail_down", S::Warning, "One rail of the node is down",
+     "a port is not ACTIVE while sibling ports of the same kind are: that rail's cable, optic, switch port "
+     "or "
+     "subnet manager assignment is broken, and NCCL runs on the remaining rails only",
+     "Check that port's cable and switch port (`ibstat`, `mlxlink`, `ip link`), then bring it up before "
+     "starting the job"},
+    {"link.downed_since_boot", S::Info, "Link went down since the counters were cleared",
+     "link_downed / link_error_recovery / link_down_events_phy are not zero: the link dropped or retrained "
+     "at least once (switch reboot, cable moved, or a marginal link)",
+     "Clear the counters (`perfquery -x -R` on InfiniBand) and watch them (`railscope doctor --watch 10`); "
+     "if they rise, treat it as a flapping link"},
+    {"link.errors_since_boot", S::Info, "Link errors since the counters were cleared",
+     "symbol errors, receive errors or integrity errors are not zero: the physical link corrupted packets "
+     "at some point",
+     "Clear the counters and watch them (`railscope doctor --watch 10`); rising errors mean cable/optic "
+     "trouble"},
+    {"link.flapping", S::Warning, "Link flapping",
+     "the link went down (or into error recovery) during the interval: every QP on it retransmits or fails",
+     "Replace the cable/optic or move the port; check the switch port's error log; keep the job off this "
+     "rail until it holds"},
+    {"link.errors_rising", S::Warning, "Link errors rising",
+     "symbol, CRC or receive errors rose during the interval: the physical link corrupts packets, which the "
+     "transport must retransmit",
+     "Reseat or replace the cable/optic; check the switch side's counters for the same link"},
+    {"counters.loss", S::Warning, "Packets lost in the fabric",
+     "retransmission, sequence-error or ACK-timeout counters rose: the fabric drops RDMA packets (RoCE "
+     "without end-to-end PFC on its priority, link errors, or an overloaded switch)",
+     "RoCE: enable PFC on the RoCE priority on every NIC and switch hop and check `railscope doctor` qos; "
+     "InfiniBand: check link errors and the switch's counters on the path"},
+    {"counters.discard", S::Warning, "Packets discarded",
+     "the port or host dropped packets for lack of buffers or credits (rx_discards_phy, out_of_buffer, "
+     "port_xmit_discards): congestion without flow control, or a receiver that cannot keep up",
+     "Enable PFC (RoCE) or check for congestion on the path; check the NIC's PCIe link and the host's load"},
+    {"counters.congestion", S::Info, "Congestion signalled",
+     "ECN marks, CNPs or transmit waits rose: the fabric is congested and the NICs slow their senders "
+     "(expected under load; heavy congestion costs bandwidth)",
+     "If the job is slow, look at the traffic pattern and switch buffers; check ECN/DCQCN settings"},
+    {"counters.pause", S::Info, "PFC pause frames",
+     "pause frames rose: a lossless priority pushed back (expected under load; a pause rate that grows with "
+     "a slow job points at a congested receiver or switch)",
+     "If the job is slow, find the receiver or switch port that sends the pauses"},
+    {"counters.pause_storm", S::Warning, "PFC pause storm",
+     "the NIC's pause-storm prevention fired (tx_pause_storm_warning/error_events): a stalled receiver "
+     "sent pauses for long enough that the NIC stopped honouring them",
+     "Find the stalled host (hung driver or PCIe trouble) behind that port; check its dmesg"},
+
     // --- node: devices and ports
     {"device.none", S::Error, "No RDMA device",
      "libibverbs found no RDMA device (driver not loaded, container without /dev/infiniband, or no NIC)",

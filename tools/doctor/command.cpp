@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "doctor.h"
+#include "watch.h"
 
 namespace railscope::cli {
 
@@ -14,11 +15,12 @@ void add_doctor(CLI::App& app) {
     bool no_verbs = false;
     std::string sysfs_root;
     std::string topo;
+    double watch = 0;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("doctor",
                                      "Pre-flight check of this node's RDMA setup: devices, ports, GIDs, MTU, "
-                                     "memlock, env, GPUDirect, RoCE QoS. Exit 0 "
+                                     "link health, memlock, env, GPUDirect, RoCE QoS; --watch: counter deltas. Exit 0 "
                                      "healthy, 1 warnings, 2 errors");
   cmd->add_flag("--json", opt->json, "Print the report as JSON (schema in docs/doctor.md)");
   cmd->add_option(
@@ -28,7 +30,22 @@ void add_doctor(CLI::App& app) {
                   "hwloc XML topology (lstopo --of xml) for the GPUDirect section instead of this "
                   "system's (or RAILSCOPE_TOPO_FILE)");
   cmd->add_flag("--no-verbs", opt->no_verbs, "Do not query libibverbs (sysfs only)");
+  cmd->add_option("--watch", opt->watch,
+                  "Instead of the report: counter deltas of each selected port over SECONDS, by category "
+                  "(loss, congestion, pause, link, discard, traffic, other), with findings; same exit codes")
+      ->option_text("SECONDS")
+      ->check(CLI::Range(0.1, 86400.0));
   cmd->callback([opt] {
+    if (opt->watch > 0) {
+      std::string root;
+      const doctor::WatchResult r = doctor::run_watch({opt->sysfs_root, !opt->no_verbs, opt->watch}, &root);
+      const std::string out =
+          opt->json ? doctor::watch_json(r, root).dump(2) + "\n" : doctor::watch_text(r, root);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
+      if (r.exit_code != 0) throw CLI::RuntimeError(r.exit_code);
+      return;
+    }
     const doctor::NodeFacts facts = doctor::gather({opt->sysfs_root, !opt->no_verbs, opt->topo});
     const doctor::Report report = doctor::run(facts);
     const std::string out =

@@ -15,6 +15,7 @@
 #include "railscope/node/gid_selection.h"
 #include "railscope/node/hca_filter.h"
 #include "railscope/node/inventory.h"
+#include "railscope/node/link_health.h"
 #include "railscope/node/memlock.h"
 #include "railscope/node/qos.h"
 
@@ -30,6 +31,7 @@ struct NodeFacts {
   std::vector<diag::Finding> config_problems;  // bad NCCL_IB_* values met while reading the policy
   std::vector<node::PortQos> qos;              // DCB, ECN and rdma_cm ToS of the RoCE ports (qos section)
   std::string topo_file;  // hwloc XML for the GPUDirect section; empty: RAILSCOPE_TOPO_FILE or this system
+  node::LinkHealth link;  // speeds against capability and siblings, link counters (gather() reads them)
 };
 
 struct GatherOptions {
@@ -51,12 +53,13 @@ struct SectionSpec {
   std::string_view heading;
   Section (*run)(const NodeFacts&);
 };
-// In report order: devices, gids, mtu, memlock, env, gpudirect, qos.
+// In report order: devices, gids, mtu, link, memlock, env, gpudirect, qos.
 std::span<const SectionSpec> all_sections();
 
 Section section_devices(const NodeFacts& facts);
 Section section_gids(const NodeFacts& facts);
 Section section_mtu(const NodeFacts& facts);
+Section section_link(const NodeFacts& facts);
 Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
 Section section_gpudirect(const NodeFacts& facts);

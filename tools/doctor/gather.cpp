@@ -1,6 +1,7 @@
 // Gathering the node's facts once for every section.
 #include "doctor.h"
 #include "railscope/core/params.h"
+#include "railscope/node/ethtool_stats.h"
 #include "railscope/node/sysfs.h"
 
 namespace railscope::doctor {
@@ -15,6 +16,10 @@ NodeFacts gather(const GatherOptions& options) {
   f.topo_file = options.topo_file;
   const node::Sysfs sysfs(f.inventory.sysfs_root);
   f.qos = node::read_qos(f.inventory, sysfs, *node::make_dcb_source(sysfs));
+  const auto ethtool = node::ethtool_source_for(sysfs);
+  f.link = node::check_link_health(
+      f.inventory, sysfs, ethtool.get(),
+      [&f](const node::Device& d, const node::Port& p) { return port_selected(f, d, p); });
   return f;
 }
 

@@ -12,6 +12,7 @@ constexpr SectionSpec kSections[] = {
     {"devices", "Devices and ports", section_devices},
     {"gids", "GID selection", section_gids},
     {"mtu", "MTU", section_mtu},
+    {"link", "Link health (speed, siblings, link counters)", section_link},
     {"memlock", "Locked memory", section_memlock},
     {"env", "Environment", section_env},
     {"gpudirect", "GPUDirect RDMA", section_gpudirect},

@@ -64,7 +64,7 @@ TEST(Doctor, SectionsInOrder) {
   std::vector<std::string> names;
   for (const auto& s : all_sections()) names.emplace_back(s.name);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"devices", "gids", "mtu", "memlock", "env", "gpudirect", "qos"}));
+            (std::vector<std::string>{"devices", "gids", "mtu", "link", "memlock", "env", "gpudirect", "qos"}));
 }
 
 TEST(Doctor, HealthyNodeExitsZero) {

@@ -1,0 +1,112 @@
+// `railscope doctor --watch SECONDS --json` as a user runs it, on a ConnectX-7 RoCE fixture whose counters
+// this test raises while the command sleeps between its two snapshots.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "fabric_fixtures.h"
+
+namespace fs = std::filesystem;
+using railscope::testing_fixtures::FabricTree;
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+};
+
+Child spawn(const std::vector<std::string>& args) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return {};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipefd[1], 1);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  return {pid, pipefd[0]};
+}
+
+// True once the child holds a descriptor on a file under `root` (its samplers are open).
+bool holds_file_under(pid_t pid, const std::string& root) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const auto target = fs::read_symlink(e.path(), ec);
+    if (!ec && target.string().starts_with(root)) return true;
+  }
+  return false;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+// Runs --watch 2 on the fixture; `change` runs once the command's first snapshot is taken.
+template <typename F>
+std::pair<int, nlohmann::json> watch(const FabricTree& t, F&& change) {
+  const std::string root = fs::canonical(t.root()).string();
+  Child c = spawn({RAILSCOPE_CLI, "doctor", "--watch", "2", "--json", "--sysfs-root", root});
+  EXPECT_GT(c.pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!holds_file_under(c.pid, root) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(300));  // the first snapshot follows the opens at once
+  change();
+  const std::string out = read_all(c.out);
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, nlohmann::json::parse(out, nullptr, false)};
+}
+
+TEST(DoctorWatchCli, LossOnOnePortIsShownAndWarned) {
+  FabricTree t("watch-cli");
+  t.roce_port("mlx5_0", "ens1f0np0", "400 Gb/sec (4X NDR)");
+  t.roce_port("mlx5_1", "ens2f0np0", "400 Gb/sec (4X NDR)");
+  const auto [rc, j] = watch(t, [&] {
+    t.counter("mlx5_1", "out_of_sequence", 380, true);
+    t.counter("mlx5_1", "local_ack_timeout_err", 2, true);
+    t.ethtool_stats("ens2f0np0", {{"rx_prio3_pause", 9}});
+  });
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(j["schema"], "railscope.doctor.watch/1");
+  EXPECT_GE(j["interval_s"].get<double>(), 2.0);
+  ASSERT_EQ(j["ports"].size(), 2u);
+  EXPECT_EQ(j["ports"][0]["totals"]["loss"], 0);
+  EXPECT_EQ(j["ports"][1]["totals"]["loss"], 382);
+  EXPECT_EQ(j["ports"][1]["totals"]["pause"], 9);
+  EXPECT_EQ(j["ports"][1]["ethtool_available"], true);
+  std::set<std::string> ids;
+  for (const auto& f : j["findings"]) ids.insert(f["id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{"counters.loss", "counters.pause"}));
+}
+
+TEST(DoctorWatchCli, QuietPortsExitZero) {
+  FabricTree t("watch-cli-quiet");
+  t.roce_port("mlx5_0", "ens1f0np0", "400 Gb/sec (4X NDR)");
+  const auto [rc, j] = watch(t, [&] { t.counter("mlx5_0", "port_xmit_packets", 1000); });
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(j["findings"].empty());
+  EXPECT_EQ(j["ports"][0]["totals"]["traffic"], 1000);
+}
+
+}  // namespace
