@@ -105,6 +105,7 @@ void run_explain(const ExplainOptions& o) {
     std::fprintf(stderr, "%s\n", diag::one_line(*made.error).c_str());
     throw CLI::RuntimeError(kExitUsage);
   }
+  for (const std::string& note : made.engine->config().deprecations) spdlog::warn("{}", note);
   check_nic_facts(o, made.engine->topology().nics);
   spdlog::debug("tuner explain: {}", made.engine->summary());
   tuner_explain::Request req;
