@@ -105,5 +105,10 @@ grep -q "\-\-nic-gbps is deprecated: use --nic-gbit" "$tmp/old.err" || { echo "F
 "$rs" tuner explain --log-level debug --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-bytes 1M --max-bytes 4M > /dev/null 2> "$tmp/late.err"
 grep -q "\[debug\]" "$tmp/late.err" || { echo "FAIL: --log-level after the command was ignored"; failures=$((failures + 1)); }
 
+# spdlog is compiled in (header-only): the runtime image (deploy/Dockerfile) ships no libspdlog/libfmt.
+if readelf -d "$rs" | grep -E 'NEEDED.*(libspdlog|libfmt)'; then
+  echo "FAIL: railscope needs a shared spdlog/fmt the runtime image does not have"; failures=$((failures + 1))
+fi
+
 [ "$failures" -eq 0 ] && echo "all usage checks passed"
 exit $((failures > 0))
