@@ -55,6 +55,8 @@ EngineOrError Engine::create(const EngineInputs& in) {
                                                 err.to_string() + " (ignored: RAILSCOPE_TUNER_STRICT=0)")));
       e->config_errors_ignored_ = static_cast<int>(parsed.errors.size());
     }
+    for (const std::string& note : parsed.config.deprecations)
+      RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}", note);
     e->config_ = std::move(parsed.config);
   }
 

@@ -13,6 +13,7 @@
 #include "ab_plan.h"
 #include "child_process.h"
 #include "profile_samples.h"
+#include "railscope/cli/usage.h"
 
 namespace railscope::cli {
 namespace {
@@ -20,7 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace railscope::ab;
 
-// Exit codes (documented in docs/pytorch.md).
+// Exit codes (documented in docs/pytorch.md). A usage error is 2 (railscope::cli::kExitUsage), as in
+// every command; a failed run kept its 2 from before (scripts test it), so 2 means "nothing compared:
+// see stderr" either way.
 constexpr int kExitRunFailed = 2;
 constexpr int kExitRefused = 3;
 constexpr int kExitReportFailed = 4;
@@ -74,14 +77,13 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
 }
 
 void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
-  if (command.empty()) fail(1, "no command given; usage: railscope ab [options] -- CMD [ARGS...]");
-  if (opt.runs < 1) fail(1, "--runs must be at least 1");
+  if (command.empty()) fail(kExitUsage, "no command given; usage: railscope ab [options] -- CMD [ARGS...]");
 
   VariantOptions vopt;
   vopt.baseline_net = opt.baseline_net;
   vopt.with_tuner = !opt.no_tuner;
   if (!opt.plugin_dir.empty()) {
-    if (auto err = plugin_refs_from_dir(opt.plugin_dir, vopt.plugins); !err.empty()) fail(1, err);
+    if (auto err = plugin_refs_from_dir(opt.plugin_dir, vopt.plugins); !err.empty()) fail(kExitUsage, err);
   } else {
     vopt.plugins = find_plugin_refs(self_exe());
   }
@@ -145,7 +147,7 @@ void add_ab(CLI::App& app) {
   auto opt = std::make_shared<AbOptions>();
   auto* sub = app.add_subcommand(
       "ab", "Run a job with railscope's plugins and with NCCL's built-in transport, then compare busbw");
-  sub->add_option("--runs", opt->runs, "Runs per variant, alternating (A B, B A, ...)")
+  sub->add_option("--runs", opt->runs, "Runs per variant, alternating (A B, B A, ...), 1 to 1000")
       ->check(CLI::Range(1, 1000));
   sub->add_option("--baseline-net", opt->baseline_net, "NCCL's built-in net for the baseline")
       ->check(CLI::IsMember({"IB", "Socket"}));

@@ -139,8 +139,8 @@ std::string format_json(const Comparison& cmp) {
   nlohmann::json rows = nlohmann::json::array();
   auto stats_json = [](const Stats& s) {
     return nlohmann::json{{"samples", s.count},
-                          {"busbw_p50_gbps", s.busbw_p50},
-                          {"busbw_p99_gbps", s.busbw_p99},
+                          {"busbw_p50_GBps", s.busbw_p50},
+                          {"busbw_p99_GBps", s.busbw_p99},
                           {"time_p50_us", s.time_p50},
                           {"time_p99_us", s.time_p99}};
   };

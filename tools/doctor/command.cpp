@@ -21,14 +21,17 @@ void add_doctor(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("doctor",
                                      "Pre-flight check of this node's RDMA setup: devices, ports, GIDs, MTU, "
                                      "link health, memlock, env, GPUDirect, RoCE QoS; --watch: counter deltas. Exit 0 "
-                                     "healthy, 1 warnings, 2 errors");
+                                     "healthy, 1 warnings, 2 errors (or a usage error: then nothing is "
+                                     "printed on stdout)");
   cmd->add_flag("--json", opt->json, "Print the report as JSON (schema in docs/doctor.md)");
   cmd->add_option(
-      "--sysfs-root", opt->sysfs_root,
-      "Read sysfs from DIR instead of /sys (or RAILSCOPE_SYSFS_ROOT); libibverbs is then not queried");
+         "--sysfs-root", opt->sysfs_root,
+         "Read sysfs from DIR instead of /sys (or RAILSCOPE_SYSFS_ROOT); libibverbs is then not queried")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--topo", opt->topo,
                   "hwloc XML topology (lstopo --of xml) for the GPUDirect section instead of this "
-                  "system's (or RAILSCOPE_TOPO_FILE)");
+                  "system's (or RAILSCOPE_TOPO_FILE)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--no-verbs", opt->no_verbs, "Do not query libibverbs (sysfs only)");
   cmd->add_option("--watch", opt->watch,
                   "Instead of the report: counter deltas of each selected port over SECONDS, by category "

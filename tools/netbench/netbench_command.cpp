@@ -7,6 +7,8 @@
 
 #include "options.h"
 #include "plan_checks.h"
+#include "railscope/cli/size.h"
+#include "railscope/cli/usage.h"
 #include "report.h"
 #include "runner.h"
 
@@ -14,29 +16,28 @@ namespace railscope::cli {
 
 namespace {
 
-struct SizeArgs {
-  std::string min_size, max_size, bytes_per_size, buffer_bytes;
-};
-
-void add_common(CLI::App* c, netbench::Options& o, SizeArgs& sz) {
+void add_common(CLI::App* c, netbench::Options& o) {
   c->add_option("--plugin", o.plugin,
                 "Net plugin: a path or a name as NCCL_NET_PLUGIN takes it (default: railscope's)");
-  c->add_option("--min-size", sz.min_size, "Smallest message (bytes; K/M suffixes), default 8");
-  c->add_option("--max-size", sz.max_size, "Largest message, default 64M (sizes are powers of two)");
+  add_size_option(c, "--min-size", o.min_size, "Smallest message in bytes, default 8");
+  add_size_option(c, "--max-size", o.max_size,
+                  "Largest message, default 64M (sizes are powers of two), at most 1G",
+                  netbench::kMaxMessageBytes);
   c->add_option("--iters", o.iters, "Bandwidth messages per size (capped by --bytes-per-size)")
       ->capture_default_str();
   c->add_option("--warmup", o.warmup, "Untimed messages per size")->capture_default_str();
   c->add_option("--lat-iters", o.lat_iters, "Ping-pong round trips per size (capped by --bytes-per-size/4)")
       ->capture_default_str();
-  c->add_option("--bytes-per-size", sz.bytes_per_size,
-                "Traffic budget per size (K/M/G suffixes), default 32M");
+  add_size_option(c, "--bytes-per-size", o.bytes_per_size, "Traffic budget per size, default 32M");
   c->add_option("--window", o.window, "Receive requests in flight (NCCL allows 32)")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();
   c->add_option("--recvs", o.recvs, "Buffers per grouped receive (irecv n)")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
-  c->add_option("--buffer-bytes", sz.buffer_bytes, "Registered bytes per direction, at most; default 128M");
+  add_size_option(c, "--buffer-bytes", o.buffer_cap,
+                  "Registered bytes per direction, at most; 4K to 2G, default 128M",
+                  netbench::kMaxBufferBytes);
   c->add_flag("!--no-verify", o.verify, "Do not check the received bytes (pattern + checksum per message)");
   c->add_flag("--json", o.json, "Print the results as JSON");
   c->add_option("--mode", o.mode, "What to measure")
@@ -55,23 +56,17 @@ void add_common(CLI::App* c, netbench::Options& o, SizeArgs& sz) {
   c->add_flag("-v,--verbose", o.verbose, "Also print the plugin's INFO lines");
 }
 
-void apply_sizes(netbench::Options& o, const SizeArgs& sz) {
-  try {
-    if (!sz.min_size.empty()) o.min_size = netbench::parse_size(sz.min_size);
-    if (!sz.max_size.empty()) o.max_size = netbench::parse_size(sz.max_size);
-    if (!sz.bytes_per_size.empty()) o.bytes_per_size = netbench::parse_size(sz.bytes_per_size);
-    if (!sz.buffer_bytes.empty()) o.buffer_cap = netbench::parse_size(sz.buffer_bytes);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "netbench: %s\n", e.what());
-    throw CLI::RuntimeError(2);
+// What one flag's validator cannot see: the flags against each other. Exit 2, a usage error.
+void check_sizes(const netbench::Options& o) {
+  if (o.min_size > o.max_size) {
+    std::fprintf(stderr, "railscope netbench: --min-size (%llu) is above --max-size (%llu)\n",
+                 static_cast<unsigned long long>(o.min_size), static_cast<unsigned long long>(o.max_size));
+    throw CLI::RuntimeError(kExitUsage);
   }
-  if (o.max_size > netbench::kMaxMessageBytes || o.min_size > o.max_size) {
-    std::fprintf(stderr, "netbench: sizes must satisfy min <= max <= 1G\n");
-    throw CLI::RuntimeError(2);
-  }
-  if (o.buffer_cap < 4096 || o.buffer_cap > netbench::kMaxBufferBytes || o.bytes_per_size == 0) {
-    std::fprintf(stderr, "netbench: --buffer-bytes must be between 4K and 2G and --bytes-per-size above 0\n");
-    throw CLI::RuntimeError(2);
+  if (o.buffer_cap < 4096 || o.bytes_per_size == 0) {
+    std::fprintf(stderr,
+                 "railscope netbench: --buffer-bytes must be at least 4K and --bytes-per-size above 0\n");
+    throw CLI::RuntimeError(kExitUsage);
   }
 }
 
@@ -85,7 +80,6 @@ void finish(int rc) {
 void add_netbench(CLI::App& app) {
   struct State {
     netbench::Options o;
-    SizeArgs sz;
   };
   static State st;  // CLI11 binds options to storage that outlives parsing
   auto* nb =
@@ -93,14 +87,15 @@ void add_netbench(CLI::App& app) {
                          "Bandwidth/latency through a net plugin's ABI (like ib_write_bw/ib_write_lat, as "
                          "NCCL sees it)");
   nb->add_option("--pair", st.o.pair, "Run both ends on this node, two processes: --pair DEV_A,DEV_B");
-  add_common(nb, st.o, st.sz);
+  add_common(nb, st.o);
   nb->callback([nb] {
     if (nb->get_subcommands().empty()) {
       if (st.o.pair.empty()) {
-        std::fprintf(stderr, "netbench: use --pair DEV_A,DEV_B, or the server/client subcommands\n");
-        throw CLI::RuntimeError(2);
+        std::fprintf(stderr,
+                     "railscope netbench: use --pair DEV_A,DEV_B, or the server/client subcommands\n");
+        throw CLI::RuntimeError(kExitUsage);
       }
-      apply_sizes(st.o, st.sz);
+      check_sizes(st.o);
       finish(netbench::run_pair(st.o, "/proc/self/exe"));
     }
   });
@@ -112,9 +107,9 @@ void add_netbench(CLI::App& app) {
   server->add_option("--oob-port", st.o.oob_port, "TCP port for the out-of-band exchange")
       ->capture_default_str();
   server->add_option("--oob-fd", st.o.oob_fd, "An already listening socket (used by --pair)")->group("");
-  add_common(server, st.o, st.sz);
+  add_common(server, st.o);
   server->callback([] {
-    apply_sizes(st.o, st.sz);
+    check_sizes(st.o);
     netbench::set_log_role("server", st.o.verbose);
     finish(netbench::run_server(st.o));
   });
@@ -124,9 +119,9 @@ void add_netbench(CLI::App& app) {
   client->add_option("--oob-host", st.o.oob_host, "Host of the server's out-of-band port")
       ->capture_default_str();
   client->add_option("--oob-port", st.o.oob_port, "TCP port of the server")->capture_default_str();
-  add_common(client, st.o, st.sz);
+  add_common(client, st.o);
   client->callback([] {
-    apply_sizes(st.o, st.sz);
+    check_sizes(st.o);
     netbench::set_log_role("client", st.o.verbose);
     finish(netbench::run_client(st.o));
   });

@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 namespace railscope::netbench {
 
@@ -23,28 +21,6 @@ std::string format_size(uint64_t bytes) {
   if (bytes >= (1ULL << 20) && bytes % (1ULL << 20) == 0) return fmt::format("{}M", bytes >> 20);
   if (bytes >= (1ULL << 10) && bytes % (1ULL << 10) == 0) return fmt::format("{}K", bytes >> 10);
   return fmt::format("{}", bytes);
-}
-
-uint64_t parse_size(const std::string& text) {
-  size_t pos = 0;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
-  if (pos == 0 || pos > 15) throw std::invalid_argument("not a size: '" + text + "' (examples: 8, 64K, 1M)");
-  const uint64_t value = std::stoull(text.substr(0, pos));
-  std::string unit = text.substr(pos);
-  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  uint64_t mult = 1;
-  if (unit.empty() || unit == "B")
-    mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB")
-    mult = 1ULL << 10;
-  else if (unit == "M" || unit == "MB" || unit == "MIB")
-    mult = 1ULL << 20;
-  else if (unit == "G" || unit == "GB" || unit == "GIB")
-    mult = 1ULL << 30;
-  else
-    throw std::invalid_argument("unknown unit in size '" + text + "' (use K, M or G)");
-  if (value > UINT64_MAX / mult) throw std::invalid_argument("size '" + text + "' is too large");
-  return value * mult;
 }
 
 std::string table_header(const RunHeader& h) {
@@ -89,8 +65,8 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
                         {"mismatches", r.mismatches}};
     if (r.bytes_per_s > 0) {
       o["bytes_per_s"] = r.bytes_per_s;
-      o["GBps"] = r.bytes_per_s * 1e-9;
-      o["Gbps"] = r.bytes_per_s * 8e-9;
+      o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (issue #18's units: GBps bytes, gbit bits)
+      o["gbit"] = r.bytes_per_s * 8e-9;  // 10^9 bits/s
     }
     if (r.lat_iters > 0) {
       o["lat_p50_us"] = r.lat_p50_us;

@@ -37,8 +37,6 @@ struct RunHeader {
 double percentile(std::vector<double> samples, double pct);
 
 std::string format_size(uint64_t bytes);  // "8", "64K", "1M"
-// Parses "8", "64K", "4KiB", "1M", "64M"; throws std::invalid_argument.
-uint64_t parse_size(const std::string& text);
 
 std::string table_header(const RunHeader& h);
 std::string table_row(const Row& r);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "plugin/tuner/explain/simulated_table.h"
+#include "plugin/tuner/model/cost_model.h"
 
 namespace railscope::cli::tuner_explain {
 
@@ -38,6 +39,12 @@ std::string why(const Decision& d, const Config& config) {
 
 }  // namespace
 
+double predicted_busbw_GBps(const Decision& d, int n_ranks) {
+  if (!d.changes_table() || !(d.cost > 0)) return 0;
+  // busbw = algbw x bus factor (nccl-tests' doc/PERFORMANCE.md); bytes per µs / 1e3 = GB/s.
+  return static_cast<double>(d.bytes) / d.cost / 1e3 * bus_factor(d.coll, n_ranks);
+}
+
 std::vector<Decision> explain(const Engine& engine, const Request& req) {
   float table[kNumAlgos][kNumProtos];
   // NCCL's own estimates are unknown offline: supported entries carry a placeholder that no model
@@ -59,16 +66,18 @@ std::string render_text(const Engine& engine, const std::vector<Decision>& rows)
       if (rows.front().cand[a][p].supported()) cols.emplace_back(a, p);
   out += fmt::format(
       "# {} — cost per candidate in microseconds ([m] model, [x] measured, nccl = NCCL's own "
-      "estimate, unknown offline)\n",
+      "estimate, unknown offline); busbw_GBps: the choice's predicted bus bandwidth, 10^9 bytes/s\n",
       coll_name(rows.front().coll));
-  out +=
-      fmt::format("{:>6}  {:<12} {:>11}  {:<12} {:>11}", "size", "choice", "cost_us", "runner-up", "cost_us");
+  out += fmt::format("{:>6}  {:<12} {:>11} {:>11}  {:<12} {:>11}", "size", "choice", "cost_us", "busbw_GBps",
+                     "runner-up", "cost_us");
   for (auto [a, p] : cols) out += fmt::format(" {:>13}", entry(a, p));
   out += "  decided by\n";
   for (const Decision& d : rows) {
     const bool chosen = d.changes_table();
-    out += fmt::format("{:>6}  {:<12} {:>11}  {:<12} {:>11}", human(d.bytes), entry(d.algo, d.proto),
+    const double busbw = predicted_busbw_GBps(d, engine.topology().shape.n_ranks);
+    out += fmt::format("{:>6}  {:<12} {:>11} {:>11}  {:<12} {:>11}", human(d.bytes), entry(d.algo, d.proto),
                        chosen ? fmt::format("{:.2f}", d.cost) : "-",
+                       busbw > 0 ? fmt::format("{:.2f}", busbw) : "-",
                        d.runner_algo >= 0 && chosen ? entry(d.runner_algo, d.runner_proto) : "-",
                        d.runner_algo >= 0 && chosen ? fmt::format("{:.2f}", d.runner_cost) : "-");
     for (auto [a, p] : cols) {
@@ -91,9 +100,9 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
                    {"islands", t.islands},
                    {"ranks_per_island", t.ranks_per_island},
                    {"intra", std::string(to_string(t.intra))},
-                   {"intra_gbytes_per_s", t.intra_gbps},
+                   {"intra_GBps", t.intra_gbps},  // 10^9 bytes/s per GPU
                    {"nics", t.nics.count},
-                   {"nic_gbps", t.nics.gbps},
+                   {"nic_gbit", t.nics.gbps},  // 10^9 bits/s per NIC
                    {"nic_source", t.nics.source}};
   j["config"] = engine.config().path;
   j["rows"] = nlohmann::json::array();
@@ -106,7 +115,8 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
     if (d.changes_table())
       row["choice"] = {{"algo", std::string(algo_name(d.algo))},
                        {"proto", std::string(proto_name(d.proto))},
-                       {"cost_us", d.cost}};
+                       {"cost_us", d.cost},
+                       {"busbw_GBps", predicted_busbw_GBps(d, t.shape.n_ranks)}};
     else
       row["choice"] = nullptr;
     if (d.changes_table() && d.runner_algo >= 0)

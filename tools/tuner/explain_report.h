@@ -19,6 +19,10 @@ struct Request {
   int reg_buff = 0;
 };
 
+// The bus bandwidth the chosen entry's cost predicts, GB/s (10^9 bytes/s): bytes / cost x NCCL's bus
+// factor for the collective and rank count; 0 when the decision leaves NCCL's table as it is.
+double predicted_busbw_GBps(const railscope::tuner::Decision& d, int n_ranks);
+
 // Decisions for min_bytes, 2·min_bytes, … max_bytes, through Engine::decide.
 std::vector<railscope::tuner::Decision> explain(const railscope::tuner::Engine& engine, const Request& req);
 

@@ -1,6 +1,8 @@
 // `railscope tuner explain`: what the tuner plugin decides for a topology, size by size, and why.
 // It builds the plugin's Engine from the flags and calls the same decision function NCCL reaches
 // through getCollInfo.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -8,15 +10,20 @@
 #include <memory>
 
 #include "explain_report.h"
+#include "railscope/cli/size.h"
+#include "railscope/cli/usage.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::cli {
 namespace {
 
+constexpr uint64_t kMaxExplainBytes = 1ull << 50;  // 1 PiB: far beyond any collective
+
 struct ExplainOptions {
   int nodes = 0;
   int gpus_per_node = 0;
-  double nic_gbps = 0;
+  double nic_gbit = 0;  // Gbit/s
+  double nic_gbps_deprecated = 0;
   int nics = 0;
   std::string coll = "allreduce";
   std::string config;
@@ -25,22 +32,57 @@ struct ExplainOptions {
   int reg_buff = 0;
   int nvl_domains = 0;
   std::string intra;
-  double intra_gbps = 0;
+  double intra_GBps = 0;  // GB/s
+  double intra_gbps_deprecated = 0;
   bool no_strict = false;
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 16ull << 30;
 };
 
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "railscope tuner explain: %s\n", message.c_str());
+  throw CLI::RuntimeError(kExitUsage);
+}
+
+// What no single flag's check can see: the flags against each other. One message per problem, the
+// first found; exit 2 like every usage error.
+void check_inputs(const ExplainOptions& o) {
+  if (o.min_bytes == 0 || o.max_bytes == 0)
+    usage_error("--min-bytes and --max-bytes must be at least 1 byte");
+  if (o.min_bytes > o.max_bytes)
+    usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
+  const int64_t ranks = int64_t{o.nodes} * o.gpus_per_node;
+  if (o.nvl_domains > 0 && (o.nvl_domains > ranks || ranks % o.nvl_domains != 0))
+    usage_error(
+        fmt::format("--nvl-domains {} does not divide the {} ranks ({} nodes x {} GPUs) into equal "
+                    "NVLink domains",
+                    o.nvl_domains, ranks, o.nodes, o.gpus_per_node));
+}
+
+// A NIC count with no rate (or a rate with no count) from any source leaves the inter-node hop
+// unknown: the model would silently defer to NCCL. Checked on the merged facts, so a rate from
+// RAILSCOPE_TUNER_NIC_GBPS, the rules file's `node` line or the node completes a --nics.
+void check_nic_facts(const ExplainOptions& o, const railscope::tuner::NicFacts& nics) {
+  if (o.nics > 0 && nics.gbps <= 0)
+    usage_error(
+        fmt::format("--nics {} needs the NICs' rate: --nic-gbit X (Gbit/s), RAILSCOPE_TUNER_NIC_GBPS "
+                    "or a rules file's `node nic_gbit=X`; none is set and the node has no active "
+                    "RDMA port",
+                    o.nics));
+  if (o.nic_gbit > 0 && nics.count <= 0)
+    usage_error(
+        fmt::format("--nic-gbit {} needs the NIC count: --nics N, RAILSCOPE_TUNER_NICS or a rules "
+                    "file's `node nics=N`; none is set and the node has no active RDMA port",
+                    o.nic_gbit));
+}
+
 void run_explain(const ExplainOptions& o) {
   using namespace railscope::tuner;
   const auto coll = parse_coll(o.coll);
-  if (!coll) {
-    std::fprintf(stderr,
-                 "railscope tuner explain: unknown collective '%s' (broadcast, reduce, allgather, "
-                 "reducescatter, allreduce)\n",
-                 o.coll.c_str());
-    throw CLI::RuntimeError(2);
-  }
+  if (!coll)
+    usage_error(fmt::format(
+        "unknown collective '{}' (broadcast, reduce, allgather, reducescatter, allreduce)", o.coll));
+  check_inputs(o);
   EngineInputs in;
   in.abi_version = 6;
   in.shape.n_nodes = o.nodes;
@@ -51,18 +93,21 @@ void run_explain(const ExplainOptions& o) {
   }
   in.overrides.nic_source = in.overrides.intra_source = "cli";
   if (o.nics > 0) in.overrides.nics = o.nics;
-  if (o.nic_gbps > 0) in.overrides.nic_gbps = o.nic_gbps;
+  if (o.nic_gbit > 0) in.overrides.nic_gbps = o.nic_gbit;
   if (o.intra == "nvlink") in.overrides.intra = IntraLink::NvLink;
   if (o.intra == "pcie") in.overrides.intra = IntraLink::Pcie;
-  if (o.intra_gbps > 0) in.overrides.intra_gbps = o.intra_gbps;
+  if (o.intra_GBps > 0) in.overrides.intra_gbps = o.intra_GBps;
   if (!o.config.empty()) in.config_path = o.config;
   if (o.no_strict) in.strict = false;
   in.log_decisions = false;
   EngineOrError made = Engine::create(in);
   if (made.error) {
     std::fprintf(stderr, "%s\n", diag::one_line(*made.error).c_str());
-    throw CLI::RuntimeError(2);
+    throw CLI::RuntimeError(kExitUsage);
   }
+  for (const std::string& note : made.engine->config().deprecations) spdlog::warn("{}", note);
+  check_nic_facts(o, made.engine->topology().nics);
+  spdlog::debug("tuner explain: {}", made.engine->summary());
   tuner_explain::Request req;
   req.coll = *coll;
   req.pipe_ops = o.pipe_ops;
@@ -84,15 +129,21 @@ void add_tuner(CLI::App& app) {
   auto opts = std::make_shared<ExplainOptions>();
   CLI::App* ex = tuner->add_subcommand(
       "explain",
-      "For sizes 8 B to 16 GiB: the algorithm/protocol the tuner plugin picks and every candidate's cost");
+      "For sizes 8 B to 16 GiB: the algorithm/protocol the tuner plugin picks, its predicted busbw, and "
+      "every candidate's cost. Exit 0, or 2 on a usage error or a bad rules file");
   ex->add_option("--nodes", opts->nodes, "Nodes in the communicator")
       ->required()
       ->check(CLI::Range(1, 1 << 20));
   ex->add_option("--gpus-per-node", opts->gpus_per_node, "Ranks (GPUs) per node")
       ->required()
       ->check(CLI::Range(1, 1024));
-  ex->add_option("--nic-gbps", opts->nic_gbps, "Line rate of each NIC, Gbit/s (default: env/config/node)")
+  ex->add_option("--nic-gbit", opts->nic_gbit,
+                 "Line rate of each NIC, Gbit/s (10^9 bits/s; default: env/config/node)")
       ->check(CLI::Range(0.001, 1e6));
+  // Until 0.1.0 the NIC rate was --nic-gbps: still read, same meaning, with a warning (see the callback).
+  ex->add_option("--nic-gbps", opts->nic_gbps_deprecated, "Deprecated: --nic-gbit")
+      ->check(CLI::Range(0.001, 1e6))
+      ->group("");
   ex->add_option("--nics", opts->nics, "NICs (rails) per node (default: env/config/node)")
       ->check(CLI::Range(1, 64));
   ex->add_option("--coll", opts->coll, "Collective: broadcast, reduce, allgather, reducescatter, allreduce")
@@ -107,12 +158,26 @@ void add_tuner(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 20));
   ex->add_option("--intra", opts->intra, "Intra-node link: nvlink or pcie")
       ->check(CLI::IsMember({"nvlink", "pcie"}));
-  ex->add_option("--intra-gbps", opts->intra_gbps, "Per-GPU intra-node bus bandwidth, GB/s")
+  ex->add_option("--intra-GBps", opts->intra_GBps, "Per-GPU intra-node bus bandwidth, GB/s (10^9 bytes/s)")
       ->check(CLI::Range(0.001, 1e6));
-  ex->add_option("--min-bytes", opts->min_bytes, "Smallest size")->check(CLI::Range(1ull, 1ull << 50));
-  ex->add_option("--max-bytes", opts->max_bytes, "Largest size")->check(CLI::Range(1ull, 1ull << 50));
+  ex->add_option("--intra-gbps", opts->intra_gbps_deprecated, "Deprecated: --intra-GBps")
+      ->check(CLI::Range(0.001, 1e6))
+      ->group("");
+  add_size_option(ex, "--min-bytes", opts->min_bytes, "Smallest size, default 8", kMaxExplainBytes);
+  add_size_option(ex, "--max-bytes", opts->max_bytes, "Largest size, default 16G", kMaxExplainBytes);
   ex->add_flag("--no-strict", opts->no_strict, "Ignore bad config lines instead of failing");
-  ex->callback([opts] { run_explain(*opts); });
+  ex->callback([opts] {
+    // Until 0.1.0 these were the flags' names; "gbps" now means nothing (GBps bytes, gbit bits).
+    if (opts->nic_gbps_deprecated > 0) {
+      spdlog::warn("--nic-gbps is deprecated: use --nic-gbit (same value, Gbit/s)");
+      if (opts->nic_gbit <= 0) opts->nic_gbit = opts->nic_gbps_deprecated;
+    }
+    if (opts->intra_gbps_deprecated > 0) {
+      spdlog::warn("--intra-gbps is deprecated: use --intra-GBps (same value, GB/s)");
+      if (opts->intra_GBps <= 0) opts->intra_GBps = opts->intra_gbps_deprecated;
+    }
+    run_explain(*opts);
+  });
 }
 
 }  // namespace railscope::cli

@@ -64,6 +64,8 @@ struct Config {
   std::vector<Rule> rules;
   std::vector<MeasuredEntry> measured;
   NodeOverrides node;  // from `node` lines (sources "config")
+  // "file:line:column: ..." for each old key name still read (docs/tuner.md), logged once as INFO.
+  std::vector<std::string> deprecations;
 };
 
 struct ParsedConfig {

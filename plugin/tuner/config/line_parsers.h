@@ -12,7 +12,9 @@ struct LineSink {
   std::string_view file;
   int line = 0;
   std::vector<ConfigError>* errors = nullptr;
-  bool error(int column, std::string message) const;  // always false, so `return sink.error(...)`
+  std::vector<std::string>* deprecations = nullptr;
+  bool error(int column, std::string message) const;       // always false, so `return sink.error(...)`
+  void deprecated(int column, std::string message) const;  // an old spelling, still read
 };
 
 // Each returns false (after reporting) when the line is bad; nothing is added to `config` then.

@@ -24,6 +24,10 @@ bool LineSink::error(int column, std::string message) const {
   errors->push_back({std::string(file), line, column, std::move(message)});
   return false;
 }
+void LineSink::deprecated(int column, std::string message) const {
+  if (deprecations != nullptr)
+    deprecations->push_back(fmt::format("{}:{}:{}: {}", file, line, column, message));
+}
 }  // namespace detail
 
 namespace {
@@ -51,7 +55,7 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
 
-    const detail::LineSink sink{file_name, line_no, &out.errors};
+    const detail::LineSink sink{file_name, line_no, &out.errors, &out.config.deprecations};
     if (detail::is_csv_line(line)) {
       if (out.config.rules.size() >= kMaxRules) {
         if (!rule_limit_reported)

@@ -1,8 +1,12 @@
 // railscope's own rule format: a directive then `key=value` pairs separated by blanks.
 //   rule    coll=allreduce[,allgather|*] [bytes=R] [nodes=R] [ranks=R] [pipeops=R] [regbuff=0|1|*]
 //           [algo=A] [proto=P] [channels=N] [chunk=SIZE]
-//   measure coll=C algo=A proto=P nodes=N lat_us=X busbw_gbps=Y
-//   node    [nics=N] [nic_gbps=X] [link_layer=infiniband|ethernet] [intra=nvlink|pcie] [intra_gbps=X]
+//   measure coll=C algo=A proto=P nodes=N lat_us=X busbw_GBps=Y
+//   node    [nics=N] [nic_gbit=X] [link_layer=infiniband|ethernet] [intra=nvlink|pcie] [intra_GBps=X]
+// Units in key names (issue #18): GBps = 10^9 bytes/s, gbit = 10^9 bits/s. Keys match case-insensitively,
+// so files that say busbw_gbps or intra_gbps (GB/s, as before) read the same. The NIC rate was
+// nic_gbps (Gbit/s): that exact spelling is still read as Gbit/s with a deprecation note; any other
+// case of it (nic_GBps) is refused, since by the convention it would mean bytes.
 // R is a range: `lo..hi`, `lo..`, `..hi`, a single value, or `*`; sizes take K/M/G/T suffixes.
 #include <strings.h>
 
@@ -86,7 +90,7 @@ bool set_int(const Token& t, const LineSink& sink, int64_t min, int64_t max, int
   return true;
 }
 
-// Bounds of the decimal figures: bandwidths in GB/s (or Gb/s for a NIC) as RAILSCOPE_TUNER_*_GBPS
+// Bounds of the decimal figures: bandwidths in GB/s (or Gbit/s for a NIC) as RAILSCOPE_TUNER_*_GBPS
 // take them (at most 100000), latencies in µs up to 100 s.
 constexpr double kMinGbps = 1e-3, kMaxGbps = 1e5;
 constexpr double kMinLatencyUs = 1e-3, kMaxLatencyUs = 1e8;
@@ -199,12 +203,12 @@ bool parse_measure(const std::vector<Token>& tokens, const LineSink& sink, Confi
        [&](const Token& t) {
          return has_lat = true, set_decimal(t, sink, kMinLatencyUs, kMaxLatencyUs, m.lat_us);
        }},
-      {"busbw_gbps",
+      {"busbw_GBps",
        [&](const Token& t) { return has_bw = true, set_decimal(t, sink, kMinGbps, kMaxGbps, m.busbw_gbs); }},
   };
   if (!dispatch(tokens, handlers, "measure", sink)) return false;
   if (!(has_algo && has_proto && has_nodes && has_lat && has_bw) || mask == 0)
-    return sink.error(1, "measure needs coll=, algo=, proto=, nodes=, lat_us= and busbw_gbps=");
+    return sink.error(1, "measure needs coll=, algo=, proto=, nodes=, lat_us= and busbw_GBps=");
   if (!algo_proto_possible(m.algo, m.proto))
     return sink.error(
         1, fmt::format("{} runs only with simple, not {}", algo_name(m.algo), proto_name(m.proto)));
@@ -226,12 +230,23 @@ bool parse_node(const std::vector<Token>& tokens, const LineSink& sink, Config& 
          int v = 0;
          return set_int(t, sink, 0, 64, v) && (n.nics = v, true);
        }},
-      {"nic_gbps",
+      {"nic_gbit",
        [&](const Token& t) {
          double v = 0;
          return set_decimal(t, sink, kMinGbps, kMaxGbps, v) && (n.nic_gbps = v, true);
        }},
-      {"intra_gbps",
+      {"nic_gbps",
+       [&](const Token& t) {
+         if (t.key != "nic_gbps")
+           return sink.error(t.key_column,
+                             fmt::format("'{}' would be GB/s (GBps = 10^9 bytes/s); the NIC rate is "
+                                         "nic_gbit=, in Gbit/s",
+                                         t.key));
+         sink.deprecated(t.key_column, "nic_gbps= is deprecated: write nic_gbit= (same value, Gbit/s)");
+         double v = 0;
+         return set_decimal(t, sink, kMinGbps, kMaxGbps, v) && (n.nic_gbps = v, true);
+       }},
+      {"intra_GBps",
        [&](const Token& t) {
          double v = 0;
          return set_decimal(t, sink, kMinGbps, kMaxGbps, v) && (n.intra_gbps = v, true);

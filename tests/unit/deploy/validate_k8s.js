@@ -137,6 +137,34 @@ for (const { doc, where } of docs) {
 const byKind = (k) => docs.filter((d) => d.doc.kind === k).map((d) => d.doc);
 const names = (k) => new Set(byKind(k).map((d) => d.metadata.name));
 const nads = byKind('NetworkAttachmentDefinition');
+// A container's environment: its envFrom ConfigMaps (in the render), then its own env values.
+function containerEnv(c) {
+  const env = {};
+  for (const ef of c.envFrom || []) {
+    const cm = ef.configMapRef && byKind('ConfigMap').find((m) => m.metadata.name === ef.configMapRef.name);
+    if (cm) Object.assign(env, cm.data || {});
+  }
+  for (const e of c.env || []) if (typeof e.value === 'string') env[e.name] = e.value;
+  return env;
+}
+// The IPAM ranges of a NAD's CNI config (top level or any plugin's ipam.range).
+function ipamRanges(nad) {
+  let cfg;
+  try { cfg = JSON.parse(nad.spec.config); } catch (e) { return []; }
+  return [cfg, ...(cfg.plugins || [])].map((p) => p.ipam && p.ipam.range).filter(Boolean);
+}
+// IPv4 CIDR `inner` lies inside `outer`.
+function cidrWithin(inner, outer) {
+  const parse = (c) => {
+    const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(c);
+    if (!m) return null;
+    return { ip: ((+m[1] << 24) >>> 0) + (+m[2] << 16) + (+m[3] << 8) + +m[4], bits: +m[5] };
+  };
+  const a = parse(inner), b = parse(outer);
+  if (!a || !b || a.bits < b.bits) return false;
+  const mask = b.bits === 0 ? 0 : (0xffffffff << (32 - b.bits)) >>> 0;
+  return ((a.ip & mask) >>> 0) === ((b.ip & mask) >>> 0);
+}
 for (const { doc, where } of docs) {
   const tpl = doc.kind === 'Pod' ? doc : doc.spec && doc.spec.template;
   if (!tpl || !tpl.spec) continue;
@@ -160,6 +188,7 @@ for (const { doc, where } of docs) {
       bad(where, `volume ${v.name}: configMap "${v.configMap.name}" is not in the render`);
   }
   const networks = ann['k8s.v1.cni.cncf.io/networks'];
+  const rdmaNets = [];
   if (networks !== undefined) {
     let list;
     try {
@@ -170,8 +199,39 @@ for (const { doc, where } of docs) {
       if (!nad) { bad(where, `Multus network "${n.name}" has no NetworkAttachmentDefinition in the render`); continue; }
       const res = (nad.metadata.annotations || {})['k8s.v1.cni.cncf.io/resourceName'];
       if (res && !resources.has(res)) bad(where, `network "${n.name}" needs resource ${res}, which no container requests`);
+      if (res) rdmaNets.push(nad);
+    }
+    // RDMA secondary networks: NCCL must be told which HCAs and which GIDs (issue #18). Without
+    // NCCL_IB_ADDR_RANGE, GID selection on a shared HCA may pick the host's address; the range must
+    // cover every attached network's IPAM range.
+    if (rdmaNets.length) {
+      for (const c of tpl.spec.containers || []) {
+        const env = containerEnv(c);
+        if (!env.NCCL_IB_HCA) bad(where, `container ${c.name}: attaches RDMA networks but sets no NCCL_IB_HCA`);
+        const range = env.NCCL_IB_ADDR_RANGE;
+        if (!range) { bad(where, `container ${c.name}: attaches RDMA networks but sets no NCCL_IB_ADDR_RANGE`); continue; }
+        for (const nad of rdmaNets)
+          for (const r of ipamRanges(nad))
+            if (!cidrWithin(r, range))
+              bad(where, `container ${c.name}: network "${nad.metadata.name}" range ${r} is outside NCCL_IB_ADDR_RANGE ${range}`);
+      }
     }
   }
+}
+
+// A ReadWriteMany claim needs a class that offers it; the default class usually does not.
+for (const pvc of byKind('PersistentVolumeClaim'))
+  if ((pvc.spec.accessModes || []).includes('ReadWriteMany') && !pvc.spec.storageClassName)
+    bad(`PersistentVolumeClaim/${pvc.metadata.name}`, 'ReadWriteMany without storageClassName (the default class is usually ReadWriteOnce: the claim would stay Pending)');
+
+// A NIC driver upgrade reloads the modules under running jobs unless it waits for them.
+for (const ncp of byKind('NicClusterPolicy')) {
+  const up = ((ncp.spec || {}).ofedDriver || {}).upgradePolicy;
+  if (!up || !up.autoUpgrade) continue;
+  if (!(up.waitForCompletion && up.waitForCompletion.podSelector))
+    bad(`NicClusterPolicy/${ncp.metadata.name}`, 'autoUpgrade without waitForCompletion.podSelector would reload the NIC driver under running jobs');
+  if (up.drain && up.drain.force)
+    bad(`NicClusterPolicy/${ncp.metadata.name}`, 'autoUpgrade with drain.force deletes pods no controller owns');
 }
 
 for (const p of problems) console.log(p);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "options.h"
@@ -95,13 +98,9 @@ TEST(NetbenchOptions, PlanFitsTheRegion) {
   EXPECT_EQ(plan_size(o, 4096, region).recvs, 8u);
 }
 
-TEST(NetbenchReport, SizesParseAndPrint) {
-  EXPECT_EQ(parse_size("8"), 8u);
-  EXPECT_EQ(parse_size("64K"), 65536u);
-  EXPECT_EQ(parse_size("1MiB"), 1u << 20);
-  EXPECT_EQ(parse_size("64m"), 64u << 20);
-  EXPECT_THROW(parse_size("abc"), std::invalid_argument);
-  EXPECT_THROW(parse_size("12Q"), std::invalid_argument);
+// Parsing sizes moved to the one parser of every command (tests/unit/cli/size_test.cpp keeps these
+// cases: 8, 64K, 1MiB, 64m, and errors for abc and 12Q).
+TEST(NetbenchReport, SizesPrint) {
   EXPECT_EQ(format_size(8), "8");
   EXPECT_EQ(format_size(65536), "64K");
   EXPECT_EQ(format_size(64u << 20), "64M");
@@ -114,6 +113,47 @@ TEST(NetbenchReport, Percentiles) {
   EXPECT_EQ(percentile(v, 50), 50);
   EXPECT_EQ(percentile(v, 99), 99);
   EXPECT_EQ(percentile({3.0}, 99), 3.0);
+}
+
+}  // namespace
+}  // namespace railscope::netbench
+
+namespace railscope::netbench {
+namespace {
+
+// Issue #18: no JSON object netbench writes has two keys that differ only by case ("GBps" and "Gbps"
+// did), and the bandwidth keys follow the units convention (GBps bytes, gbit bits).
+void expect_no_case_twins(const nlohmann::json& j, const std::string& where) {
+  if (j.is_object()) {
+    std::map<std::string, std::string> seen;
+    for (const auto& [key, value] : j.items()) {
+      std::string folded = key;
+      for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const auto [it, fresh] = seen.emplace(folded, key);
+      EXPECT_TRUE(fresh) << where << ": keys '" << it->second << "' and '" << key << "' differ only by case";
+      expect_no_case_twins(value, where + "." + key);
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) expect_no_case_twins(j[i], where + "[" + std::to_string(i) + "]");
+  }
+}
+
+TEST(NetbenchReport, JsonKeysDifferBeyondCase) {
+  RunHeader h;
+  h.plugin_path = "/x/libnccl-net-railscope.so";
+  Row bw_and_lat;
+  bw_and_lat.size = 1 << 20;
+  bw_and_lat.bytes_per_s = 12.5e9;
+  bw_and_lat.lat_iters = 10;
+  bw_and_lat.lat_p50_us = 3;
+  bw_and_lat.lat_p99_us = 4;
+  bw_and_lat.mismatches = 1;
+  bw_and_lat.first_mismatch = "byte 3";
+  const auto j = nlohmann::json::parse(to_json(h, {bw_and_lat, Row{}}));
+  expect_no_case_twins(j, "$");
+  const auto& row = j["results"][0];
+  EXPECT_DOUBLE_EQ(row["GBps"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(row["gbit"].get<double>(), 100.0);
 }
 
 }  // namespace

@@ -106,6 +106,41 @@ TEST(ConfigParse, MeasuredFiguresAndNodeFacts) {
   EXPECT_EQ(p.config.node.nic_source, "config");
 }
 
+// Issue #18's units: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. The new keys mean what the old ones did;
+// old files still read (busbw_gbps/intra_gbps are the same keys ignoring case; nic_gbps is a deprecated
+// spelling of nic_gbit, noted once); nic_GBps would mean bytes and is refused.
+TEST(ConfigParse, UnitKeysMeanOneThing) {
+  const auto now = parse_config_text(
+      "measure coll=allreduce algo=ring proto=simple nodes=4 lat_us=30.5 busbw_GBps=180\n"
+      "node nics=4 nic_gbit=400 intra_GBps=20\n",
+      "new.conf");
+  ASSERT_TRUE(now.errors.empty()) << now.errors[0].to_string();
+  EXPECT_DOUBLE_EQ(now.config.measured[0].figure.busbw_gbs, 180);
+  EXPECT_EQ(now.config.node.nic_gbps, 400);   // Gbit/s
+  EXPECT_EQ(now.config.node.intra_gbps, 20);  // GB/s
+  EXPECT_TRUE(now.config.deprecations.empty());
+
+  const auto old = parse_config_text("node nics=4 nic_gbps=400 intra_gbps=20\n", "old.conf");
+  ASSERT_TRUE(old.errors.empty()) << old.errors[0].to_string();
+  EXPECT_EQ(old.config.node.nic_gbps, 400);
+  EXPECT_EQ(old.config.node.intra_gbps, 20);
+  ASSERT_EQ(old.config.deprecations.size(), 1u);
+  EXPECT_EQ(old.config.deprecations[0],
+            "old.conf:1:13: nic_gbps= is deprecated: write nic_gbit= (same value, Gbit/s)");
+
+  const auto bytes = parse_config_text("node nics=4 nic_GBps=50\n", "bytes.conf");
+  ASSERT_EQ(bytes.errors.size(), 1u);
+  EXPECT_EQ(bytes.errors[0].to_string(),
+            "bytes.conf:1:13: 'nic_GBps' would be GB/s (GBps = 10^9 bytes/s); the NIC rate is nic_gbit=, in "
+            "Gbit/s");
+  EXPECT_FALSE(bytes.config.node.nic_gbps.has_value());
+
+  const auto missing =
+      parse_config_text("measure coll=allreduce algo=ring proto=simple nodes=4 lat_us=3\n", "m.conf");
+  ASSERT_EQ(missing.errors.size(), 1u);
+  EXPECT_NE(missing.errors[0].message.find("busbw_GBps="), std::string::npos) << missing.errors[0].message;
+}
+
 TEST(ConfigValues, SizesAndRanges) {
   EXPECT_EQ(std::get<0>(values::size("64K")), 65536u);
   EXPECT_EQ(std::get<0>(values::size("3g")), 3ull << 30);

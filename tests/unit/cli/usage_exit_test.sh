@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Every `railscope` command on bad usage: exit 2 (never CLI11's 105/106/109/114...), one line that says
+# what is wrong on stderr, nothing on stdout; mistyped commands named with the closest match; --version
+# from project(VERSION); the diagnostic log on stderr/--log-file only.
+# Usage: usage_exit_test.sh <railscope> <expected version>
+set -u
+rs=${1:?railscope binary}
+version=${2:?expected version}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+# No node facts from this machine: the tuner's NIC checks must not depend on it.
+export RAILSCOPE_SYSFS_ROOT=$tmp/no-sysfs
+unset RAILSCOPE_TUNER_NICS RAILSCOPE_TUNER_NIC_GBPS RAILSCOPE_TUNER_CONFIG
+
+# expect STATUS "TEXT IN STDERR" ARGS...
+expect() {
+  local want=$1 text=$2
+  shift 2
+  "$rs" "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: railscope $* exited $rc, want $want"; sed 's/^/  stderr: /' "$tmp/err"; failures=$((failures + 1)); return
+  fi
+  if [ -n "$text" ] && ! grep -qF -- "$text" "$tmp/err"; then
+    echo "FAIL: railscope $*: stderr lacks '$text'"; sed 's/^/  stderr: /' "$tmp/err"; failures=$((failures + 1)); return
+  fi
+  if [ "$want" -eq 2 ] && [ -s "$tmp/out" ]; then
+    echo "FAIL: railscope $*: a usage error wrote to stdout"; sed 's/^/  stdout: /' "$tmp/out"; failures=$((failures + 1))
+  fi
+}
+
+# The top level
+expect 2 "A subcommand is required"
+expect 2 "unknown command 'doktor'; did you mean 'doctor'?" doktor
+expect 2 "unknown command 'netbnch'; did you mean 'netbench'?" netbnch
+expect 2 "unknown command 'frobnicate'; the commands are: ab, doctor, netbench, report, tuner" frobnicate
+expect 2 "railscope: unknown option '--bogus'" --bogus
+expect 2 "railscope doctor: unknown option '--jsn'; did you mean '--json'?" doctor --jsn
+expect 2 "--log-level" --log-level loud doctor
+touch "$tmp/a-file"
+expect 2 "--log-file" --log-file "$tmp/a-file/log" doctor --no-verbs
+"$rs" --version > "$tmp/out" 2>&1
+[ "$(cat "$tmp/out")" = "railscope $version" ] || { echo "FAIL: --version printed '$(cat "$tmp/out")', want 'railscope $version'"; failures=$((failures + 1)); }
+
+# doctor
+expect 2 "--bogus" doctor --bogus
+expect 2 "not expected" doctor extra
+expect 2 "--sysfs-root" doctor --sysfs-root "$tmp/missing"
+expect 2 "--topo" doctor --topo "$tmp/missing.xml"
+
+# netbench (--pair, server, client)
+expect 2 "use --pair DEV_A,DEV_B" netbench
+expect 2 "unknown command 'servr'; did you mean 'server'?" netbench servr
+expect 2 "unknown command 'clinet'; did you mean 'client'?" netbench --min-size 8 clinet
+expect 2 "--window" netbench --pair lo,lo --window 40
+expect 2 "unknown unit '.3M' in size '1.5.3M'" netbench --pair lo,lo --min-size 1.5.3M
+expect 2 "size '2G' is above the largest allowed" netbench --pair lo,lo --max-size 2G
+expect 2 "--min-size (1048576) is above --max-size (1024)" netbench --pair lo,lo --min-size 1M --max-size 1K
+expect 2 "negative" netbench client --min-size=-4
+expect 2 "too large" netbench server --bytes-per-size 99999999999T
+expect 2 "--buffer-bytes must be at least 4K" netbench client --buffer-bytes 1K
+expect 2 "--mode" netbench server --mode fast
+expect 2 "--iters" netbench client --iters many
+
+# report
+expect 2 "dirs is required" report
+expect 2 "--bogus" report --bogus "$tmp"
+
+# tuner explain
+expect 2 "A subcommand is required" tuner
+expect 2 "unknown command 'explian'; did you mean 'explain'?" tuner explian
+expect 2 "--nodes is required" tuner explain --gpus-per-node 8
+expect 2 "--nodes" tuner explain --nodes 0 --gpus-per-node 8
+expect 2 "--nic-gbit" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit -1
+expect 2 "--min-bytes (1048576) is above --max-bytes (1024)" tuner explain --nodes 2 --gpus-per-node 8 --min-bytes 1M --max-bytes 1K
+expect 2 "--min-bytes and --max-bytes must be at least 1 byte" tuner explain --nodes 2 --gpus-per-node 8 --min-bytes 0
+expect 2 "not a size: 'lots'" tuner explain --nodes 2 --gpus-per-node 8 --max-bytes lots
+expect 2 "--nvl-domains 3 does not divide the 16 ranks" tuner explain --nodes 2 --gpus-per-node 8 --nvl-domains 3
+expect 2 "--nvl-domains 32 does not divide the 16 ranks" tuner explain --nodes 2 --gpus-per-node 8 --nvl-domains 32
+expect 2 "--nics 8 needs the NICs' rate" tuner explain --nodes 2 --gpus-per-node 8 --nics 8
+expect 2 "--nic-gbit 400 needs the NIC count" tuner explain --nodes 2 --gpus-per-node 8 --nic-gbit 400
+expect 2 "unknown collective 'alltoall'" tuner explain --nodes 2 --gpus-per-node 8 --coll alltoall
+expect 0 "" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --nvl-domains 2 --min-bytes 1M --max-bytes 4M
+
+# ab
+expect 2 "no command given" ab
+expect 2 "--runs" ab --runs 0 -- true
+expect 2 "--baseline-net" ab --baseline-net Carrier -- true
+expect 2 "--bogus" ab --bogus -- true
+
+# The diagnostic log: stderr and --log-file, never stdout; the default output is unchanged.
+args=(tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-bytes 1M --max-bytes 4M)
+"$rs" "${args[@]}" > "$tmp/plain.out" 2> "$tmp/plain.err"
+"$rs" --log-level debug --log-file "$tmp/log" "${args[@]}" > "$tmp/debug.out" 2> "$tmp/debug.err"
+cmp -s "$tmp/plain.out" "$tmp/debug.out" || { echo "FAIL: --log-level debug changed stdout"; failures=$((failures + 1)); }
+[ -s "$tmp/plain.err" ] && { echo "FAIL: default level logged: $(cat "$tmp/plain.err")"; failures=$((failures + 1)); }
+grep -q "railscope \[debug\] tuner explain: " "$tmp/debug.err" || { echo "FAIL: no debug line on stderr"; failures=$((failures + 1)); }
+grep -q "\[debug\] railscope $version" "$tmp/log" || { echo "FAIL: no debug line in --log-file"; failures=$((failures + 1)); }
+# A deprecated flag still works, with a warning on stderr (the default level shows warnings).
+"$rs" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbps 400 --min-bytes 1M --max-bytes 4M > "$tmp/old.out" 2> "$tmp/old.err"
+cmp -s "$tmp/plain.out" "$tmp/old.out" || { echo "FAIL: --nic-gbps is not --nic-gbit"; failures=$((failures + 1)); }
+grep -q "\-\-nic-gbps is deprecated: use --nic-gbit" "$tmp/old.err" || { echo "FAIL: no deprecation warning"; failures=$((failures + 1)); }
+# Placed after the command's name, --log-level still applies.
+"$rs" tuner explain --log-level debug --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-bytes 1M --max-bytes 4M > /dev/null 2> "$tmp/late.err"
+grep -q "\[debug\]" "$tmp/late.err" || { echo "FAIL: --log-level after the command was ignored"; failures=$((failures + 1)); }
+
+# spdlog is compiled in (header-only): the runtime image (deploy/Dockerfile) ships no libspdlog/libfmt.
+if readelf -d "$rs" | grep -E 'NEEDED.*(libspdlog|libfmt)'; then
+  echo "FAIL: railscope needs a shared spdlog/fmt the runtime image does not have"; failures=$((failures + 1))
+fi
+
+[ "$failures" -eq 0 ] && echo "all usage checks passed"
+exit $((failures > 0))
