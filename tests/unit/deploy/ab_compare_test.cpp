@@ -170,7 +170,7 @@ TEST(AbCompare, RatioAndStatsPerOpAndSizeAcrossRuns) {
   ASSERT_EQ(cmp.rows.size(), 1u);
   EXPECT_EQ(cmp.rows[0].a.count, 4u);
   EXPECT_DOUBLE_EQ(cmp.rows[0].a.busbw_p50, 20);
-  EXPECT_DOUBLE_EQ(cmp.rows[0].a.busbw_p99, 20);  // the slow tail
+  EXPECT_DOUBLE_EQ(cmp.rows[0].a.busbw_p1, 20);  // the slow tail
   EXPECT_DOUBLE_EQ(cmp.rows[0].a.time_p99, 10);
   EXPECT_DOUBLE_EQ(cmp.rows[0].b.time_p99, 22);
   EXPECT_DOUBLE_EQ(cmp.rows[0].ratio, 2.0);
