@@ -3,6 +3,8 @@
 #  1. three healthy transfers: no fabric.* (nor link./mtu.changed) line, data intact;
 #  2. 2 % packet loss on vethB (netem) during a transfer: both ends name [fabric.packet_loss] on their
 #     own port (the client rxe1, the server rxe0) with non-zero deltas, and the data arrives intact;
+#     the connections' stats lines (RAILSCOPE_NET_STATS) are written every 2 s while it runs, and the
+#     sender's carry the port's loss delta;
 #  3. a tbf rate limit on vethB: a slow transfer, no fabric.* line.
 # The rxe counters before and after each step are printed (which ones a healthy run moves).
 # usage: fabric_health.sh RAILSCOPE_CLI
@@ -28,9 +30,10 @@ nf_mark
 # loss at its tail waits for the ACK timeout, so the transfer uses 64 KiB messages, one in flight (the
 # watchdog times each send from its posting), and a 0.5 s ACK timeout (NCCL_IB_TIMEOUT=17: 4.096 us x
 # 2^17, budget 4.3 s) to keep the case short.
-export NCCL_IB_TIMEOUT=17
+# Its statistics are written every 2 s while it runs, with the ports' counter deltas.
+export NCCL_IB_TIMEOUT=17 RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/lossy-stats.jsonl RAILSCOPE_NET_STATS_INTERVAL=2
 fb_transfer lossy 18710 64K 40 1 120
-unset NCCL_IB_TIMEOUT
+unset NCCL_IB_TIMEOUT RAILSCOPE_NET_STATS RAILSCOPE_NET_STATS_INTERVAL
 nf_wait_diag 'fabric\.packet_loss' 60 "$(nf_log lossy-client)" "$(nf_log lossy-server)" ||
     nf_fail "no [fabric.packet_loss] within 60 s of 2 % loss on vethB"
 fb_wait lossy 150
@@ -49,6 +52,13 @@ for end in client:rxe1; do
     n=$(grep -chE 'NCCL WARN.*\[fabric\.packet_loss\]' "$log")
     [[ $n == 1 ]] || nf_fail "${end%%:*}: [fabric.packet_loss] logged $n times (once per port and kind)"
 done
+
+stats=$TESTBED_SCRATCH/lossy-stats.jsonl
+periodic=$(grep -c '"final":false' "$stats")
+(( periodic >= 2 )) || nf_fail "$periodic periodic stats lines during a transfer of several seconds (every 2 s)"
+grep -q '"final":true' "$stats" || nf_fail "no stats line at close"
+grep -qE '"role":"send".*"fabric":\{"loss":[1-9]' "$stats" ||
+    nf_fail "no sender stats line carries the port's loss delta: $(grep -m1 '"role":"send"' "$stats")"
 
 # A rate limit with a queue deep enough for all in flight (4 MiB): slow, nothing dropped.
 tc qdisc add dev vethB root tbf rate 80mbit burst 64kb limit 32mb || nf_fail "tbf: tc qdisc add failed"
