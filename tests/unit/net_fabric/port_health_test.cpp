@@ -30,7 +30,7 @@ TEST(PortHealth, AnOutageIsCountedOnceAndEndsWithItsDuration) {
   EXPECT_TRUE(h.take_recovered(&d));
   EXPECT_EQ(d, 2s);
   EXPECT_FALSE(h.take_recovered(&d));
-  EXPECT_EQ(h.last_down(), t0);  // remembered after recovery (completion errors name it)
+  EXPECT_EQ(h.last_down(), t0);               // remembered after recovery (completion errors name it)
   EXPECT_TRUE(h.down_within(t0 + 11s, 10s));  // back at t0 + 2 s
   EXPECT_FALSE(h.down_within(t0 + 13s, 10s));
 }
