@@ -319,6 +319,36 @@ constexpr Entry kEntries[] = {
      "the node's RoCE ports differ in trust mode, PFC priorities, NCCL's priority or rdma_cm's default ToS: "
      "traffic that is lossless on one rail is not on another",
      "Apply one QoS configuration to every RoCE port (same trust, DSCP map and PFC priorities)"},
+    // --- net plugin in the running job: fabric health of the ports it uses (docs/fabric-health-net.md)
+    {"fabric.packet_loss", S::Warning, "The fabric drops packets",
+     "a port's retransmission and sequence-error counters rose while it moved traffic: packets are lost on "
+     "the path (on RoCE: no PFC on the RoCE priority, or a congested or faulty link; on InfiniBand: a bad "
+     "cable or optic)",
+     "RoCE: PFC on the RoCE priority end to end, ECN on; InfiniBand: find the link with errors and replace "
+     "its cable/optic"},
+    {"fabric.congestion", S::Warning, "Congestion on the fabric",
+     "ECN marks and congestion notification packets rose: switch queues on the path fill",
+     "Look for an oversubscribed uplink, incast or a slower rail; check the RoCE priority and ECN "
+     "thresholds"},
+    {"fabric.pause", S::Warning, "PFC pause frames",
+     "the port sent or received many PFC pause frames: a receiver or switch on the path cannot keep up",
+     "Find where the pauses start (switch counters per priority); enable ECN so senders slow down first"},
+    {"fabric.link_errors", S::Warning, "Link errors",
+     "the port's physical-layer counters rose (symbol errors, link recovery, link downed)",
+     "Re-seat or replace the cable/optic of the port and check the switch side"},
+    {"fabric.discards", S::Warning, "Packets discarded",
+     "the port or the switch dropped packets (no buffer, no posted receive, closed priority)",
+     "Check PFC on the RoCE priority and the switch's drop counters"},
+    {"mtu.changed", S::Error, "MTU lowered under live connections",
+     "a port's active MTU fell below the path MTU its QPs were set up with (the netdev MTU was lowered "
+     "after the connections were made): every larger packet is dropped",
+     "Set the netdev MTU back on both ends, or restart the job; keep MTUs equal everywhere"},
+    {"link.down", S::Warning, "Link down",
+     "the port reported IBV_EVENT_PORT_ERR; connections keep their QPs and retransmit for the retry budget",
+     "Check the cable/switch/netdev; if the link comes back within the budget, the job goes on"},
+    {"link.recovered", S::Warning, "Link back after going down",
+     "the port is ACTIVE again and receiving after a link-down: the link flapped",
+     "Nothing for the job; a port that flaps again needs its cable/optic or switch port looked at"},
 
     // --- tuner, profiler (filled by their issues)
     {"tuner.config", S::Error, "Tuner configuration error", "the tuner rules file has an error",

@@ -58,6 +58,12 @@ constexpr Spec kSpecs[] = {
      "a receiver ring (copied out), larger ones ask first; 0 = always the receiver-driven protocol"},
     {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
      "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
+    {"RAILSCOPE_NET_STATS_INTERVAL", T::Int, "10", 0, 86400, "net",
+     "Seconds between the periodic stats lines of a live connection (RAILSCOPE_NET_STATS); 0 = at close "
+     "only"},
+    {"RAILSCOPE_NET_FABRIC_SAMPLING", T::Int, "1", 0, 1, "net",
+     "Verbs: sample the used ports' counters and active MTU once a second on a helper thread (fabric.*, "
+     "mtu.changed, link.recovered findings); 0 = off"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
      "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
 

@@ -68,18 +68,24 @@ std::string stats_json(const ConnIdentity& who, const ConnStats& s) {
   std::string errors;
   for (size_t i = 0; i < s.error_ids.size() && !s.error_ids[i].empty(); ++i)
     errors += fmt::format("{}\"{}\":{}", errors.empty() ? "" : ",", s.error_ids[i], s.error_counts[i]);
+  std::string fabric;
+  for (const auto& [category, delta] : who.fabric)
+    fabric += fmt::format("{}\"{}\":{}", fabric.empty() ? "" : ",", category, delta);
+  if (!who.fabric.empty()) fabric = fmt::format(",\"fabric\":{{{}}}", fabric);
   return fmt::format(
-      "{{\"engine\":\"{}\",\"role\":\"{}\",\"pid\":{},\"local\":{{\"host\":\"{}\",\"dev\":\"{}\",\"gid\":"
+      "{{\"engine\":\"{}\",\"role\":\"{}\",\"final\":{},\"pid\":{},\"local\":{{\"host\":\"{}\",\"dev\":\"{}"
+      "\",\"gid\":"
       "\"{}\"}},"
       "\"peer\":{{\"host\":\"{}\",\"dev\":\"{}\",\"gid\":\"{}\",\"addr\":\"{}\"}},\"qps\":{},\"path_mtu\":{},"
       "\"seconds\":{:.6f},\"bytes\":{},\"messages\":{},\"max_inflight\":{},\"not_ready\":{},"
       "\"eager\":{},\"rts\":{},"
       "\"latency_us\":{{\"bucket_upper_bounds\":\"2^i\",\"counts\":[{}],\"p50_le\":{},\"p99_le\":{}}},"
-      "\"errors\":{{{}}}}}",
-      who.engine, who.role, getpid(), json_escape(who.local_host), json_escape(who.local_dev), who.local_gid,
-      json_escape(who.peer_host), json_escape(who.peer_dev), who.peer_gid, json_escape(who.peer_addr),
-      who.qps, who.path_mtu, who.seconds, s.bytes, s.messages, s.max_inflight, s.not_ready, s.eager, s.rts,
-      hist, s.latency.quantile_upper_us(0.5), s.latency.quantile_upper_us(0.99), errors);
+      "\"errors\":{{{}}}{}}}",
+      who.engine, who.role, who.final, getpid(), json_escape(who.local_host), json_escape(who.local_dev),
+      who.local_gid, json_escape(who.peer_host), json_escape(who.peer_dev), who.peer_gid,
+      json_escape(who.peer_addr), who.qps, who.path_mtu, who.seconds, s.bytes, s.messages, s.max_inflight,
+      s.not_ready, s.eager, s.rts, hist, s.latency.quantile_upper_us(0.5), s.latency.quantile_upper_us(0.99),
+      errors, fabric);
 }
 
 bool stats_enabled() { return params::raw("RAILSCOPE_NET_STATS").has_value(); }

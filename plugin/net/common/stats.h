@@ -1,13 +1,18 @@
 // Per-connection instrumentation: bytes and messages, requests in flight, post-to-completion time
 // as a log2-spaced histogram, errors by diagnosis id. Updated on the data path without allocation or
-// locks (a connection is driven by one proxy thread); written as one JSON line per connection at
-// close to RAILSCOPE_NET_STATS (a file, or a folder that receives railscope-net-<host>-<pid>.jsonl).
+// locks (a connection is driven by one proxy thread); written as JSON lines to RAILSCOPE_NET_STATS (a
+// file, or a folder that receives railscope-net-<host>-<pid>.jsonl): one at close ("final":true) and,
+// while the connection lives, one every RAILSCOPE_NET_STATS_INTERVAL seconds ("final":false), so a job
+// that hangs or is killed leaves its figures behind. The verbs engine adds its ports' counter deltas
+// since the connection was made, by category ("fabric":{"loss":..,"congestion":..,...}).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace railscope::net {
 
@@ -62,6 +67,9 @@ struct ConnIdentity {
   int qps = 0;
   int path_mtu = 0;
   double seconds = 0;
+  bool final = true;  // at close; false: a periodic line of a live connection
+  // Port counter deltas by category (verbs engine); empty: no "fabric" object.
+  std::vector<std::pair<std::string_view, uint64_t>> fabric;
 };
 
 std::string stats_json(const ConnIdentity& who, const ConnStats& s);

@@ -1,7 +1,12 @@
 // One thread per opened RDMA device reads its asynchronous events (port error/active, GID table
-// change, device fatal, QP/CQ errors), logs each as a diagnosis, and marks the affected ports
-// unhealthy. Connections check their ports' health generation in test() (one atomic load) and fail
-// with the recorded finding instead of waiting on a dead port.
+// change, device fatal, QP/CQ errors) and logs each as a diagnosis. A device fatal error marks its
+// ports failed: connections check their ports' health generation in test() (one atomic load) and
+// fail with the recorded finding. A port going down (IBV_EVENT_PORT_ERR) is logged once as
+// [link.down] with the retransmission budget and does not fail anything yet: the QPs retransmit, as
+// NCCL's IB transport lets them. Only when the port stays down longer than the budget of the
+// connections using it (checked on every wake-up, at most 100 ms apart) does the port fail
+// (async.port_error); IBV_EVENT_PORT_ACTIVE ends the outage (the fabric sampler logs
+// [link.recovered] once traffic flows again, fabric_watch.h).
 #pragma once
 
 #include <atomic>
@@ -14,28 +19,19 @@
 
 #include <string>
 
+#include "plugin/net/verbs/port_health.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::net::verbs {
 
 struct NetPort;
 
-class PortHealth {
- public:
-  uint32_t generation() const { return generation_.load(std::memory_order_acquire); }
-  void fail(diag::Finding f);
-  diag::Finding last() const;
-
- private:
-  std::atomic<uint32_t> generation_{0};
-  mutable std::mutex mutex_;
-  diag::Finding last_;
-};
-
 class AsyncEvents {
  public:
-  // health[i] belongs to ports[i]; both outlive this object.
-  AsyncEvents(const std::vector<NetPort>& ports, std::vector<std::unique_ptr<PortHealth>>& health);
+  // health[i] belongs to ports[i]; both outlive this object. sampler_logs_recovery: the fabric
+  // sampler runs and says [link.recovered] once traffic flows; else it is said at PORT_ACTIVE.
+  AsyncEvents(const std::vector<NetPort>& ports, std::vector<std::unique_ptr<PortHealth>>& health,
+              bool sampler_logs_recovery);
   ~AsyncEvents();
   AsyncEvents(const AsyncEvents&) = delete;
   AsyncEvents& operator=(const AsyncEvents&) = delete;
@@ -47,7 +43,12 @@ class AsyncEvents {
     std::vector<std::pair<int, PortHealth*>> ports;  // port number → health
   };
   void run(Watched w);
+  void on_port_down(const Watched& w, int port, PortHealth* health);
+  void on_port_active(const Watched& w, int port, PortHealth* health);
+  // A port down for longer than its connections' retransmission budget fails them.
+  static void check_budget(const Watched& w);
   std::atomic<bool> stop_{false};
+  bool sampler_logs_recovery_ = false;
   std::vector<std::thread> threads_;
 };
 

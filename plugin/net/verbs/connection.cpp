@@ -13,10 +13,13 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/profiler_descr.h"
 #include "plugin/net/verbs/qp.h"
 #include "railscope/core/log.h"
+#include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
 #include "railscope/node/mtu.h"
+#include "railscope/node/port_counters.h"
 
 namespace railscope::net::verbs {
 
@@ -44,6 +47,8 @@ void warn_once_per_port_pair(const DeviceInfo& local, const DeviceInfo& remote,
 }  // namespace
 
 Connection::~Connection() {
+  for (auto& lane : lanes)
+    if (lane.attached) lane.health->detach();
   // QPs before CQs before buffers: members are destroyed in reverse order, but be explicit.
   qps.clear();
   lanes.clear();
@@ -121,8 +126,22 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
         !st.ok())
       return st;
     if (Status st = qp_to_rts(qps[q].qp.get(), link, at); !st.ok()) return st;
+    uint8_t& lane_mtu = lanes[static_cast<size_t>(qps[q].lane)].path_mtu;
+    if (path.path_mtu > lane_mtu) lane_mtu = path.path_mtu;
   }
   stall_budget = retry_budget(link.timeout, link.retry_cnt);
+  // The ports now carry this connection: the fabric sampler watches them (counters, active MTU
+  // against the path MTU of these QPs) and a link going down is weighed against this budget.
+  for (auto& lane : lanes) {
+    if (lane.path_mtu == 0) continue;  // no QP on this lane
+    lane.totals_at_attach = lane.health->totals();
+    lane.health->attach(lane.path_mtu, link.timeout, link.retry_cnt, stall_budget);
+    lane.attached = true;
+  }
+  if (stats_enabled()) {
+    stats_period_ = std::chrono::seconds(params::get_int("RAILSCOPE_NET_STATS_INTERVAL"));
+    if (stats_period_.count() > 0) next_stats_ = Clock::now() + stats_period_;
+  }
   return Status::success();
 }
 
@@ -150,7 +169,14 @@ Status Connection::poll() {
         return fail(
             Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
       for (int i = 0; i < n; ++i)
-        if (Status st = on_completion(wcs[i]); !st.ok()) return fail(explain(std::move(st)));
+        if (Status st = on_completion(wcs[i]); !st.ok()) {
+          if (error_.ok() && wcs[i].status != IBV_WC_SUCCESS) {
+            failed_status_ = static_cast<int>(wcs[i].status);
+            failed_vendor_err_ = wcs[i].vendor_err;
+            failed_qpn_ = wcs[i].qp_num;
+          }
+          return fail(explain(std::move(st)));
+        }
       if (n < 16) break;
     }
   }
@@ -166,13 +192,31 @@ bool peer_death_can_cause(std::string_view id) {
 }  // namespace
 
 std::optional<Status> Connection::port_cause(const Status& st) const {
-  // A port event already read: the completion error is its consequence.
+  // A port failure already recorded: the completion error is its consequence.
   for (const auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
       auto f = lane.health->last();
       f.detail += fmt::format("; then {}", st.finding().detail);
       return Status::fail(ncclSystemError, std::move(f));
     }
+  // The link went down during this connection (IBV_EVENT_PORT_ERR): still down, it is the cause;
+  // back up, the completion error keeps its id and says when the link went down.
+  for (const auto& lane : lanes) {
+    const auto down_at = lane.health->last_down();
+    if (down_at < opened) continue;
+    const double ago = std::chrono::duration<double>(Clock::now() - down_at).count();
+    const std::string port = fmt::format("{}:{}", lane.port->dev_name, lane.port->port);
+    if (lane.health->is_down())
+      return Status::fail(
+          ncclSystemError, "async.port_error",
+          fmt::format("{} went down at {} ({:.1f} s ago, IBV_EVENT_PORT_ERR) and is still down; "
+                      "then {}",
+                      port, lane.health->last_down_text(), ago, st.finding().detail));
+    Status out = st;
+    out.finding().detail += fmt::format("; the link {} went down at {} ({:.1f} s before this error)", port,
+                                        lane.health->last_down_text(), ago);
+    return out;
+  }
   // The port may have gone down before its async event was read: ask the device directly.
   for (const auto& lane : lanes) {
     ibv_port_attr attr{};
@@ -224,6 +268,10 @@ Status Connection::watch() { return clock_due() ? watch(Clock::now()) : health()
 
 Status Connection::watch(Clock::time_point now) {
   if (Status st = health(); !st.ok()) return st;
+  if (now >= next_stats_) {  // periodic statistics: one comparison while they are not due
+    next_stats_ = now + stats_period_;
+    emit_stats(role, false);
+  }
   if (now >= next_liveness_) {
     next_liveness_ = now + std::chrono::milliseconds(100);
     if (Status st = oob.alive(); !st.ok()) {
@@ -239,6 +287,7 @@ Status Connection::fail(Status st) {
   if (error_.ok()) {
     error_ = std::move(st);
     stats.error(error_.finding().id());
+    if (profiler != nullptr) profile_in_flight_failure();
   }
   return error_;
 }
@@ -256,18 +305,57 @@ std::string Connection::where() const {
 }
 
 void Connection::profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
-                               uint64_t seq, size_t size) {
+                               uint64_t seq, size_t size, const QpLane& ql) {
   if (phandle == nullptr || profiler == nullptr) return;
   descr->type = ncclProfileQp;
-  descr->qp = {0, seq, opcode, static_cast<int>(qps[0].qp->qp_num), size};
+  descr->qp = {ql.lane, seq, opcode, static_cast<int>(ql.qp->qp_num), size};
   profiler(event, ncclProfilerNetEventStart, phandle,
            static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), descr);
 }
 
-void Connection::emit_stats(const char* role) {
+void Connection::profile_stop(void** event) {
+  if (*event == nullptr || profiler == nullptr) return;
+  profiler(event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
+  *event = nullptr;
+}
+
+void Connection::profile_failure(void** event, void* phandle, size_t bytes) {
+  if (profiler == nullptr || phandle == nullptr || qps.empty()) return;
+  profile_stop(event);
+  const QpLane* failed = &qps[0];
+  for (const auto& q : qps)
+    if (q.qp->qp_num == failed_qpn_) failed = &q;
+  const int64_t id = kProfilerRailscopePluginId;
+  RailscopeQpDescr qp{
+      ncclProfileQp, failed->lane, static_cast<int>(failed->qp->qp_num), IBV_WR_RDMA_WRITE_WITH_IMM, 0,
+      bytes};
+  void* eh = nullptr;
+  profiler(&eh, ncclProfilerNetEventStart, phandle, id, &qp);
+  if (eh == nullptr) return;
+  // A failure that is not a completion's (a stall, a dead peer, a port down, a peer's bad message)
+  // still needs a non-zero status to count as an error: IBV_WC_GENERAL_ERR, with the diagnosis id.
+  RailscopeCompletion done{failed_status_ != 0 ? failed_status_ : static_cast<int>(IBV_WC_GENERAL_ERR),
+                           static_cast<int>(failed_vendor_err_), 0, error_.finding().id().data(), -1};
+  profiler(&eh, ncclProfilerNetEventUpdateAndStop, nullptr, id, &done);
+}
+
+void Connection::emit_stats(const char* stats_role, bool final) {
   if (!stats_enabled()) return;
   ConnIdentity who;
-  who.role = role;
+  who.role = stats_role;
+  who.final = final;
+  // The counter deltas of this connection's ports since it connected, by category (fabric_watch.h).
+  CategoryTotals fabric{};
+  bool sampled = false;
+  for (const auto& lane : lanes) {
+    if (!lane.attached) continue;
+    const CategoryTotals now = lane.health->totals();
+    for (size_t i = 0; i < kCounterCategories; ++i) fabric[i] += now[i] - lane.totals_at_attach[i];
+    sampled = true;
+  }
+  if (sampled)
+    for (size_t i = 0; i < kCounterCategories; ++i)
+      who.fabric.emplace_back(node::to_string(static_cast<node::CounterCategory>(i)), fabric[i]);
   who.local_host = local.host;
   for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
   if (!local.devs.empty()) who.local_gid = local.devs[0].gid.to_string();

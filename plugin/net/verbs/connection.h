@@ -16,6 +16,7 @@
 #include "plugin/net/verbs/handshake.h"
 #include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/oob_channel.h"
+#include "plugin/net/verbs/port_health.h"
 #include "railscope/ibv/handles.h"
 #include "railscope/nccl/net.h"
 
@@ -24,10 +25,9 @@ namespace railscope::net::verbs {
 using ibv::CqPtr;
 using ibv::MrPtr;
 using ibv::QpPtr;
-struct NetPort;    // discovery.h
-class PortHealth;  // async_events.h
-class MrCache;     // mr_cache.h
-struct QpCaps;     // qp.h
+struct NetPort;  // discovery.h
+class MrCache;   // mr_cache.h
+struct QpCaps;   // qp.h
 
 inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding receives
 inline constexpr int kMaxRecvs = 8;
@@ -65,6 +65,11 @@ struct Lane {
   uint32_t health_generation = 0;
   MrCache* mr_cache = nullptr;
   CqPtr cq;
+  // Once the QPs are connected: the port knows this connection uses it (PortHealth::attach), with
+  // the largest path MTU of its QPs on this lane, and its counter totals at that moment.
+  bool attached = false;
+  uint8_t path_mtu = 0;
+  CategoryTotals totals_at_attach{};
 };
 
 struct QpLane {
@@ -112,11 +117,21 @@ class Connection {
   Status fail(Status st);  // records the first error (and counts it), returns it
   const Status& error() const { return error_; }
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
-  void emit_stats(const char* role);
+  // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one
+  // (RAILSCOPE_NET_STATS_INTERVAL), written from watch(now) on the thread that drives the connection.
+  void emit_stats(const char* role, bool final = true);
   // Starts one NetPlugin event with NCCL's IB QP descriptor (message `seq` of `size` bytes, `opcode`
-  // as NCCL's IB transport reports it) when NCCL gave a parent handle and a profiler callback.
+  // as NCCL's IB transport reports it) when NCCL gave a parent handle and a profiler callback. The
+  // descriptor names the QP that carries the message (`ql`) and its local device (its lane).
   void profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
-                     uint64_t seq, size_t size);
+                     uint64_t seq, size_t size, const QpLane& ql);
+  // Ends a profiler event (NCCL's Stop) and forgets it.
+  void profile_stop(void** event);
+  // The connection failed: a request still in flight ends its event, and one railscope NetPlugin
+  // event (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that
+  // failed and its device, then UpdateAndStop with RailscopeNetCompletion_v1: the completion status,
+  // vendor error and the diagnosis id) carries the error to the profiler under the same parent.
+  void profile_failure(void** event, void* phandle, size_t bytes);
 
   LinkParams link;
   EndInfo local, remote;
@@ -128,16 +143,26 @@ class Connection {
   std::chrono::microseconds stall_budget{0};
   ncclProfilerCallback_t profiler = nullptr;
   Clock::time_point opened = Clock::now();
+  const char* role = "";  // "send" / "recv" (statistics)
 
  protected:
   virtual Status on_completion(const ibv_wc& wc) = 0;
+  // Called once, when the connection records its first error and a profiler is present: every
+  // request in flight with a profiler event calls profile_failure().
+  virtual void profile_in_flight_failure() {}
 
  private:
   Status explain(Status st);
   std::optional<Status> port_cause(const Status& st) const;
   static constexpr uint32_t kClockEvery = 16;
   Status error_;
+  // The failed completion behind error_ (status 0: the error was not a completion's).
+  int failed_status_ = 0;
+  uint32_t failed_vendor_err_ = 0;
+  uint32_t failed_qpn_ = 0;
   Clock::time_point next_liveness_{};
+  Clock::time_point next_stats_ = Clock::time_point::max();  // periodic stats line; max = never
+  std::chrono::seconds stats_period_{0};
   uint32_t idle_calls_ = 0;
 };
 

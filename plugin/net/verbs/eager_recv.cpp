@@ -97,7 +97,9 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
     t.mrs[i] = static_cast<VerbsMr*>(b.mr);
     t.parts[i] = 0;
     t.state[i] = kWaiting;
-    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size);
+    r.phandles[i] = b.phandle;
+    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size,
+                     c_.qps[0]);
   }
   ++tail_;
   c_.stats.posted();

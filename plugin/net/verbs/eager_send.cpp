@@ -119,7 +119,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   ring_posted_ = seq;
   c_.stats.posted();
   ++(whole ? c_.stats.eager : c_.stats.rts);
-  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
+  req->phandle = phandle;
+  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, ql);
   if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
   *out = req;
   return Status::success();

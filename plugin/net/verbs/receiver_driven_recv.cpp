@@ -58,7 +58,8 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     e.seq = seq;
     r.sizes[i] = b.size;
     r.events[i] = nullptr;
-    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
+    r.phandles[i] = b.phandle;
+    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size, c_.qps[0]);
   }
   const QpLane& ql = c_.qps[static_cast<size_t>(tail_ % c_.qps.size())];
   const auto lane = static_cast<size_t>(ql.lane);

@@ -39,8 +39,7 @@ void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
   for (int i = 0; i < r->n; ++i) {
     if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
     total += r->got[i];
-    if (r->events[i] != nullptr && profiler != nullptr)
-      profiler(&r->events[i], ncclProfilerNetEventStop, nullptr, 0, nullptr);
+    profile_stop(&r->events[i]);
   }
   stats.completed(
       total, static_cast<uint64_t>(

@@ -23,7 +23,8 @@ struct RecvSlot : Request {
   int n = 0;
   size_t sizes[kMaxRecvs] = {};  // capacities
   size_t got[kMaxRecvs] = {};    // bytes received
-  void* events[kMaxRecvs] = {};
+  void* events[kMaxRecvs] = {};  // profiler event handles (null once stopped)
+  void* phandles[kMaxRecvs] = {};
   ncclProfilerNetIbDescr_v1_t descr[kMaxRecvs] = {};
   Connection::Clock::time_point posted_at{};
 };
@@ -49,6 +50,7 @@ class RecvProtocol {
 class VerbsRecvComm final : public RecvComm, public Connection {
  public:
   VerbsRecvComm() {
+    role = "recv";
     for (auto& s : slots) s.comm = this;
   }
 
@@ -80,6 +82,12 @@ class VerbsRecvComm final : public RecvComm, public Connection {
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
+  void profile_in_flight_failure() override {
+    for (auto& r : slots)
+      if (r.in_use)
+        for (int i = 0; i < r.n; ++i)
+          if (r.events[i] != nullptr) profile_failure(&r.events[i], r.phandles[i], r.sizes[i]);
+  }
 
  private:
   std::unique_ptr<RecvProtocol> protocol_;

@@ -86,12 +86,15 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
         RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : {}", line.text);
     }
   }
-  e->async_ = std::make_unique<AsyncEvents>(e->ports_, e->health_);
+  const bool sampling = FabricWatch::enabled();
+  e->async_ = std::make_unique<AsyncEvents>(e->ports_, e->health_, sampling);
+  if (sampling) e->fabric_ = std::make_unique<FabricWatch>(e->ports_, e->health_);
   RS_INFO(NCCL_INIT | NCCL_NET, "NET/railscope : using{}", summary);
   return e;
 }
 
 VerbsEngine::~VerbsEngine() {
+  fabric_.reset();
   async_.reset();
   pending_.clear();
 }

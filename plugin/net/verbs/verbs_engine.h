@@ -15,6 +15,7 @@
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/async_events.h"
 #include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/fabric_watch.h"
 #include "plugin/net/verbs/gdr_support.h"
 #include "plugin/net/verbs/mr_cache.h"
 
@@ -69,6 +70,7 @@ class VerbsEngine final : public Engine {
   std::vector<std::unique_ptr<PortHealth>> health_;
   std::vector<std::unique_ptr<MrCache>> caches_;
   std::unique_ptr<AsyncEvents> async_;
+  std::unique_ptr<FabricWatch> fabric_;  // null when RAILSCOPE_NET_FABRIC_SAMPLING=0
   std::shared_ptr<const GdrHost> gdr_host_;
 
   std::mutex gdr_log_mutex_;

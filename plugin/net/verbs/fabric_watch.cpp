@@ -1,0 +1,186 @@
+#include "plugin/net/verbs/fabric_watch.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/fabric_findings.h"
+#include "plugin/net/verbs/port_health.h"
+#include "railscope/core/log.h"
+#include "railscope/core/params.h"
+#include "railscope/ibv/ibv.h"
+#include "railscope/node/mtu.h"
+#include "railscope/node/port_counters.h"
+#include "railscope/node/sysfs.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kTick = std::chrono::seconds(1);
+// A window collects deltas until it is this long, then starts again: a finding names the figures of
+// at most this many seconds.
+constexpr auto kWindow = std::chrono::seconds(10);
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+struct FabricWatch::Port {
+  const NetPort* port = nullptr;
+  PortHealth* health = nullptr;
+  std::string name;             // "rxe1:1"
+  bool sampling = false;        // a baseline was read while connections use the port
+  node::PortCounters previous;  // last tick
+  node::PortCounters window_start;
+  Clock::time_point window_at{};
+  std::set<std::string> reported;  // finding ids already logged for this port
+  int active_mtu = 0;              // ibv_mtu, last seen
+  int mtu_reported = 0;            // active MTU already reported as below the path MTU
+  bool recovering = false;
+  Clock::duration down_for{};
+};
+
+bool FabricWatch::enabled() { return params::get_int("RAILSCOPE_NET_FABRIC_SAMPLING") != 0; }
+
+FabricWatch::FabricWatch(const std::vector<NetPort>& ports,
+                         std::vector<std::unique_ptr<PortHealth>>& health) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    auto p = std::make_unique<Port>();
+    p->port = &ports[i];
+    p->health = health[i].get();
+    p->name = fmt::format("{}:{}", ports[i].dev_name, ports[i].port);
+    p->active_mtu = static_cast<int>(ports[i].attr.active_mtu);
+    ports_.push_back(std::move(p));
+  }
+  for (auto& p : ports_) p->health->set_attach_hook([this] { wake(); });
+  thread_ = std::thread([this] { run(); });
+}
+
+FabricWatch::~FabricWatch() {
+  for (auto& p : ports_) p->health->set_attach_hook({});
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void FabricWatch::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+namespace {
+
+void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* last_active, int* reported) {
+  ibv_port_attr attr{};
+  if (ibv::query_port(*ibv::api(), np.ctx.get(), static_cast<uint8_t>(np.port), &attr) != 0) return;
+  const int active = static_cast<int>(attr.active_mtu);
+  const int path = h.path_mtu();
+  if (active >= path) {
+    if (*reported != 0)
+      RS_INFO(NCCL_NET, "NET/railscope : {} active_mtu {} again, the QPs' path MTU {} fits", name,
+              node::ib_mtu_bytes(active), node::ib_mtu_bytes(path));
+    *reported = 0;
+  } else if (active != *reported) {
+    *reported = active;
+    RS_WARN(
+        "NET/railscope : {}",
+        diag::one_line(diag::make(
+            "mtu.changed",
+            fmt::format("{}: active_mtu {} → {} after connect{}; QPs use {}: every larger packet is dropped, "
+                        "transfers on this port stall",
+                        name, node::ib_mtu_bytes(*last_active), node::ib_mtu_bytes(active),
+                        np.netdev.empty() ? "" : fmt::format(" (netdev {})", np.netdev),
+                        node::ib_mtu_bytes(path)),
+            fmt::format(
+                "Set the netdev MTU back{} on both ends (the QPs keep the MTU they were set up with), "
+                "or restart the job so connections are made with the new MTU; keep MTUs equal on "
+                "every node and switch (`railscope doctor`)",
+                np.netdev.empty() ? "" : fmt::format(" (ip link set {} mtu ...)", np.netdev)))));
+  }
+  *last_active = active;
+}
+
+}  // namespace
+
+void FabricWatch::run() {
+  const node::Sysfs sysfs(node::Sysfs::default_root());
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    bool any = false;
+    for (auto& p : ports_) any = any || p->health->users() > 0;
+    if (!any) {
+      // Idle: no reads, no wake-ups until a connection attaches (or finalize).
+      cv_.wait(lock, [&] { return stop_ || woken_; });
+      woken_ = false;
+      continue;
+    }
+    cv_.wait_for(lock, kTick, [&] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    const auto now = Clock::now();
+    for (auto& pp : ports_) {
+      Port& p = *pp;
+      if (p.health->users() == 0) {
+        p.sampling = false;  // the next connection starts a new baseline
+        continue;
+      }
+      node::PortCounters cur = node::read_port_counters(sysfs, p.port->dev_name, p.port->port);
+      if (!p.sampling) {
+        p.sampling = true;
+        p.previous = cur;
+        p.window_start = cur;
+        p.window_at = now;
+        check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
+        continue;
+      }
+      const auto tick = node::counter_deltas(p.previous, cur);
+      CategoryTotals add{};
+      for (const auto& d : tick) add[static_cast<size_t>(d.category)] += d.delta;
+      p.health->add_totals(add);
+
+      FabricWindow w{p.name, p.port->link_layer, seconds(now - p.window_at),
+                     node::counter_deltas(p.window_start, cur)};
+      // Retransmissions in and just after a link outage are the outage's ([link.down] said so): loss
+      // and discards are not judged until two windows after the link came back; link errors are.
+      const bool outage = p.health->down_within(now, 2 * kWindow);
+      for (auto& f : fabric_findings(w)) {
+        if (outage && (f.id() == "fabric.packet_loss" || f.id() == "fabric.discards")) continue;
+        if (p.reported.insert(std::string(f.id())).second) RS_WARN("NET/railscope : {}", diag::one_line(f));
+      }
+      if (now - p.window_at >= kWindow) {
+        p.window_start = cur;
+        p.window_at = now;
+      }
+      check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
+
+      if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
+      const Traffic moved = traffic_of(tick);
+      const bool counts_traffic = !cur.counters.empty();
+      if (p.recovering && !p.health->is_down() && (moved.received_packets > 0 || !counts_traffic)) {
+        p.recovering = false;
+        RS_WARN("NET/railscope : {}",
+                diag::one_line(diag::make(
+                    "link.recovered",
+                    fmt::format(
+                        "{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.0f} s); "
+                        "the link went down at {}",
+                        p.name, seconds(p.down_for), moved.received_packets, seconds(kTick),
+                        p.health->last_down_text()))));
+      }
+      p.previous = std::move(cur);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace railscope::net::verbs

@@ -1,0 +1,53 @@
+// The fabric sampler: one helper thread per verbs engine that, once a second, reads the counters of
+// the ports connections use (lib/node read_port_counters: counters/ and hw_counters/ through the
+// sysfs root) and their active MTU (ibv_query_port), and logs what a window says:
+//  - fabric.* findings (fabric_findings.h), one WARN per port and kind per process;
+//  - [mtu.changed] when a port's active MTU fell below the path MTU its QPs were set up with (every
+//    larger packet is then dropped: named at once, not after the retry budget);
+//  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives.
+// It adds category totals to PortHealth, from which each connection's stats line takes its deltas.
+//
+// Why a thread and not the progress path: a sample reads a few dozen sysfs files (tens to hundreds of
+// microseconds), which in test() would be a latency spike on NCCL's proxy thread; one reader per
+// process serves every connection on a port, whichever thread drives it; and the sampler keeps
+// watching when the data path is stuck — a hang is when the figures matter. The data path gains no
+// instruction from it. The thread sleeps without a timeout while no connection uses a port (no work
+// in an idle process), wakes when one attaches, and is stopped and joined when the engine finalizes.
+// RAILSCOPE_NET_FABRIC_SAMPLING=0 turns it off.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace railscope::net::verbs {
+
+struct NetPort;
+class PortHealth;
+
+class FabricWatch {
+ public:
+  // health[i] belongs to ports[i]; both outlive this object. Starts the thread.
+  FabricWatch(const std::vector<NetPort>& ports, std::vector<std::unique_ptr<PortHealth>>& health);
+  ~FabricWatch();  // stops and joins the thread
+  FabricWatch(const FabricWatch&) = delete;
+  FabricWatch& operator=(const FabricWatch&) = delete;
+
+  // Whether RAILSCOPE_NET_FABRIC_SAMPLING allows sampling.
+  static bool enabled();
+
+ private:
+  struct Port;
+  void run();
+  void wake();
+  std::vector<std::unique_ptr<Port>> ports_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool woken_ = false;
+  std::thread thread_;
+};
+
+}  // namespace railscope::net::verbs
