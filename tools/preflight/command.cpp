@@ -306,6 +306,12 @@ void add_preflight(CLI::App& app) {
   cmd->add_option("--link-timeout", o->link.timeout_s, "Seconds one measurement may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  cmd->add_option(
+         "--link-poll", o->link.poll,
+         "What a waiting netbench does: yield (as NCCL's proxy thread), spin, sleep (leaves the CPU to a "
+         "transport that needs it: soft-RoCE)")
+      ->check(CLI::IsMember({"yield", "spin", "sleep"}))
+      ->capture_default_str();
   cmd->add_option("--line-rate-GBps", o->line_rate_GBps,
                   "Line rate every link is compared with, GB/s (default: each NIC's reported rate)")
       ->check(CLI::Range(0.0, 1e6));

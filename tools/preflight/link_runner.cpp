@@ -72,6 +72,7 @@ std::vector<std::string> netbench_args(const LinkTask& t, const LinkOptions& o) 
                              "--oob-port", std::to_string(t.oob_port),
                              "--timeout",  std::to_string(o.timeout_s)};
   if (!o.plugin.empty()) a.insert(a.end(), {"--plugin", o.plugin});
+  a.insert(a.end(), {"--poll", o.poll});
   if (t.server) return a;
   a.insert(a.end(), {"--json", "--no-verify"});
   if (t.measure == Measure::Bandwidth)

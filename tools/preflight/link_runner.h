@@ -17,6 +17,7 @@ struct LinkOptions {
   uint64_t bytes = 256ull << 20;  // bandwidth bytes per measurement (netbench --bytes-per-size)
   uint32_t lat_iters = 200;
   int timeout_s = 60;
+  std::string poll = "yield";  // netbench --poll: yield (as NCCL's proxy), spin, sleep
 };
 
 // Results in the order of `tasks`. Server tasks report ok/failure only; clients carry the figures.
