@@ -19,6 +19,7 @@ BUILD_PKGS=(
 TESTBED_PKGS=(
   qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 perftest iperf3 util-linux procps
 )
+TESTBED_PKGS+=(openmpi-bin)  # `mpirun` starting railscope preflight in the test bed (tests/testbed/preflight)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -351,6 +351,65 @@ constexpr Entry kEntries[] = {
      "Nothing for the job; a port that flaps again needs its cable/optic or switch port looked at"},
 
     // --- tuner, profiler (filled by their issues)
+    // `railscope preflight` (issue #16): the cluster before a job.
+    {"preflight.node_missing", S::Error, "Node never joined the preflight",
+     "a rank did not connect to rank 0 before --timeout: the process did not start (launcher, container, "
+     "node down), cannot resolve or reach rank 0's address, or crashed",
+     "Check that rank's node and launcher log; check it can reach the rendezvous address and port"},
+    {"preflight.node_refused", S::Error, "Node report refused",
+     "a connection to the preflight rendezvous sent a message that is too large, malformed, of another "
+     "job (world size) or for a rank already taken",
+     "Check that every process of the job runs the same railscope version with the same world size; look "
+     "for stray connections to the rendezvous port"},
+    {"preflight.rail_count", S::Error, "Nodes have different numbers of rails",
+     "a node selects more or fewer RDMA ports than the others (a NIC missing, down in the driver, or "
+     "NCCL_IB_HCA differing)",
+     "Compare `railscope doctor` on the odd node with a good one; fix the NIC, driver or NCCL_IB_HCA"},
+    {"preflight.rail_link_layer", S::Error, "Rail mixes InfiniBand and Ethernet",
+     "NIC i of one node runs another link layer than NIC i of the others: they cannot talk to each other",
+     "Set the port's link type (mlxconfig LINK_TYPE_P1) like the other nodes' and reboot the NIC"},
+    {"preflight.rail_mtu", S::Error, "Rail MTU differs between nodes",
+     "the active MTU of NIC i differs between nodes (netdev MTU, switch or subnet manager setting): a QP "
+     "uses the smaller, and a peer configured like the larger loses every large packet silently",
+     "Set the same netdev MTU on every node's NIC of this rail (e.g. 9000 for RoCE); check the switch ports"},
+    {"preflight.rail_gid_type", S::Error, "Rail GID type differs between nodes",
+     "the GID NCCL selects is RoCE v1 on some nodes and v2 on others: the two cannot connect",
+     "Use RoCE v2 everywhere (NCCL_IB_ROCE_VERSION_NUM=2, cma_roce_mode); see `railscope doctor` gids"},
+    {"preflight.rail_gid_family", S::Error, "Rail GID address family differs between nodes",
+     "the GID NCCL selects is IPv4 on some nodes and IPv6 on others (missing IPv4 address on a netdev)",
+     "Give every node's NIC of this rail an address of the same family, or set NCCL_IB_ADDR_FAMILY"},
+    {"preflight.rail_rate", S::Error, "Rail link rate differs between nodes",
+     "NIC i of a node trained at a lower speed or width than the others (cable, transceiver, switch port, "
+     "PCIe): every collective through it runs at its rate",
+     "Check the port's rate (`ibstat`, `ethtool`), reseat or replace the cable/transceiver"},
+    {"preflight.rail_firmware", S::Warning, "Rail firmware differs between nodes",
+     "NIC i of a node runs another firmware version than the others",
+     "Update the odd NICs to the cluster's firmware version (mlxfwmanager)"},
+    {"preflight.rail_misaligned", S::Error, "NIC on the wrong rail",
+     "NIC i of a node is in another subnet than NIC i of the others: on a rail-optimised fabric it hangs "
+     "off another leaf switch (cabling, or NIC names/order differ), so rail-local traffic crosses the spine "
+     "or does not route at all",
+     "Check the node's cabling and NIC order (PCI address → name) against the others; fix udev naming or "
+     "NCCL_IB_HCA order"},
+    {"preflight.nccl_env", S::Warning, "NCCL environment differs between nodes",
+     "an NCCL_* variable is set differently (or only) on some nodes: NCCL ranks must agree on many of "
+     "them, and a stale job script or container image shows here",
+     "Set the same NCCL_* environment on every node (job script, container image, /etc/nccl.conf)"},
+    {"preflight.nccl_ib_tc", S::Error, "NCCL_IB_TC differs between nodes",
+     "RoCE traffic class differs between nodes: their packets land in different switch queues, one of them "
+     "possibly lossy (no PFC), which drops and slows every collective",
+     "Set the same NCCL_IB_TC on every node, matching the lossless class of the switches"},
+    {"link.slow", S::Error, "Slow link",
+     "a link measured well below the median of its rail or below its line rate (cable, transceiver, "
+     "switch port, congestion, a rate limit, PCIe or NUMA placement of the NIC)",
+     "Check the link's counters (symbol errors, link downed), the switch port and the cable; rerun with "
+     "`railscope netbench` between the two nodes"},
+    {"link.failed", S::Error, "Link measurement failed",
+     "two nodes could not connect or exchange data on this rail through the net plugin",
+     "Run `railscope netbench` between the two nodes on that NIC; check routes, GIDs and firewalls"},
+    {"link.high_latency", S::Warning, "High-latency link",
+     "a link's latency is several times the median of its rail (extra switch hops, congestion)",
+     "Check the route between the two nodes (switch hops, ECMP) and the ports' counters"},
     {"tuner.config", S::Error, "Tuner configuration error", "the tuner rules file has an error",
      "Fix the file at the line and column given"},
     {"coll.hang", S::Error, "Collective hang",

@@ -22,6 +22,8 @@
 #   rxe0 @ vethA 10.0.0.1/24  <->  rxe1 @ vethB 10.0.0.2/24   (default netns,
 #   policy routing tables 100/101 force traffic across the veth pair)
 #   --single: rxe0 @ dum0 10.0.0.1/24 only.
+#   --rails N ($TESTBED_RAILS): rail i is rxe<2i> @ vethA<i> 10.0.<i>.1/24 <-> rxe<2i+1> @ vethB<i>
+#   10.0.<i>.2/24, policy routing tables 100+2i / 101+2i.
 
 [[ -n ${_TB_LIB_LOADED:-} ]] && return 0
 _TB_LIB_LOADED=1
@@ -53,6 +55,10 @@ _tb_policy_route() {
     case $1 in
         vethA) _tb_route="route replace $TB_IP_B dev vethA src $TB_IP_A table 100" ;;
         vethB) _tb_route="route replace $TB_IP_A dev vethB src $TB_IP_B table 101" ;;
+        vethA[0-9]) local i=${1#vethA}
+                    _tb_route="route replace 10.0.$i.2 dev $1 src 10.0.$i.1 table $((100 + 2 * i))" ;;
+        vethB[0-9]) local i=${1#vethB}
+                    _tb_route="route replace 10.0.$i.1 dev $1 src 10.0.$i.2 table $((101 + 2 * i))" ;;
         *) _tb_route= ;;
     esac
 }

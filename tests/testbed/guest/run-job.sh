@@ -49,6 +49,31 @@ if [[ $TB_SINGLE == 1 ]]; then
 	NET
     rdma link add rxe0 type rxe netdev dum0 || fail "rdma link add rxe0 failed"
     DEVS=(rxe0)
+elif [[ ${TB_RAILS:-0} -gt 0 ]]; then
+    # --rails N: rail i is its own veth pair and subnet, with the same policy routing as the one pair
+    # below (tables 100+2i / 101+2i); rxe<2i> on vethA<i> ("host" A), rxe<2i+1> on vethB<i> (B).
+    net=() rdmas=() DEVS=()
+    for (( i = 0; i < TB_RAILS; i++ )); do
+        a=10.0.$i.1 b=10.0.$i.2
+        net+=("link add vethA$i mtu $TB_MTU_A type veth peer name vethB$i mtu $TB_MTU_B"
+              "addr add $a/24 dev vethA$i" "addr add $b/24 dev vethB$i"
+              "link set vethA$i up" "link set vethB$i up"
+              "rule add pref $((10 + 2 * i)) iif lo to $b lookup $((100 + 2 * i))"
+              "rule add pref $((11 + 2 * i)) iif lo to $a lookup $((101 + 2 * i))"
+              "route add $b dev vethA$i src $a table $((100 + 2 * i))"
+              "route add $a dev vethB$i src $b table $((101 + 2 * i))")
+        rdmas+=("link add rxe$((2 * i)) type rxe netdev vethA$i" "link add rxe$((2 * i + 1)) type rxe netdev vethB$i")
+        DEVS+=("rxe$((2 * i))" "rxe$((2 * i + 1))")
+    done
+    net+=("rule add pref 100 lookup local" "rule del pref 0")
+    printf '%s\n' "${net[@]}" | ip -batch - || fail "ip setup (--rails $TB_RAILS) failed"
+    for (( i = 0; i < TB_RAILS; i++ )); do
+        for v in vethA$i vethB$i; do
+            echo 0 > /proc/sys/net/ipv4/conf/$v/rp_filter
+            echo 1 > /proc/sys/net/ipv4/conf/$v/accept_local
+        done
+    done
+    printf '%s\n' "${rdmas[@]}" | rdma -b - || fail "rdma link add (--rails $TB_RAILS) failed"
 else
     # Two "hosts" in the default namespace (rxe's UDP socket lives in init_net;
     # separate namespaces hang). Policy routing makes traffic for the peer address
@@ -91,7 +116,7 @@ done
 # Environment of CMD: clean, plus the allow-listed host variables and --env.
 envv=(PATH="$PATH" HOME=/tmp TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
       TESTBED=1 TESTBED_LIB="$CTL/guest-lib.sh" TESTBED_SCRATCH="$TB_SCRATCH"
-      TESTBED_IP_A="$TB_IP_A" TESTBED_IP_B="$TB_IP_B" TESTBED_SINGLE="$TB_SINGLE"
+      TESTBED_IP_A="$TB_IP_A" TESTBED_IP_B="$TB_IP_B" TESTBED_SINGLE="$TB_SINGLE" TESTBED_RAILS="${TB_RAILS:-0}"
       "${TB_ENV[@]}")
 [[ -n $TB_USER ]] && envv+=(USER="$TB_USER" LOGNAME="$TB_USER")
 

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""`railscope preflight` end to end on this host: several processes over loopback TCP, each with its own
+fake sysfs tree (--sysfs-root) and --host-name, started with a torchrun-style environment or flags.
+Cases: healthy (no preflight finding), a rail rate that differs on one node, a rank that never starts,
+hostile connections to rank 0's port, usage errors, and links measured through netbench's loopback TCP
+test plugin (one rank given a plugin that does not load: link.failed names the pair).
+Usage: preflight_cli_test.py RAILSCOPE LOOPBACK_PLUGIN"""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+CLI = sys.argv[1]
+LOOPBACK = sys.argv[2]
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILS.append(what)
+
+
+def put(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fake_node(root, devs):
+    """devs: (name, netdev, ipv4, rate text) per RoCE device."""
+    for name, netdev, ip, rate in devs:
+        p = f"class/infiniband/{name}/ports/1/"
+        put(root, f"class/infiniband/{name}/node_guid", "b8a4:02ff:fe11:2233\n")
+        put(root, f"class/infiniband/{name}/fw_ver", "20.1.1\n")
+        put(root, p + "state", "4: ACTIVE\n")
+        put(root, p + "phys_state", "5: LinkUp\n")
+        put(root, p + "link_layer", "Ethernet\n")
+        put(root, p + "rate", rate + "\n")
+        put(root, p + "lid", "0x0\n")
+        put(root, p + "gids/0", "fe80:0000:0000:0000:b8a4:02ff:fe11:2233\n")
+        a, b, c, d = (int(x) for x in ip.split("."))
+        put(root, p + "gids/1", f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}\n")
+        for i in (0, 1):
+            put(root, p + f"gid_attrs/types/{i}", "RoCE v2\n")
+            put(root, p + f"gid_attrs/ndevs/{i}", netdev + "\n")
+        put(root, f"class/net/{netdev}/mtu", "1500\n")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def node_trees(tmp, n, slow_rank=-1):
+    roots = []
+    for r in range(n):
+        root = os.path.join(tmp, f"node{r}")
+        devs = []
+        for rail in range(2):
+            rate = "5 Gb/sec (1X DDR)" if (r == slow_rank and rail == 1) else "10 Gb/sec (1X QDR)"
+            devs.append((f"rxe{2 * r + rail}", f"veth{r}_{rail}", f"10.0.{rail}.{r + 1}", rate))
+        fake_node(root, devs)
+        roots.append(root)
+    return roots
+
+
+def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=False, hca=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
+    args = [CLI, "preflight", "--sysfs-root", root, "--host-name", f"host{chr(65 + rank)}", "--timeout", str(timeout)]
+    if not links:
+        args.append("--no-links")
+    if env_style:
+        env.update(RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    else:
+        args += ["--rank", str(rank), "--world-size", str(world), "--rendezvous", f"127.0.0.1:{port}"]
+    env["NCCL_IB_HCA"] = hca or f"=rxe{2 * rank},rxe{2 * rank + 1}"  # per node, not compared
+    return subprocess.Popen(args + list(extra), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(procs):
+    outs = []
+    for p in procs:
+        o, e = p.communicate(timeout=120)
+        outs.append((p.returncode, o, e))
+    return outs
+
+
+def preflight_ids(verdict):
+    return [f["id"] for f in verdict["findings"] if f["id"].startswith(("preflight.", "link."))]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # 1. Healthy, torchrun-style environment, 3 ranks, rank 0 started last.
+    roots = node_trees(tmp, 3)
+    port = free_port()
+    procs = [start(r, 3, port, roots[r], ["--json"] if r == 0 else []) for r in (1, 2)]
+    time.sleep(0.5)
+    procs.insert(0, start(0, 3, port, roots[0], ["--json"]))
+    outs = finish(procs)
+    v = json.loads(outs[0][1])
+    check(v["schema"] == "railscope.preflight/1" and v["joined"] == 3 and v["missing"] == [], "healthy: 3 of 3 joined")
+    check(v["launcher"] == "torchrun", "healthy: launcher torchrun")
+    check(preflight_ids(v) == [], f"healthy: no preflight finding ({preflight_ids(v)})")
+    check([n["host"] for n in v["nodes"]] == ["hostA", "hostB", "hostC"], "healthy: nodes by rank")
+    check([c["device"] for c in v["nodes"][1]["nics"]] == ["rxe2", "rxe3"], "healthy: hostB's rails rxe2, rxe3")
+    check(all(rc == v["exit_code"] for rc, _, _ in outs), f"healthy: every rank exits {v['exit_code']}: {[o[0] for o in outs]}")
+    check(outs[1][1].startswith("railscope preflight: rank 1 (hostB): cluster"), "healthy: rank 1 prints its line: " + outs[1][1][:80])
+
+    # 2. hostC's rail 1 trained at half the rate; flags instead of the environment.
+    roots = node_trees(os.path.join(tmp, "slow"), 3, slow_rank=2)
+    port = free_port()
+    procs = [start(r, 3, port, roots[r], ["--json"] if r == 0 else [], env_style=False) for r in range(3)]
+    outs = finish(procs)
+    v = json.loads(outs[0][1])
+    rate = [f for f in v["findings"] if f["id"] == "preflight.rail_rate"]
+    check(len(rate) == 1 and "hostC/rxe5:1 is 5000" in rate[0]["detail"], f"rail rate: names hostC/rxe5:1 ({rate})")
+    check(v["exit_code"] == 2 and outs[2][0] == 2, "rail rate: exit 2 at rank 0 and rank 2")
+    check("[preflight.rail_rate]" in outs[2][1], "rail rate: rank 2's line carries its finding")
+
+    # 3. Rank 2 never starts: named after --timeout, the others reported.
+    port = free_port()
+    t0 = time.time()
+    procs = [start(r, 3, port, roots[r], ["--json"] if r == 0 else [], timeout=3) for r in range(2)]
+    outs = finish(procs)
+    v = json.loads(outs[0][1])
+    miss = [f for f in v["findings"] if f["id"] == "preflight.node_missing"]
+    check(v["missing"] == [2] and len(miss) == 1 and "rank 2 of 3 never joined" in miss[0]["detail"], f"missing: rank 2 named ({miss})")
+    check(v["joined"] == 2 and outs[0][0] == 2 and outs[1][0] == 2, "missing: exit 2, rank 1 gets the verdict")
+    check(time.time() - t0 < 15, "missing: done within the timeout")
+
+    # 4. Hostile connections to rank 0's port, then the real rank 1.
+    port = free_port()
+    r0 = start(0, 2, port, roots[0], ["--json"], timeout=15)
+    def hostile(payload):
+        for _ in range(100):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                time.sleep(0.1)
+        s.sendall(payload)
+        s.close()
+    good = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", roots[1], "--host-name", "x", "--rank", "0",
+                                      "--world-size", "1", "--json"], capture_output=True, text=True).stdout)["nodes"][0]
+    frame = lambda typ, body: struct.pack(">III", 0x52535046, typ, len(body)) + body
+    hostile(b"GET / HTTP/1.0\r\n\r\n")
+    hostile(struct.pack(">III", 0x52535046, 1, 1 << 30))
+    hostile(frame(1, b"{not json"))
+    hostile(frame(1, json.dumps(dict(good, rank=7)).encode()))
+    hostile(frame(1, json.dumps(dict(good, host="a\u0001b", rank=1)).encode()))
+    r1 = start(1, 2, port, roots[1], timeout=15)
+    outs = finish([r0, r1])
+    v = json.loads(outs[0][1])
+    refused = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"]
+    check(v["joined"] == 2 and v["missing"] == [], "hostile: the real rank 1 still joined")
+    for why in ("bad magic", "over the cap", "not JSON", "rank 7 is outside", "host: control characters"):
+        check(any(why in d for d in refused), f"hostile: refused and named: {why}")
+    check(outs[0][2].count("refused a connection") == 5, "hostile: each refusal logged on stderr")
+
+    # 5. Usage errors: exit 2 with one clear line.
+    for env, args, text in (({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
+                            ({"RANK": "0"}, [], "WORLD_SIZE is not"),
+                            ({}, ["--world-size", "2"], "no rank")):
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
+        e.update(env)
+        p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0]] + args, env=e, capture_output=True, text=True)
+        check(p.returncode == 2 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 2 ({p.stderr.strip()})")
+
+    # 6. Links through netbench and the loopback TCP test plugin: two nodes whose one NIC "lo" has the
+    #    addresses 127.0.0.1 / 127.0.0.2 (the netbench out-of-band TCP binds and connects to them).
+    lo_roots = []
+    for r in range(2):
+        root = os.path.join(tmp, f"lo{r}")
+        fake_node(root, [("lo", "lo", f"127.0.0.{r + 1}", "10 Gb/sec (1X QDR)")])
+        lo_roots.append(root)
+    link_args = ["--plugin", LOOPBACK, "--link-size", "65536", "--link-bytes", "4194304", "--link-timeout", "20",
+                 "--min-line-percent", "0"]
+    port = free_port()
+    outs = finish([start(r, 2, port, lo_roots[r], link_args + (["--json"] if r == 0 else []), links=True, hca="=lo") for r in range(2)])
+    v = json.loads(outs[0][1])
+    links = v["links"]
+    check(v["links_measured"] and len(links) == 2, f"links: two directions measured ({links})")
+    check({(l["from"], l["to"]) for l in links} == {("hostA/lo:1", "hostB/lo:1"), ("hostB/lo:1", "hostA/lo:1")},
+          "links: hostA -> hostB and back")
+    check(all(l["error"] is None and l["GBps"] > 0 for l in links), "links: bandwidth measured")
+    check(any(l["lat_us"] for l in links), "links: latency measured")
+    check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"links: healthy, no finding ({preflight_ids(v)})")
+    # Rank 1 cannot load its plugin: every link fails and is named.
+    port = free_port()
+    bad = list(link_args)
+    bad[1] = "/nonexistent/libnccl-net-none.so"
+    bad[bad.index("--link-timeout") + 1] = "3"
+    bad.append("--no-latency")
+    good_args = bad[:1] + [LOOPBACK] + bad[2:]
+    outs = finish([start(0, 2, port, lo_roots[0], good_args + ["--json"], links=True, hca="=lo"),
+                   start(1, 2, port, lo_roots[1], bad, links=True, hca="=lo")])
+    v = json.loads(outs[0][1])
+    failed = [f["detail"] for f in v["findings"] if f["id"] == "link.failed"]
+    check(len(failed) == 2 and any(d.startswith("hostA/lo:1 → hostB/lo:1 (rail 0): hostB: netbench server on lo: exit status") for d in failed),
+          f"links: a plugin that does not load fails both links, named ({failed})")
+    check(outs[0][0] == 2 and outs[1][0] == 2, "links: exit 2 everywhere")
+
+print("FAILED: %d" % len(FAILS) if FAILS else "all passed")
+sys.exit(1 if FAILS else 0)

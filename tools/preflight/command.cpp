@@ -1,0 +1,351 @@
+// The `railscope preflight` subcommand: this node's doctor checks, the rendezvous at rank 0, the verdict.
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "launch_env.h"
+#include "link_runner.h"
+#include "node_summary.h"
+#include "railscope/core/params.h"
+#include "rendezvous.h"
+#include "verdict.h"
+
+namespace railscope::cli {
+namespace {
+
+using namespace railscope::preflight;
+using nlohmann::json;
+
+struct Options {
+  std::optional<int> rank;
+  std::optional<int> world;
+  std::string rendezvous;
+  std::string k8s_service;
+  std::string host_name;
+  std::string bind;
+  int timeout_s = 60;
+  bool json = false;
+  bool no_verbs = false;
+  std::string sysfs_root;
+  bool no_links = false;
+  bool full = false;
+  bool no_latency = false;
+  LinkOptions link;
+  LinkPolicy policy;
+  double line_rate_GBps = 0;  // 0 = each NIC's reported rate
+};
+
+std::string wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string this_host() {
+  char h[256] = {};
+  if (::gethostname(h, sizeof h - 1) != 0) return "unknown";
+  return h;
+}
+
+void out(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "railscope preflight: %s (usage error, exit 2)\n", msg.c_str());
+  throw CLI::RuntimeError(2);
+}
+
+// Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
+// its own tasks run here, then every rank's results; a rank that does not answer is dropped from later
+// steps and its links are failed with the reason.
+std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
+                                           const std::vector<NodeReport>& nodes, std::vector<Fd>& conns) {
+  const LinkPlan plan = plan_links(nodes, o.full, !o.no_latency, l.port);
+  std::vector<std::vector<TaskResult>> results(nodes.size());  // per node, in task order
+  std::vector<std::string> dead(nodes.size());
+  std::string error;
+  for (int step = 0; step < plan.steps; ++step) {
+    std::vector<std::vector<LinkTask>> now(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k)
+      for (const auto& t : plan.tasks[k])
+        if (t.step == step) now[k].push_back(t);
+    const auto send_by = Clock::now() + std::chrono::seconds(10);
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (nodes[k].rank == 0 || !dead[k].empty()) continue;
+      if (!send_frame(conns[size_t(nodes[k].rank)].get(), FrameType::Step, wire(tasks_to_json(step, now[k])),
+                      send_by, &error))
+        dead[k] = "rank " + std::to_string(nodes[k].rank) + " (" + nodes[k].host + ") is gone: " + error;
+    }
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (nodes[k].rank == 0)
+        for (auto& r : run_tasks(now[k], o.link)) results[k].push_back(std::move(r));
+    const auto answer_by = Clock::now() + std::chrono::seconds(o.link.timeout_s + 60);
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (nodes[k].rank == 0) continue;
+      std::optional<std::vector<TaskResult>> got;
+      if (dead[k].empty()) {
+        const auto f = receive_frame(conns[size_t(nodes[k].rank)].get(), answer_by, &error);
+        if (f && f->type == FrameType::Results) {
+          const json j = json::parse(f->payload, nullptr, false);
+          got = results_from_json(j, step, now[k].size(), &error);
+          if (got && got->size() != now[k].size()) got.reset(), error = "fewer results than tasks";
+        } else if (f) {
+          error = "expected step results";
+        }
+        if (!got) {
+          dead[k] = "rank " + std::to_string(nodes[k].rank) + " (" + nodes[k].host +
+                    ") did not answer step " + std::to_string(step) + ": " + error;
+          std::fprintf(stderr, "railscope preflight: %s\n", dead[k].c_str());
+        }
+      }
+      for (size_t i = 0; i < now[k].size(); ++i) {
+        TaskResult r;
+        r.rail = now[k][i].rail;
+        r.error = dead[k];
+        results[k].push_back(got ? (*got)[i] : r);
+      }
+    }
+  }
+  // Results back onto the planned links: the client's result carries the figure; a failed server fails it.
+  std::vector<const TaskResult*> client_res(plan.links.size(), nullptr);
+  std::vector<const TaskResult*> server_res(plan.links.size(), nullptr);
+  for (size_t k = 0; k < nodes.size(); ++k)
+    for (size_t i = 0; i < plan.tasks[k].size() && i < results[k].size(); ++i) {
+      const LinkTask& t = plan.tasks[k][i];
+      for (size_t p = 0; p < plan.links.size(); ++p) {
+        const PlannedLink& pl = plan.links[p];
+        if (pl.step == t.step && pl.rail == t.rail && (t.server ? pl.server : pl.client) == k)
+          (t.server ? server_res : client_res)[p] = &results[k][i];
+      }
+    }
+  std::vector<LinkMeasurement> out;
+  for (size_t p = 0; p < plan.links.size(); ++p) {
+    const PlannedLink& pl = plan.links[p];
+    const NicSummary& cn = nodes[pl.client].nics[size_t(pl.rail)];
+    const NicSummary& sn = nodes[pl.server].nics[size_t(pl.rail)];
+    const TaskResult* c = client_res[p];
+    const TaskResult* sv = server_res[p];
+    // The server's failure is the cause when both ends failed (the client then only timed out).
+    const std::string err = (sv && !sv->ok) ? nodes[pl.server].host + ": " + sv->error
+                            : !c            ? "no result"
+                            : !c->ok        ? nodes[pl.client].host + ": " + c->error
+                                            : "";
+    if (pl.measure == Measure::Latency) {
+      // Onto the a -> b bandwidth link of the same rail measured just before.
+      for (auto it = out.rbegin(); it != out.rend(); ++it)
+        if (it->rail == pl.rail && it->src_node == nodes[pl.client].host &&
+            it->dst_node == nodes[pl.server].host) {
+          if (err.empty()) it->lat_us = c->lat_us;
+          break;
+        }
+      continue;
+    }
+    LinkMeasurement m;
+    m.rail = pl.rail;
+    m.src_node = nodes[pl.client].host;
+    m.src_nic = cn.name();
+    m.dst_node = nodes[pl.server].host;
+    m.dst_nic = sn.name();
+    m.GBps = err.empty() ? c->GBps : 0;
+    m.error = err;
+    const int64_t a = cn.speed_mbps ? cn.speed_mbps : sn.speed_mbps;
+    const int64_t b = sn.speed_mbps ? sn.speed_mbps : cn.speed_mbps;
+    m.line_GBps = o.line_rate_GBps > 0 ? o.line_rate_GBps : static_cast<double>(std::min(a, b)) / 8000.0;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
+int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
+  std::string error;
+  Fd lfd = listen_on(o.bind, l.port, &error);
+  if (!lfd) usage_error(error);
+  const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
+  std::vector<NodeReport> nodes{std::move(mine)};
+  std::vector<Fd> conns(static_cast<size_t>(l.world));
+  std::vector<diag::Finding> refused;
+  size_t joined = 1;
+  while (joined < static_cast<size_t>(l.world)) {
+    std::string peer;
+    Fd c = accept_until(lfd.get(), deadline, &peer);
+    if (!c) break;
+    // A peer gets at most 10 s for its report, so a silent connection cannot hold the others up long.
+    const auto frame =
+        receive_frame(c.get(), std::min(deadline, Clock::now() + std::chrono::seconds(10)), &error);
+    std::optional<NodeReport> r;
+    if (frame && frame->type != FrameType::Report) error = "expected a node report";
+    if (frame && frame->type == FrameType::Report) {
+      const json j = json::parse(frame->payload, nullptr, false);
+      if (j.is_discarded())
+        error = "the report is not JSON";
+      else
+        r = node_report_from_json(j, &error);
+      if (r && (r->rank <= 0 || r->rank >= l.world))
+        error = fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank,
+                            l.world - 1),
+        r.reset();
+      else if (r && conns[size_t(r->rank)])
+        error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank),
+        r.reset();
+    }
+    if (!r) {
+      std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", peer.c_str(),
+                   error.c_str());
+      if (refused.size() < 64) refused.push_back(diag::make("preflight.node_refused", peer + ": " + error));
+      continue;
+    }
+    conns[size_t(r->rank)] = std::move(c);
+    nodes.push_back(std::move(*r));
+    ++joined;
+  }
+  std::vector<int> missing;
+  for (int i = 1; i < l.world; ++i)
+    if (!conns[size_t(i)]) missing.push_back(i);
+  Verdict v =
+      decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
+  if (!o.no_links && v.nodes.size() >= 2) add_links(&v, measure_links(o, l, v.nodes, conns), o.policy);
+  out(o.json ? to_json(v).dump(2) + "\n" : to_text(v));
+  const auto send_deadline = Clock::now() + std::chrono::seconds(10);
+  for (const auto& n : v.nodes) {
+    if (n.rank == 0) continue;
+    if (!send_frame(conns[size_t(n.rank)].get(), FrameType::Verdict, wire(rank_verdict(v, n.host)),
+                    send_deadline, &error))
+      std::fprintf(stderr, "railscope preflight: could not send the verdict to rank %d (%s): %s\n", n.rank,
+                   n.host.c_str(), error.c_str());
+  }
+  return v.exit_code;
+}
+
+// Any other rank: send the report, wait for the verdict, print one line.
+int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
+  std::string error;
+  // Rank 0 may start up to --timeout later, then waits up to --timeout for the others.
+  const auto deadline = Clock::now() + std::chrono::seconds(2 * o.timeout_s + 30);
+  Fd c = connect_until(l.host, l.port, Clock::now() + std::chrono::seconds(o.timeout_s), &error);
+  if (!c || !send_frame(c.get(), FrameType::Report, wire(to_json(mine)), deadline, &error)) {
+    std::fprintf(stderr, "railscope preflight: rank %d (%s): %s\n", l.rank, mine.host.c_str(), error.c_str());
+    return 2;
+  }
+  std::string line;
+  int code = 2;
+  while (true) {
+    // Between frames rank 0 waits for the others, then runs the steps; each wait is bounded.
+    const auto frame = receive_frame(
+        c.get(), Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90), &error);
+    if (frame && frame->type == FrameType::Step) {
+      const json j = json::parse(frame->payload, nullptr, false);
+      const int step = j.is_object() && j.contains("step") && j["step"].is_number_integer()
+                           ? static_cast<int>(std::clamp<int64_t>(j["step"].get<int64_t>(), 0, 1 << 30))
+                           : -1;
+      const auto tasks = tasks_from_json(j, step, &error);
+      if (!tasks) {
+        std::fprintf(stderr, "railscope preflight: rank %d: refused a step from rank 0: %s\n", l.rank,
+                     error.c_str());
+        return 2;
+      }
+      if (!send_frame(c.get(), FrameType::Results, wire(results_to_json(step, run_tasks(*tasks, o.link))),
+                      Clock::now() + std::chrono::seconds(30), &error)) {
+        std::fprintf(stderr, "railscope preflight: rank %d: lost rank 0: %s\n", l.rank, error.c_str());
+        return 2;
+      }
+      continue;
+    }
+    const json j = frame ? json::parse(frame->payload, nullptr, false) : json();
+    if (frame && frame->type == FrameType::Verdict && rank_summary(j, l.rank, mine.host, &line, &code)) break;
+    std::fprintf(stderr, "railscope preflight: rank %d (%s): no verdict from rank 0 at %s:%u: %s\n", l.rank,
+                 mine.host.c_str(), l.host.c_str(), l.port, frame ? "not a verdict" : error.c_str());
+    return 2;
+  }
+  out(line + "\n");
+  return code;
+}
+
+}  // namespace
+
+void add_preflight(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "preflight",
+      "The whole cluster checked before a job: started once per node by the cluster's launcher (srun, "
+      "mpirun, "
+      "torchrun-style env, Kubernetes Indexed Job); every node runs the doctor checks, rank 0 compares them "
+      "rail by rail and prints the verdict. Exit 0 ok, 1 warnings, 2 a node or link that will slow or fail "
+      "the job (usage errors are 2 too)");
+  cmd->add_option("--rank", o->rank, "This process's rank (overrides the launcher's)")
+      ->check(CLI::Range(0, kMaxWorld - 1));
+  cmd->add_option("--world-size", o->world, "Number of processes (overrides the launcher's)")
+      ->check(CLI::Range(1, kMaxWorld));
+  cmd->add_option("--rendezvous", o->rendezvous,
+                  "Rank 0's HOST[:PORT] (default port 29555; else MASTER_ADDR/MASTER_PORT)");
+  cmd->add_option("--k8s-service", o->k8s_service,
+                  "Indexed Job: the headless service; rank 0 is <job-name>-0.<service>");
+  cmd->add_option("--host-name", o->host_name,
+                  "The name this node is reported under (default: the hostname)");
+  cmd->add_option("--bind", o->bind, "Rank 0: the address to listen on (default: every address)");
+  cmd->add_option("--timeout", o->timeout_s, "Seconds rank 0 waits for the others (and they for rank 0)")
+      ->check(CLI::Range(1, 86400));
+  cmd->add_flag("--json", o->json, "Rank 0 prints the verdict as JSON (docs/preflight.md)");
+  cmd->add_option("--sysfs-root", o->sysfs_root,
+                  "Doctor: read sysfs from DIR (tests); libibverbs is then not queried");
+  cmd->add_flag("--no-verbs", o->no_verbs, "Doctor: do not query libibverbs (sysfs only)");
+  cmd->add_flag("--no-links", o->no_links, "Do not measure links (consistency only)");
+  cmd->add_flag("--full", o->full, "Measure every pair of nodes (N-1 rounds) instead of O(log N) rounds");
+  cmd->add_flag("--no-latency", o->no_latency, "Measure bandwidth only");
+  cmd->add_option("--plugin", o->link.plugin,
+                  "Net plugin for the links (netbench --plugin; default railscope's)");
+  cmd->add_option("--link-size", o->link.size, "Bandwidth message size in bytes")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 30))
+      ->capture_default_str();
+  cmd->add_option("--link-bytes", o->link.bytes, "Bytes per bandwidth measurement")
+      ->check(CLI::Range(uint64_t(1) << 12, uint64_t(1) << 40))
+      ->capture_default_str();
+  cmd->add_option("--link-timeout", o->link.timeout_s, "Seconds one measurement may take")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  cmd->add_option(
+         "--link-poll", o->link.poll,
+         "What a waiting netbench does: yield (as NCCL's proxy thread), spin, sleep (leaves the CPU to a "
+         "transport that needs it: soft-RoCE)")
+      ->check(CLI::IsMember({"yield", "spin", "sleep"}))
+      ->capture_default_str();
+  cmd->add_option("--line-rate-GBps", o->line_rate_GBps,
+                  "Line rate every link is compared with, GB/s (default: each NIC's reported rate)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--min-line-percent", o->policy.min_line_percent,
+                  "A link below this % of line rate is slow (0 = off)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--slow-fraction", o->policy.slow_fraction_of_median,
+                  "A link below this fraction of its rail's median is slow")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+
+  cmd->callback([o] {
+    LaunchFlags flags;
+    flags.rank = o->rank;
+    flags.world = o->world;
+    flags.rendezvous = o->rendezvous;
+    flags.k8s_service = o->k8s_service;
+    flags.own_hostname = this_host();
+    // The launchers' own variables (not railscope's: not in the params registry, whose names are NCCL_*
+    // and RAILSCOPE_*); docs/preflight.md lists them.
+    const Env env = [](std::string_view name) { return params::raw(name); };
+    const LaunchResult lr = resolve_launch(env, flags);
+    if (!lr.launch) usage_error(lr.error);
+    const Launch& l = *lr.launch;
+    const std::string host = o->host_name.empty() ? this_host() : o->host_name;
+    if (host.empty() || host.size() > kMaxField) usage_error("--host-name must be 1..255 characters");
+
+    const doctor::NodeFacts facts = doctor::gather({o->sysfs_root, !o->no_verbs, ""});
+    const doctor::Report report = doctor::run(facts);
+    NodeReport mine = summarize(facts, report, l.rank, host, process_nccl_env(), system_prefixes());
+    const int code = l.rank == 0 ? run_rank0(*o, l, std::move(mine)) : run_rank(*o, l, mine);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace railscope::cli

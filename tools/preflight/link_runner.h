@@ -1,0 +1,29 @@
+// Runs one step's link tasks on this node: each task is a `railscope netbench server|client` child
+// process (tools/netbench: the net plugin loaded through lib/pluginload, as NCCL would), all of a step's
+// tasks at once, each bounded by its own --timeout and killed past it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "link_plan.h"
+
+namespace railscope::preflight {
+
+struct LinkOptions {
+  std::string plugin;             // netbench --plugin ("" = railscope's)
+  uint64_t size = 4ull << 20;     // bandwidth message size
+  uint64_t bytes = 256ull << 20;  // bandwidth bytes per measurement (netbench --bytes-per-size)
+  uint32_t lat_iters = 200;
+  int timeout_s = 60;
+  std::string poll = "yield";  // netbench --poll: yield (as NCCL's proxy), spin, sleep
+};
+
+// Results in the order of `tasks`. Server tasks report ok/failure only; clients carry the figures.
+std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const LinkOptions& o);
+
+// netbench's command line for a task (without the executable).
+std::vector<std::string> netbench_args(const LinkTask& t, const LinkOptions& o);
+
+}  // namespace railscope::preflight

@@ -1,0 +1,51 @@
+// Judging measured links: each link against its line rate and against the median of its rail.
+// A median needs a majority: with fewer than three measured links on a rail (two nodes: one pair, two
+// directions) the rail's links are compared with the median of every link of the same line rate on all
+// rails when there are three or more of those, and always with the line rate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "railscope/core/diagnosis.h"
+
+namespace railscope::preflight {
+
+struct LinkMeasurement {
+  int rail = 0;
+  std::string src_node, src_nic;  // the sender
+  std::string dst_node, dst_nic;  // the receiver
+  double GBps = 0;                // 10^9 bytes/s, sender -> receiver
+  double line_GBps = 0;           // nominal line rate of the slower end; 0 = unknown
+  double lat_us = 0;              // half round trip (p50); 0 = not measured
+  std::string error;              // non-empty: the measurement failed, GBps is meaningless
+};
+
+struct LinkPolicy {
+  double slow_fraction_of_median = 0.75;  // below this × the reference median: slow
+  double min_line_percent = 60;           // below this % of line rate: slow (0 = off)
+  double high_latency_factor = 4;         // latency above this × the rail's median latency: a warning
+};
+
+struct RailStats {
+  int rail = 0;
+  size_t links = 0;           // measured (failed ones not counted)
+  double median_GBps = 0;     // of this rail's links; 0 when none
+  double reference_GBps = 0;  // the median a link is compared with; 0 = none (too few links)
+  std::string reference;      // "rail" / "all rails at this line rate" / "" (none)
+  double line_GBps = 0;       // of the rail's first link with a known line rate
+  double median_lat_us = 0;
+};
+
+struct LinkVerdict {
+  std::vector<RailStats> rails;         // by rail index
+  std::vector<diag::Finding> findings;  // link.slow, link.failed, link.high_latency
+};
+
+double median(std::vector<double> v);  // 0 for none; mean of the middle two for an even count
+LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPolicy& policy);
+
+// "node07/mlx5_3 → node12/mlx5_3"
+std::string link_name(const LinkMeasurement& m);
+
+}  // namespace railscope::preflight

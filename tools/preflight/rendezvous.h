@@ -1,0 +1,55 @@
+// The TCP rendezvous at rank 0: every other rank connects, sends its node report and waits for the
+// verdict. The port is reachable by anything on the network, so rank 0 treats every byte as hostile:
+// frames are length-prefixed with a magic and a cap, every read has a deadline, a frame is copied once
+// into a bounded buffer and parsed from that copy; anything malformed is refused, logged and closed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace railscope::preflight {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kFrameMagic = 0x52535046;  // "RSPF"
+constexpr uint32_t kMaxFrame = 256 * 1024;    // bytes of JSON in one frame
+enum class FrameType : uint32_t { Report = 1, Verdict = 2, Step = 3, Results = 4 };
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Frame {
+  FrameType type = FrameType::Report;
+  std::string payload;
+};
+
+// Sends one frame; false with *error on failure (peer gone, deadline).
+bool send_frame(int fd, FrameType type, const std::string& payload, Clock::time_point deadline,
+                std::string* error);
+// Receives one frame; nullopt with *error on a bad magic, an unknown type, a length over kMaxFrame,
+// EOF or the deadline.
+std::optional<Frame> receive_frame(int fd, Clock::time_point deadline, std::string* error);
+
+// Listens on bind_host:port (empty host: every address), backlog SOMAXCONN; invalid Fd with *error.
+Fd listen_on(const std::string& bind_host, uint16_t port, std::string* error);
+// Waits for one connection until the deadline; invalid Fd on timeout. *peer = "ADDR:PORT".
+Fd accept_until(int listen_fd, Clock::time_point deadline, std::string* peer);
+// Connects to host:port, retrying (rank 0 may start later) until the deadline.
+Fd connect_until(const std::string& host, uint16_t port, Clock::time_point deadline, std::string* error);
+
+}  // namespace railscope::preflight

@@ -1,0 +1,44 @@
+// Rank 0's verdict: every node's own doctor findings (warnings and errors, named by host), the
+// consistency findings, the ranks that never joined, the refused connections; exit 0 ok / 1 warnings /
+// 2 a node or link that will slow or fail the job. Text and JSON renderings, and the short verdict rank 0
+// sends back to each rank.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "link_stats.h"
+#include "node_report.h"
+#include "railscope/core/diagnosis.h"
+
+namespace railscope::preflight {
+
+struct Verdict {
+  int world = 0;
+  std::string launcher;
+  std::vector<NodeReport> nodes;  // by rank; the ranks that joined
+  std::vector<int> missing;       // ranks that never joined
+  std::vector<diag::Finding> findings;
+  int exit_code = 0;
+  bool links_measured = false;
+  std::vector<LinkMeasurement> links;
+  std::vector<RailStats> rails;
+};
+
+// Builds the findings and exit code from nodes, missing ranks and extra findings (refusals).
+Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, std::vector<int> missing,
+               std::vector<diag::Finding> extra, int timeout_s);
+// Adds the judged links (their findings and the exit code with them).
+void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy& policy);
+
+nlohmann::json to_json(const Verdict& v);
+std::string to_text(const Verdict& v);
+// What rank 0 sends to a rank: status, counts and the findings that name `host` (at most 64 lines).
+nlohmann::json rank_verdict(const Verdict& v, const std::string& host);
+// The one line a rank prints from rank_verdict(); false when the JSON is not a verdict.
+bool rank_summary(const nlohmann::json& j, int rank, const std::string& host, std::string* line,
+                  int* exit_code);
+
+}  // namespace railscope::preflight
