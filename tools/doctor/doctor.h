@@ -58,6 +58,7 @@ Section section_mtu(const NodeFacts& facts);
 Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
 Section section_gpudirect(const NodeFacts& facts);
+Section section_plugins(const NodeFacts& facts);  // section_plugins.h
 
 // Ports NCCL would use: selected by NCCL_IB_HCA (every port when unset).
 bool port_selected(const NodeFacts& facts, const node::Device& d, const node::Port& p);

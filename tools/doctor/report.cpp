@@ -15,6 +15,7 @@ constexpr SectionSpec kSections[] = {
     {"memlock", "Locked memory", section_memlock},
     {"env", "Environment", section_env},
     {"gpudirect", "GPUDirect RDMA", section_gpudirect},
+    {"plugins", "NCCL plugins (would they load here)", section_plugins},
 };
 
 int exit_code_for(diag::Severity s) {
