@@ -63,7 +63,8 @@ std::multiset<std::string> ids(const Report& r) {
 TEST(Doctor, SectionsInOrder) {
   std::vector<std::string> names;
   for (const auto& s : all_sections()) names.emplace_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"devices", "gids", "mtu", "memlock", "env", "gpudirect"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"devices", "gids", "mtu", "memlock", "env", "gpudirect", "plugins"}));
 }
 
 TEST(Doctor, HealthyNodeExitsZero) {
