@@ -23,7 +23,9 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
+  # RAILSCOPE_WERROR: warnings are errors in railscope's own builds (OFF by default for users).
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILSCOPE_FUZZ=ON \
+    -DRAILSCOPE_WERROR=ON \
     -DRAILSCOPE_BUILD_TESTS=OFF -DRAILSCOPE_BUILD_BENCH=OFF "${launcher[@]}"
 fi
 targets=()

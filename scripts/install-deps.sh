@@ -14,6 +14,7 @@ BUILD_PKGS=(
   # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev, only
   # recommended by clang-14's libclang-common-14-dev, so not installed without it)
   clang libclang-rt-14-dev
+  dpkg-dev  # tests/install: `cpack -G DEB` runs dpkg-shlibdeps for the .deb's Depends, dpkg-deb lists it
 )
 # The QEMU/TCG soft-RoCE test bed (tests/testbed/).
 TESTBED_PKGS=(

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Warnings are errors for railscope's own tests and CI (RAILSCOPE_WERROR is OFF for users' builds).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILSCOPE_WERROR=ON
 cmake --build build
 cd build
 ctest --output-on-failure --timeout 900 "$@"

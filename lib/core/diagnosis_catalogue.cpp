@@ -448,6 +448,19 @@ constexpr Entry kEntries[] = {
      "node (a bad cable or optic, a port fallen back to fewer lanes, a mismatched switch port)",
      "Reseat or replace the cable/optic and check the switch port's speed settings; compare `ibstat` or "
      "`ethtool <netdev>` with the sibling ports"},
+    // --- plugin loading (`railscope doctor`'s plugins section; docs/compatibility.md) ---
+    {"plugin.load_failed", S::Error, "Plugin would not load",
+     "the dynamic loader refuses the plugin library: a library it needs is missing, this image's glibc "
+     "or libstdc++ is older than the build's (\"version `GLIBC_2.xx' not found\"), or it was built for "
+     "another architecture; NCCL then runs without it, logging the reason only at INFO level",
+     "Read the loader's message in the finding: install the missing library, or use a build made for "
+     "this image (docs/compatibility.md lists what each .so needs)"},
+    {"plugin.not_found", S::Error, "Plugin not found",
+     "NCCL_NET_PLUGIN / NCCL_TUNER_PLUGIN / NCCL_PROFILER_PLUGIN names a library that is neither an "
+     "existing path nor found on the loader's search path (LD_LIBRARY_PATH, ld.so.cache) under NCCL's "
+     "names for it; NCCL then runs without it",
+     "Give the variable an absolute path (e.g. /opt/railscope/lib/libnccl-net-railscope.so) or add the "
+     "plugin's folder to LD_LIBRARY_PATH in the job's environment"},
 };
 
 }  // namespace

@@ -157,6 +157,14 @@ constexpr Spec kSpecs[] = {
      "Line rate of each NIC in Gbit/s for the cost model; 0 = read the node"},
     {"RAILSCOPE_TUNER_INTRA_GBPS", T::Int, "0", 0, 100000, "tuner",
      "Per-GPU intra-node bus bandwidth in GB/s; 0 = standard figure for NVLink (360) or PCIe (24)"},
+    // --- doctor's plugins section: would NCCL load the plugins here (docs/compatibility.md) ---
+    {"NCCL_TUNER_PLUGIN", T::String, "", 0, 0, "doctor",
+     "NCCL's tuner plugin selection; doctor opens it as NCCL would"},
+    {"NCCL_PROFILER_PLUGIN", T::String, "", 0, 0, "doctor",
+     "NCCL's profiler plugin selection; doctor opens it as NCCL would"},
+    {"RAILSCOPE_PLUGIN_DIR", T::Path, "", 0, 0, "doctor",
+     "Folder of railscope's plugins that doctor checks; unset = the installed lib folder next to the "
+     "railscope binary"},
 };
 
 }  // namespace

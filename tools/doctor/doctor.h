@@ -53,7 +53,7 @@ struct SectionSpec {
   std::string_view heading;
   Section (*run)(const NodeFacts&);
 };
-// In report order: devices, gids, mtu, link, memlock, env, gpudirect, qos.
+// In report order: devices, gids, mtu, link, memlock, env, gpudirect, qos, plugins.
 std::span<const SectionSpec> all_sections();
 
 Section section_devices(const NodeFacts& facts);
@@ -64,6 +64,7 @@ Section section_memlock(const NodeFacts& facts);
 Section section_env(const NodeFacts& facts);
 Section section_gpudirect(const NodeFacts& facts);
 Section section_qos(const NodeFacts& facts);
+Section section_plugins(const NodeFacts& facts);  // section_plugins.h
 
 // Ports NCCL would use: selected by NCCL_IB_HCA (every port when unset).
 bool port_selected(const NodeFacts& facts, const node::Device& d, const node::Port& p);

@@ -17,6 +17,7 @@ constexpr SectionSpec kSections[] = {
     {"env", "Environment", section_env},
     {"gpudirect", "GPUDirect RDMA", section_gpudirect},
     {"qos", "RoCE QoS (PFC, ECN, DSCP)", section_qos},
+    {"plugins", "NCCL plugins (would they load here)", section_plugins},
 };
 
 int exit_code_for(diag::Severity s) {

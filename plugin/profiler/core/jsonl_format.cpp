@@ -14,7 +14,15 @@ std::string opt_num(const std::optional<double>& v) {
   return fmt::format("{:.6g}", *v);
 }
 std::string opt_int(int v, bool known) { return known ? std::to_string(v) : "null"; }
-std::string str(const char* s) { return "\"" + json_escape(s ? s : "") + "\""; }
+// Built in place, not as `"\"" + json_escape(...) + "\""`: GCC 12 -O3 reports a false -Wrestrict inside
+// libstdc++ for operator+ of a one-character literal and a std::string (GCC bug 105329,
+// https://gcc.gnu.org/bugzilla/show_bug.cgi?id=105329), which broke the Release build.
+std::string str(const char* s) {
+  std::string out(1, '"');
+  out += json_escape(s ? s : "");
+  out += '"';
+  return out;
+}
 
 void append_comm_fields(std::string& out, const CommIdentity& c, int rank) {
   out += fmt::format("\"comm\":\"{}\",\"rank\":{},\"nranks\":{},\"nnodes\":{}", comm_hex(c.hash), rank,

@@ -64,7 +64,8 @@ TEST(Doctor, SectionsInOrder) {
   std::vector<std::string> names;
   for (const auto& s : all_sections()) names.emplace_back(s.name);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"devices", "gids", "mtu", "link", "memlock", "env", "gpudirect", "qos"}));
+            (std::vector<std::string>{"devices", "gids", "mtu", "link", "memlock", "env", "gpudirect", "qos",
+                                      "plugins"}));
 }
 
 TEST(Doctor, HealthyNodeExitsZero) {
