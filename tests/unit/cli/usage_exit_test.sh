@@ -34,7 +34,7 @@ expect() {
 expect 2 "A subcommand is required"
 expect 2 "unknown command 'doktor'; did you mean 'doctor'?" doktor
 expect 2 "unknown command 'netbnch'; did you mean 'netbench'?" netbnch
-expect 2 "unknown command 'frobnicate'; the commands are: ab, doctor, netbench, report, tuner" frobnicate
+expect 2 "unknown command 'frobnicate'; the commands are: ab, doctor, netbench, preflight, report, tuner" frobnicate
 expect 2 "railscope: unknown option '--bogus'" --bogus
 expect 2 "railscope doctor: unknown option '--jsn'; did you mean '--json'?" doctor --jsn
 expect 2 "--log-level" --log-level loud doctor
