@@ -22,8 +22,9 @@ struct RunSamples {
 
 struct Stats {
   std::size_t count = 0;
-  double busbw_p50 = 0, busbw_p1 = 0;  // GB/s; p1 = the 1st percentile, the slow tail: 99 % of samples are at least this
-  double time_p50 = 0, time_p99 = 0;    // microseconds; p99: 99 % of samples took at most this
+  double busbw_p50 = 0,
+         busbw_p1 = 0;  // GB/s; p1 = the 1st percentile, the slow tail: 99 % of samples are at least this
+  double time_p50 = 0, time_p99 = 0;  // microseconds; p99: 99 % of samples took at most this
 };
 
 struct ComparisonRow {
