@@ -78,6 +78,9 @@ Traffic traffic_of(const std::vector<CounterDelta>& deltas) {
   Traffic t;
   for (const auto& d : deltas) {
     if (d.category != CounterCategory::Traffic) continue;
+    // The netdev's ethtool byte and packet counters count all of its traffic, RDMA or not, and would
+    // count the port's RDMA traffic a second time: what the port moved is its own counters'.
+    if (d.source == node::CounterSource::Ethtool) continue;
     const std::string_view n = d.name;
     const bool rx = contains(n, "rcv") || contains(n, "rx") || contains(n, "recv");
     if (n == "port_xmit_data" || n == "port_rcv_data") {

@@ -12,8 +12,10 @@
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
+#include "railscope/node/ethtool_stats.h"
 #include "railscope/node/mtu.h"
 #include "railscope/node/port_counters.h"
+#include "railscope/node/port_sampler.h"
 #include "railscope/node/sysfs.h"
 
 namespace railscope::net::verbs {
@@ -32,9 +34,10 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 struct FabricWatch::Port {
   const NetPort* port = nullptr;
   PortHealth* health = nullptr;
-  std::string name;             // "rxe1:1"
-  bool sampling = false;        // a baseline was read while connections use the port
-  node::PortCounters previous;  // last tick
+  std::string name;                            // "rxe1:1"
+  bool sampling = false;                       // a baseline was read while connections use the port
+  std::unique_ptr<node::PortSampler> sampler;  // counter files kept open, ethtool names fetched once
+  node::PortCounters previous;                 // last tick
   node::PortCounters window_start;
   Clock::time_point window_at{};
   std::set<std::string> reported;  // finding ids already logged for this port
@@ -114,6 +117,9 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
 
 void FabricWatch::run() {
   const node::Sysfs sysfs(node::Sysfs::default_root());
+  // The RoCE netdev's ethtool statistics: on mlx5 the PFC pause and ECN/CNP counters live there, not
+  // in hw_counters/ (ethtool_stats.h). The ioctl source on the real /sys, fixture files under another root.
+  const std::unique_ptr<node::EthtoolSource> ethtool = node::ethtool_source_for(sysfs);
   std::unique_lock lock(mutex_);
   while (!stop_) {
     bool any = false;
@@ -134,7 +140,12 @@ void FabricWatch::run() {
         p.sampling = false;  // the next connection starts a new baseline
         continue;
       }
-      node::PortCounters cur = node::read_port_counters(sysfs, p.port->dev_name, p.port->port);
+      if (!p.sampler) {
+        const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
+        p.sampler = std::make_unique<node::PortSampler>(sysfs, p.port->dev_name, p.port->port,
+                                                        roce ? p.port->netdev : std::string(), ethtool.get());
+      }
+      node::PortCounters cur = p.sampler->sample();
       if (!p.sampling) {
         p.sampling = true;
         p.previous = cur;

@@ -125,6 +125,23 @@ TEST(FabricFindings, TrafficCountsWordsBytesAndPackets) {
   EXPECT_EQ(r.bytes, 0u);
 }
 
+// The netdev's ethtool counters (PortSampler adds them on RoCE) count all of its traffic: what the port
+// moved is its own counters', and the netdev's bytes are not added a second time.
+TEST(FabricFindings, TrafficOfTheNetdevIsNotTheTrafficOfThePort) {
+  CounterDelta rx = d("rx_bytes", 1'000'000);
+  rx.source = node::CounterSource::Ethtool;
+  CounterDelta vport = d("rx_vport_rdma_unicast_bytes", 500);
+  vport.source = node::CounterSource::Ethtool;
+  Traffic t = traffic_of({d("port_rcv_data", 24), rx, vport});
+  EXPECT_EQ(t.bytes, 96u);
+  // Pause frames from ethtool still count: that is where mlx5 keeps them.
+  CounterDelta pause = d("rx_prio3_pause", 800);
+  pause.source = node::CounterSource::Ethtool;
+  CounterDelta pause_tx = d("tx_prio3_pause", 800);
+  pause_tx.source = node::CounterSource::Ethtool;
+  EXPECT_EQ(ids(fabric_findings(window(kRoce, {pause, pause_tx}))), std::vector<std::string>{"fabric.pause"});
+}
+
 TEST(FabricFindings, EveryIdIsInTheCatalogue) {
   for (const char* id : {"fabric.packet_loss", "fabric.congestion", "fabric.pause", "fabric.link_errors",
                          "fabric.discards", "mtu.changed", "link.down", "link.recovered"})
