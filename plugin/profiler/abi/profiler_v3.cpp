@@ -1,4 +1,4 @@
-// ncclProfiler_v3 (NCCL 2.25): adds KernelCh (no GPU timer yet) and NetPlugin events.
+// ncclProfiler_v3 (NCCL 2.26): adds KernelCh (no GPU timer yet) and NetPlugin events.
 #include "plugin/profiler/abi/legacy_common.h"
 
 namespace railscope::profiler::abi {

@@ -1,4 +1,4 @@
-// ncclProfiler_v4 (NCCL 2.26/2.27): comm identity at init (commName before commHash), KernelCh
+// ncclProfiler_v4 (NCCL 2.27): comm identity at init (commName before commHash), KernelCh
 // GPU timers; Coll/P2p hang below the legacy Group event, which railscope does not track.
 #include "plugin/profiler/abi/adapter_common.h"
 

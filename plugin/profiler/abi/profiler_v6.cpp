@@ -1,4 +1,4 @@
-// ncclProfiler_v6 (NCCL 2.30, adds copy-engine events, which are not tracked): a thin adapter over the
+// ncclProfiler_v6 (NCCL 2.29, adds copy-engine events, which are not tracked): a thin adapter over the
 // internal interface.
 #include "plugin/profiler/abi/adapter_common.h"
 

@@ -1,4 +1,4 @@
-// ncclTunerPlugin_v2 (NCCL 2.19): returns a choice; NCCL marks it in its table.
+// ncclTunerPlugin_v2 (NCCL 2.21): returns a choice; NCCL marks it in its table.
 #include "plugin/tuner/abi/adapter.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// ncclTunerPlugin_v3 (NCCL 2.21): edits the cost table; no registered-buffer flag.
+// ncclTunerPlugin_v3 (NCCL 2.22): edits the cost table; no registered-buffer flag.
 #include "plugin/tuner/abi/adapter.h"
 
 namespace {

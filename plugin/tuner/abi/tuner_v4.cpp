@@ -1,4 +1,4 @@
-// ncclTunerPlugin_v4 (NCCL 2.23): v3 plus the registered-buffer flag.
+// ncclTunerPlugin_v4 (NCCL 2.24): v3 plus the registered-buffer flag.
 #include "plugin/tuner/abi/adapter.h"
 
 namespace {
