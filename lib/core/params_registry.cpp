@@ -153,8 +153,10 @@ constexpr Spec kSpecs[] = {
      "1: a config error fails communicator creation; 0: warn and ignore the bad line"},
     {"RAILSCOPE_TUNER_NICS", T::Int, "0", 0, 64, "tuner",
      "NICs (rails) per node for the cost model; 0 = read the node"},
-    {"RAILSCOPE_TUNER_NIC_GBPS", T::Int, "0", 0, 100000, "tuner",
+    {"RAILSCOPE_TUNER_NIC_GBIT", T::Int, "0", 0, 100000, "tuner",
      "Line rate of each NIC in Gbit/s for the cost model; 0 = read the node"},
+    {"RAILSCOPE_TUNER_NIC_GBPS", T::Int, "0", 0, 100000, "tuner",
+     "Deprecated name of RAILSCOPE_TUNER_NIC_GBIT (read as Gbit/s when that is not set)"},
     {"RAILSCOPE_TUNER_INTRA_GBPS", T::Int, "0", 0, 100000, "tuner",
      "Per-GPU intra-node bus bandwidth in GB/s; 0 = standard figure for NVLink (360) or PCIe (24)"},
     // --- doctor's plugins section: would NCCL load the plugins here (docs/compatibility.md) ---

@@ -10,13 +10,21 @@
 namespace railscope::tuner {
 namespace {
 
-// RAILSCOPE_TUNER_NICS / RAILSCOPE_TUNER_NIC_GBPS (0 = not set).
-NodeOverrides env_overrides() {
+// RAILSCOPE_TUNER_NICS / RAILSCOPE_TUNER_NIC_GBIT (0 = not set). RAILSCOPE_TUNER_NIC_GBPS, the name
+// before units in names meant one thing (GBPS = 10^9 bytes/s, GBIT = 10^9 bits/s; docs/cli.md), is still
+// read as Gbit/s when the new name is not set, with a note in `deprecations`.
+NodeOverrides env_overrides(std::vector<std::string>* deprecations) {
   NodeOverrides o;
   o.nic_source = o.intra_source = "env";
   if (const int64_t nics = params::get_int("RAILSCOPE_TUNER_NICS"); nics > 0) o.nics = static_cast<int>(nics);
-  if (const int64_t gbps = params::get_int("RAILSCOPE_TUNER_NIC_GBPS"); gbps > 0)
-    o.nic_gbps = static_cast<double>(gbps);
+  if (const int64_t gbit = params::get_int("RAILSCOPE_TUNER_NIC_GBIT"); gbit > 0) {
+    o.nic_gbps = static_cast<double>(gbit);
+  } else if (const int64_t old = params::get_int("RAILSCOPE_TUNER_NIC_GBPS"); old > 0) {
+    o.nic_gbps = static_cast<double>(old);
+    deprecations->push_back(
+        "RAILSCOPE_TUNER_NIC_GBPS is read as Gbit/s per NIC; its name is now RAILSCOPE_TUNER_NIC_GBIT "
+        "(GBPS means 10^9 bytes/s)");
+  }
   if (const int64_t intra = params::get_int("RAILSCOPE_TUNER_INTRA_GBPS"); intra > 0)
     o.intra_gbps = static_cast<double>(intra);
   return o;
@@ -61,7 +69,9 @@ EngineOrError Engine::create(const EngineInputs& in) {
   }
 
   // Node facts: CLI flags, then env, then the config's `node` line, then what lib/node reads.
-  const NodeOverrides overrides = merge(in.overrides, merge(env_overrides(), e->config_.node));
+  std::vector<std::string> env_notes;
+  const NodeOverrides overrides = merge(in.overrides, merge(env_overrides(&env_notes), e->config_.node));
+  for (const std::string& note : env_notes) RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}", note);
   CommShape shape = in.shape;
   Topology probe = resolve_topology(shape, NicFacts{}, overrides);
   NicFacts discovered;
@@ -79,7 +89,7 @@ EngineOrError Engine::create(const EngineInputs& in) {
   if (!e->model_.note.empty())
     RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}: NCCL's own choices stand where there is no model{}",
             e->model_.note,
-            e->model_.inter_known ? "" : " (give RAILSCOPE_TUNER_NICS and RAILSCOPE_TUNER_NIC_GBPS)");
+            e->model_.inter_known ? "" : " (give RAILSCOPE_TUNER_NICS and RAILSCOPE_TUNER_NIC_GBIT)");
   out.engine = std::move(e);
   return out;
 }

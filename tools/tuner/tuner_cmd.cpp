@@ -61,11 +61,11 @@ void check_inputs(const ExplainOptions& o) {
 
 // A NIC count with no rate (or a rate with no count) from any source leaves the inter-node hop
 // unknown: the model would silently defer to NCCL. Checked on the merged facts, so a rate from
-// RAILSCOPE_TUNER_NIC_GBPS, the rules file's `node` line or the node completes a --nics.
+// RAILSCOPE_TUNER_NIC_GBIT, the rules file's `node` line or the node completes a --nics.
 void check_nic_facts(const ExplainOptions& o, const railscope::tuner::NicFacts& nics) {
   if (o.nics > 0 && nics.gbps <= 0)
     usage_error(
-        fmt::format("--nics {} needs the NICs' rate: --nic-gbit X (Gbit/s), RAILSCOPE_TUNER_NIC_GBPS "
+        fmt::format("--nics {} needs the NICs' rate: --nic-gbit X (Gbit/s), RAILSCOPE_TUNER_NIC_GBIT "
                     "or a rules file's `node nic_gbit=X`; none is set and the node has no active "
                     "RDMA port",
                     o.nics));

@@ -1,6 +1,6 @@
 // NIC facts from lib/node (branch `node`): active RDMA ports, their speed and link layer, read from
 // sysfs. Built only when the railscope_node library exists in the tree; otherwise NIC facts come
-// from overrides (CLI, RAILSCOPE_TUNER_NICS / RAILSCOPE_TUNER_NIC_GBPS, the config file's `node` line).
+// from overrides (CLI, RAILSCOPE_TUNER_NICS / RAILSCOPE_TUNER_NIC_GBIT, the config file's `node` line).
 #include <map>
 
 #include "plugin/tuner/engine.h"

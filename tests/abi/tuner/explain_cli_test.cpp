@@ -38,7 +38,7 @@ const char* const kProtos[] = {"ll", "ll128", "simple"};
 
 TEST(TunerExplainCli, ChoicesEqualThePluginsForEverySize) {
   for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "RAILSCOPE_TUNER_NICS",
-                        "RAILSCOPE_TUNER_NIC_GBPS"})
+                        "RAILSCOPE_TUNER_NIC_GBIT"})
     unsetenv(v);
   const std::string config = kFixtures + "/railscope_rules.conf";
   const CliRun r = run_cli(
@@ -53,7 +53,7 @@ TEST(TunerExplainCli, ChoicesEqualThePluginsForEverySize) {
 
   // The plugin, same topology and config (NICs through env, as a job would give them).
   setenv("RAILSCOPE_TUNER_NICS", "4", 1);
-  setenv("RAILSCOPE_TUNER_NIC_GBPS", "400", 1);
+  setenv("RAILSCOPE_TUNER_NIC_GBIT", "400", 1);
   setenv("RAILSCOPE_TUNER_CONFIG", config.c_str(), 1);
   TunerDriver plugin(6);
   ASSERT_TRUE(plugin.loaded());
@@ -75,7 +75,7 @@ TEST(TunerExplainCli, ChoicesEqualThePluginsForEverySize) {
     rules += row["reason"] == "rule";
   }
   EXPECT_GT(rules, 0);  // the fixture's pins show up in both
-  for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBPS"})
+  for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBIT"})
     unsetenv(v);
 }
 

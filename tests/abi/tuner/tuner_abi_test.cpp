@@ -24,7 +24,7 @@ class TunerAbi : public ::testing::TestWithParam<int> {
                           "RAILSCOPE_TUNER_INTRA_GBPS"})
       unsetenv(v);
     setenv("RAILSCOPE_TUNER_NICS", "4", 1);
-    setenv("RAILSCOPE_TUNER_NIC_GBPS", "400", 1);
+    setenv("RAILSCOPE_TUNER_NIC_GBIT", "400", 1);
     CapturedLog::clear();
     driver_ = std::make_unique<TunerDriver>(GetParam());
     ASSERT_TRUE(driver_->loaded()) << driver_->plugin().error;
@@ -32,7 +32,7 @@ class TunerAbi : public ::testing::TestWithParam<int> {
   void TearDown() override {
     driver_.reset();
     for (const char* v : {"RAILSCOPE_TUNER_CONFIG", "RAILSCOPE_TUNER_STRICT", "NCCL_ALGO", "NCCL_PROTO",
-                          "RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBPS"})
+                          "RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBIT"})
       unsetenv(v);
   }
   int version() const { return GetParam(); }
@@ -103,7 +103,7 @@ TEST_P(TunerAbi, ModelPicksTreeLLSmallAndRingSimpleLarge) {
 
 TEST_P(TunerAbi, WithoutNicFactsInitSucceedsAndNcclChoosesMultiNode) {
   unsetenv("RAILSCOPE_TUNER_NICS");
-  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   ASSERT_EQ(tuner().init(32, 4), ncclSuccess);
   EXPECT_TRUE(CapturedLog::contains("no NIC facts")) << "init should say why it defers";
   CostTable table;
@@ -121,7 +121,7 @@ TEST_P(TunerAbi, WithoutNicFactsInitSucceedsAndNcclChoosesMultiNode) {
 // one active 25 Gb/s management port, one rail down).
 TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
   unsetenv("RAILSCOPE_TUNER_NICS");
-  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   const std::filesystem::path root =
       std::filesystem::path(::testing::TempDir()) / ("tuner-sysfs-v" + std::to_string(version()));
   std::filesystem::remove_all(root);
@@ -182,7 +182,7 @@ TEST_P(TunerAbi, PinnedRuleWinsOnlyWhereSupported) {
 TEST_P(TunerAbi, MeasuredFigureFromTheRulesFileDecides) {
   setenv("RAILSCOPE_TUNER_CONFIG", (kFixtures + "/railscope_rules.conf").c_str(), 1);
   unsetenv("RAILSCOPE_TUNER_NICS");  // the file's `node` line gives the NICs
-  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   ASSERT_EQ(tuner().init(32, 4), ncclSuccess);
   CostTable table;
   int channels = 0;
@@ -365,7 +365,7 @@ TEST_P(TunerAbi, NcclConstantsFromInitFeedTheModel) {
 TEST_P(TunerAbi, MultiNodeNvlinkDomainNeedsNoNics) {
   if (version() < 5) GTEST_SKIP() << "NVLink domains arrive with v5";
   unsetenv("RAILSCOPE_TUNER_NICS");
-  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   ncclNvlDomainInfo_v5_t nvl{1, 32, 32};  // 4 nodes, one NVLink domain
   ASSERT_EQ(tuner().init(32, 4, &nvl, nullptr), ncclSuccess);
   CostTable t;
@@ -406,9 +406,33 @@ TEST_P(TunerAbi, NullContextsAreHarmless) {
   EXPECT_EQ(tuner().finalize(), ncclSuccess);  // finalize(NULL)
 }
 
-TEST(TunerAbiV2, ReturnsAChoiceAndNothingWithoutAModel) {
+// RAILSCOPE_TUNER_NIC_GBPS was the NICs' rate in Gbit/s before GBPS came to mean bytes (docs/cli.md): a
+// job that still sets it keeps its model, and is told the new name.
+TEST(TunerAbiEnv, TheOldNicRateNameIsReadAsGbitWithANote) {
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   setenv("RAILSCOPE_TUNER_NICS", "4", 1);
   setenv("RAILSCOPE_TUNER_NIC_GBPS", "400", 1);
+  TunerDriver t(5);
+  CapturedLog::clear();
+  ASSERT_EQ(t.init(32, 4), ncclSuccess);
+  EXPECT_TRUE(CapturedLog::contains("NICs 4 x 400 Gb/s")) << "the old name must still set the rate";
+  EXPECT_TRUE(CapturedLog::contains("its name is now RAILSCOPE_TUNER_NIC_GBIT"));
+  t.finalize();
+  // The new name wins and brings no note.
+  setenv("RAILSCOPE_TUNER_NIC_GBIT", "200", 1);
+  TunerDriver t2(5);
+  CapturedLog::clear();
+  ASSERT_EQ(t2.init(32, 4), ncclSuccess);
+  EXPECT_TRUE(CapturedLog::contains("NICs 4 x 200 Gb/s"));
+  EXPECT_FALSE(CapturedLog::contains("its name is now"));
+  t2.finalize();
+  for (const char* v : {"RAILSCOPE_TUNER_NICS", "RAILSCOPE_TUNER_NIC_GBPS", "RAILSCOPE_TUNER_NIC_GBIT"})
+    unsetenv(v);
+}
+
+TEST(TunerAbiV2, ReturnsAChoiceAndNothingWithoutAModel) {
+  setenv("RAILSCOPE_TUNER_NICS", "4", 1);
+  setenv("RAILSCOPE_TUNER_NIC_GBIT", "400", 1);
   TunerDriver v2(2);
   ASSERT_EQ(v2.init(32, 4), ncclSuccess);
   int algo = -1, proto = -1, channels = 0;
@@ -419,7 +443,7 @@ TEST(TunerAbiV2, ReturnsAChoiceAndNothingWithoutAModel) {
   EXPECT_EQ(v2.choose(ncclFuncAllReduce, 1024, 0, 0, 1, nullptr, nullptr, &channels), ncclSuccess);
   v2.finalize();
   unsetenv("RAILSCOPE_TUNER_NICS");
-  unsetenv("RAILSCOPE_TUNER_NIC_GBPS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
   TunerDriver bare(2);
   CapturedLog::clear();
   ASSERT_EQ(bare.init(32, 4), ncclSuccess);

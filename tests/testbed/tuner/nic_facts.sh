@@ -4,7 +4,7 @@
 #   nic_facts.sh <path to railscope>
 set -eu
 cli=$1
-out=$(env -u RAILSCOPE_TUNER_NICS -u RAILSCOPE_TUNER_NIC_GBPS \
+out=$(env -u RAILSCOPE_TUNER_NICS -u RAILSCOPE_TUNER_NIC_GBIT \
   "$cli" tuner explain --nodes 2 --gpus-per-node 1 --coll allgather --max-bytes 64 --json)
 echo "$out" | head -16
 fail() { echo "FAIL: $*" >&2; exit 1; }

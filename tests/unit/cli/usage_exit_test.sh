@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 # No node facts from this machine: the tuner's NIC checks must not depend on it.
 export RAILSCOPE_SYSFS_ROOT=$tmp/no-sysfs
-unset RAILSCOPE_TUNER_NICS RAILSCOPE_TUNER_NIC_GBPS RAILSCOPE_TUNER_CONFIG
+unset RAILSCOPE_TUNER_NICS RAILSCOPE_TUNER_NIC_GBIT RAILSCOPE_TUNER_CONFIG
 
 # expect STATUS "TEXT IN STDERR" ARGS...
 expect() {
