@@ -58,6 +58,17 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return n;
 }
 
+void append_utf8_or_replacement(std::string& out, std::string_view s, size_t& i) {
+  const size_t n = utf8_sequence_length(s, i);
+  if (n == 0) {
+    out += "\xEF\xBF\xBD";
+    ++i;
+  } else {
+    out.append(s.substr(i, n));
+    i += n;
+  }
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -67,14 +78,7 @@ std::string json_escape(std::string_view s) {
     if (u >= 0x80) {
       // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no well-formed sequence (a comm name
       // or tag in another encoding, a cut sequence) becomes U+FFFD, so the line stays valid JSON.
-      const size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
+      append_utf8_or_replacement(out, s, i);
       continue;
     }
     switch (ch) {

@@ -54,14 +54,7 @@ std::string prom_label_value(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const auto u = static_cast<unsigned char>(s[i]);
     if (u >= 0x80) {
-      const size_t n = utf8_sequence_length(s, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
+      append_utf8_or_replacement(out, s, i);  // UTF-8 kept, a stray byte becomes U+FFFD
       continue;
     }
     if (u == '\\')
