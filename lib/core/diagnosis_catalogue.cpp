@@ -61,23 +61,8 @@ constexpr Entry kEntries[] = {
      "symbol, CRC or receive errors rose during the interval: the physical link corrupts packets, which the "
      "transport must retransmit",
      "Reseat or replace the cable/optic; check the switch side's counters for the same link"},
-    {"counters.loss", S::Warning, "Packets lost in the fabric",
-     "retransmission, sequence-error or ACK-timeout counters rose: the fabric drops RDMA packets (RoCE "
-     "without end-to-end PFC on its priority, link errors, or an overloaded switch)",
-     "RoCE: enable PFC on the RoCE priority on every NIC and switch hop and check `railscope doctor` qos; "
-     "InfiniBand: check link errors and the switch's counters on the path"},
-    {"counters.discard", S::Warning, "Packets discarded",
-     "the port or host dropped packets for lack of buffers or credits (rx_discards_phy, out_of_buffer, "
-     "port_xmit_discards): congestion without flow control, or a receiver that cannot keep up",
-     "Enable PFC (RoCE) or check for congestion on the path; check the NIC's PCIe link and the host's load"},
-    {"counters.congestion", S::Info, "Congestion signalled",
-     "ECN marks, CNPs or transmit waits rose: the fabric is congested and the NICs slow their senders "
-     "(expected under load; heavy congestion costs bandwidth)",
-     "If the job is slow, look at the traffic pattern and switch buffers; check ECN/DCQCN settings"},
-    {"counters.pause", S::Info, "PFC pause frames",
-     "pause frames rose: a lossless priority pushed back (expected under load; a pause rate that grows with "
-     "a slow job points at a congested receiver or switch)",
-     "If the job is slow, find the receiver or switch port that sends the pauses"},
+    // Loss, discards, congestion and pause in a `doctor --watch` interval are the net plugin's fabric.*
+    // findings below (node::fabric_findings judges both).
     {"counters.pause_storm", S::Warning, "PFC pause storm",
      "the NIC's pause-storm prevention fired (tx_pause_storm_warning/error_events): a stalled receiver "
      "sent pauses for long enough that the NIC stopped honouring them",

@@ -11,6 +11,7 @@
 #include "doctor.h"
 #include "railscope/core/params.h"
 #include "railscope/node/ethtool_stats.h"
+#include "railscope/node/fabric_findings.h"
 #include "railscope/node/link_health.h"
 #include "railscope/node/port_sampler.h"
 #include "railscope/node/sysfs.h"
@@ -61,30 +62,14 @@ WatchResult evaluate_watch(const std::vector<WatchPort>& ports, double seconds) 
     const std::string where = fmt::format("{}:{}", p.device, p.port);
     for (auto& f : node::link_findings_between(wp.before, wp.after, seconds))
       r.findings.push_back(std::move(f));
-    struct Rule {
-      CounterCategory category;
-      const char* id;
-      const char* what;
-    };
-    for (const Rule& rule : {Rule{CounterCategory::Loss, "counters.loss", "retransmissions/sequence errors"},
-                             Rule{CounterCategory::Discard, "counters.discard", "discards"},
-                             Rule{CounterCategory::Congestion, "counters.congestion", "congestion signals"},
-                             Rule{CounterCategory::Pause, "counters.pause", "pause counts"}}) {
-      const uint64_t total = node::category_total(p.deltas, rule.category);
-      if (total == 0) continue;
-      // The loss fix that fits the link layer: a RoCE port has a netdev, an InfiniBand port none.
-      std::string fix;
-      if (rule.category == CounterCategory::Loss)
-        fix = p.netdev.empty()
-                  ? "InfiniBand: look for link errors (`railscope doctor`, `--watch`) on this port and "
-                    "on the switch ports of the path"
-                  : "Enable PFC on the RoCE priority end to end (NIC and every switch hop) and check "
-                    "`railscope doctor` qos; look for link errors on the path";
-      r.findings.push_back(diag::make(rule.id,
-                                      fmt::format("{}: {} {} ({}) in {:.1f} s", where, total, rule.what,
-                                                  figures(p.deltas, rule.category), seconds),
-                                      fix));
-    }
+    // Loss, congestion, pause and discards are judged as the net plugin judges a window in a running
+    // job (node::fabric_findings: thresholds that keep a healthy run silent; the fix that fits the link
+    // layer: a RoCE port has a netdev, an InfiniBand port none). The deltas are shown whatever they say.
+    const node::FabricWindow window{
+        where, p.netdev.empty() ? node::LinkLayer::InfiniBand : node::LinkLayer::Ethernet, seconds, p.deltas};
+    for (auto& f : node::fabric_findings(window))
+      if (f.id() != "fabric.link_errors")  // link counters: link_findings_between above
+        r.findings.push_back(std::move(f));
     if (pause_storm(p.deltas))
       r.findings.push_back(diag::make(
           "counters.pause_storm",

@@ -7,12 +7,12 @@
 #include <string>
 
 #include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/fabric_findings.h"
 #include "plugin/net/verbs/port_health.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
 #include "railscope/node/ethtool_stats.h"
+#include "railscope/node/fabric_findings.h"
 #include "railscope/node/mtu.h"
 #include "railscope/node/port_counters.h"
 #include "railscope/node/port_sampler.h"
@@ -159,12 +159,12 @@ void FabricWatch::run() {
       for (const auto& d : tick) add[static_cast<size_t>(d.category)] += d.delta;
       p.health->add_totals(add);
 
-      FabricWindow w{p.name, p.port->link_layer, seconds(now - p.window_at),
-                     node::counter_deltas(p.window_start, cur)};
+      node::FabricWindow w{p.name, p.port->link_layer, seconds(now - p.window_at),
+                           node::counter_deltas(p.window_start, cur)};
       // Retransmissions in and just after a link outage are the outage's ([link.down] said so): loss
       // and discards are not judged until two windows after the link came back; link errors are.
       const bool outage = p.health->down_within(now, 2 * kWindow);
-      for (auto& f : fabric_findings(w)) {
+      for (auto& f : node::fabric_findings(w)) {
         if (outage && (f.id() == "fabric.packet_loss" || f.id() == "fabric.discards")) continue;
         if (p.reported.insert(std::string(f.id())).second) RS_WARN("NET/railscope : {}", diag::one_line(f));
       }
@@ -175,7 +175,7 @@ void FabricWatch::run() {
       check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
 
       if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
-      const Traffic moved = traffic_of(tick);
+      const node::Traffic moved = node::traffic_of(tick);
       const bool counts_traffic = !cur.counters.empty();
       if (p.recovering && !p.health->is_down() && (moved.received_packets > 0 || !counts_traffic)) {
         p.recovering = false;

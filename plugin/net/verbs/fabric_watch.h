@@ -1,7 +1,7 @@
 // The fabric sampler: one helper thread per verbs engine that, once a second, reads the counters of
 // the ports connections use (lib/node read_port_counters: counters/ and hw_counters/ through the
 // sysfs root) and their active MTU (ibv_query_port), and logs what a window says:
-//  - fabric.* findings (fabric_findings.h), one WARN per port and kind per process;
+//  - fabric.* findings (railscope/node/fabric_findings.h), one WARN per port and kind per process;
 //  - [mtu.changed] when a port's active MTU fell below the path MTU its QPs were set up with (every
 //    larger packet is then dropped: named at once, not after the retry budget);
 //  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives.

@@ -4,12 +4,14 @@
 // drivers/infiniband/hw/mlx5/counters.c.
 #include <gtest/gtest.h>
 
-#include "plugin/net/verbs/fabric_findings.h"
+#include "railscope/node/fabric_findings.h"
 
 namespace railscope::net::verbs {
 namespace {
 
 using node::CounterDelta;
+using namespace railscope::node;  // fabric_findings.h: FabricWindow, fabric_findings, traffic_of, the
+                                  // thresholds
 
 CounterDelta d(const char* name, uint64_t delta) {
   return CounterDelta{name, node::counter_category(name), delta, false};

@@ -1,11 +1,11 @@
-#include "plugin/net/verbs/fabric_findings.h"
+#include "railscope/node/fabric_findings.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <string_view>
 
-namespace railscope::net::verbs {
+namespace railscope::node {
 namespace {
 
 using node::CounterCategory;
@@ -174,4 +174,4 @@ std::vector<diag::Finding> fabric_findings(const FabricWindow& w) {
   return out;
 }
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::node

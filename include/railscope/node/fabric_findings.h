@@ -1,7 +1,9 @@
 // What one window of a port's counter deltas says about the fabric, as findings (at most one per
 // kind): fabric.packet_loss, fabric.congestion, fabric.pause, fabric.link_errors, fabric.discards,
-// each with the figures and the fix that fits the link layer. Pure: the sampler (fabric_watch.h)
-// feeds it deltas from lib/node (port_counters.h); unit-tested on mlx5- and rxe-shaped deltas.
+// each with the figures and the fix that fits the link layer. Pure: the net plugin's sampler
+// (plugin/net/verbs/fabric_watch.h) and `railscope doctor --watch` (tools/doctor/watch.cpp)
+// feed it deltas from port_counters.h, so a window is judged the same way in a job and at the
+// prompt; unit-tested on mlx5- and rxe-shaped deltas (tests/unit/net_fabric).
 //
 // The thresholds keep a healthy run silent. Measured on the soft-RoCE test bed (rxe on a veth pair,
 // three healthy 64 MiB transfers, tests/testbed/netfabric/fabric_health.sh): sent_pkts, rcvd_pkts and
@@ -22,7 +24,7 @@
 #include "railscope/node/link.h"
 #include "railscope/node/port_counters.h"
 
-namespace railscope::net::verbs {
+namespace railscope::node {
 
 struct FabricWindow {
   std::string port;  // "rxe1:1"
@@ -58,4 +60,4 @@ struct Traffic {
 };
 Traffic traffic_of(const std::vector<node::CounterDelta>& deltas);
 
-}  // namespace railscope::net::verbs
+}  // namespace railscope::node
