@@ -34,10 +34,9 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 struct FabricWatch::Port {
   const NetPort* port = nullptr;
   PortHealth* health = nullptr;
-  std::string name;                            // "rxe1:1"
-  bool sampling = false;                       // a baseline was read while connections use the port
-  std::unique_ptr<node::PortSampler> sampler;  // counter files kept open, ethtool names fetched once
-  node::PortCounters previous;                 // last tick
+  std::string name;             // "rxe1:1"
+  bool sampling = false;        // a baseline was read while connections use the port
+  node::PortCounters previous;  // last tick
   node::PortCounters window_start;
   Clock::time_point window_at{};
   std::set<std::string> reported;  // finding ids already logged for this port
@@ -140,12 +139,12 @@ void FabricWatch::run() {
         p.sampling = false;  // the next connection starts a new baseline
         continue;
       }
-      if (!p.sampler) {
-        const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
-        p.sampler = std::make_unique<node::PortSampler>(sysfs, p.port->dev_name, p.port->port,
-                                                        roce ? p.port->netdev : std::string(), ethtool.get());
-      }
-      node::PortCounters cur = p.sampler->sample();
+      // A sampler per tick: the counter files are opened and closed within the tick, so a process whose
+      // connections are closed holds no descriptor of ours (NCCL's proxy and tests count them).
+      const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
+      node::PortCounters cur = node::PortSampler(sysfs, p.port->dev_name, p.port->port,
+                                                 roce ? p.port->netdev : std::string(), ethtool.get())
+                                   .sample();
       if (!p.sampling) {
         p.sampling = true;
         p.previous = cur;
