@@ -93,7 +93,8 @@ def boot_cells(runs):
         before = [r[5] for r in runs[:i] if same(r)][-1:]
         after = [r[5] for r in runs[i + 1:] if same(r)][:1]
         if before or after:
-            c["pair" if who == "railscope" else "pair:" + who].append(v / statistics.mean(before + after))
+            c.setdefault("pair" if who == "railscope" else "pair:" + who, []).append(
+                v / statistics.mean(before + after))
     for (mode, size, window), c in cells.items():
         for tool in (("ib_write_bw", "ib_send_bw") if mode == "bw" else ("ib_write_lat",)):
             c[tool] = median(r[5] for r in runs if r[1] == tool and r[3] == size)
