@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Guest side of bench/net_vs_reference (one test-bed boot): the same driver, `railscope netbench --pair rxe0,rxe1`
+# (rxe1 sends to rxe0, one process per end), loads railscope's net plugin and the reference plugin by path through
+# NCCL's net ABI, alternating railscope / reference / railscope / reference per size and window; perftest of the
+# same boot and direction before and after each block. Writes each run's raw output and a manifest
+# (order, tool, size, window, file) into OUT; ratios.py reads them.
+# Each netbench run also records the RoCE packets both rxe ports sent (hw_counters/sent_pkts) before and after.
+# usage: guest.sh RAILSCOPE_CLI RAILSCOPE_PLUGIN REF_PLUGIN OUT        env: SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2
+#   VARIANTS="rd:RAILSCOPE_NET_EAGER_MAX=0 ...": railscope again with that environment, after the reference run
+#   of each pair (NAME:VAR=VALUE[,VAR=VALUE]); shown as railscope[NAME] in the table.
+#   LAT_REPS=4 (railscope/reference pairs per latency cell)  LAT_SIZES="8" (ping-pong sizes)
+#   LAT_POLLS="spin yield": netbench's --poll for the 8 B latency runs (ib_write_lat busy-polls; NCCL's proxy
+#   yields), recorded in the manifest's window column.
+set -uo pipefail
+. "$TESTBED_LIB"
+RS=$1 RS_PLUGIN=$2 REF=$3 OUT=$4
+read -r -a sizes <<< "${SIZES:-64K 1M 4M}"
+read -r -a windows <<< "${WINDOWS:-8 32}"
+read -r -a variants <<< "${VARIANTS:-}"
+read -r -a lat_polls <<< "${LAT_POLLS:-spin}"
+read -r -a lat_sizes <<< "${LAT_SIZES:-8}"
+reps=${REPS:-2}
+lat_reps=${LAT_REPS:-4}  # single latency runs are bimodal on a loaded host (a scheduler tick or not)
+mkdir -p "$OUT"
+manifest=$OUT/manifest.txt
+: > "$manifest"
+tb_gid_index_v4 rxe0 g0
+tb_gid_index_v4 rxe1 g1
+seq=0
+{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; } > "$OUT/guest-info.txt" 2>&1
+
+bytes() { case $1 in *M) echo $(( ${1%M} << 20 ));; *K) echo $(( ${1%K} << 10 ));; *) echo "$1";; esac; }
+
+perftest() {  # perftest TOOL SIZE ITERS
+    local tool=$1 size=$2 iters=$3 f port=$((18515 + seq))
+    f=$OUT/$(printf '%03d' $seq)-$tool-$size.txt
+    timeout 120 "$tool" -d rxe0 -x "$g0" -s "$(bytes "$size")" -n "$iters" -F -p $port > "$f.server" 2>&1 &
+    local spid=$!
+    tb_wait_tcp_listen $port 30
+    timeout 120 stdbuf -oL "$tool" -d rxe1 -x "$g1" -s "$(bytes "$size")" -n "$iters" -F -p $port 10.0.0.1 > "$f" 2>&1
+    wait $spid
+    echo "$seq $tool $size - $f" >> "$manifest"
+    seq=$((seq + 1))
+}
+
+sent_pkts() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts \
+    /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts 2>/dev/null | paste -sd' '; }
+
+netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WINDOW|POLL ITERS [VAR=VALUE...]
+    local who=$1 mode=$2 size=$3 window=$4 iters=$5 plugin f
+    shift 5
+    [[ $who == railscope* ]] && plugin=$RS_PLUGIN || plugin=$REF
+    f=$OUT/$(printf '%03d' $seq)-$who-$mode-$size-$window.json
+    sent_pkts > "$f.pkts"
+    if [[ $mode == bw ]]; then
+        timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode bw --min-size "$size" \
+            --max-size "$size" --window "$window" --recvs 1 --iters "$iters" --warmup 16 \
+            --bytes-per-size 1G --poll spin --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+    else
+        timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode lat --min-size "$size" \
+            --max-size "$size" --lat-iters "$iters" --bytes-per-size 1G --poll "$window" --no-verify --json \
+            --timeout 60 > "$f" 2> "$f.err"
+    fi
+    sent_pkts >> "$f.pkts"
+    echo "$seq $who-$mode $size $window $f" >> "$manifest"
+    seq=$((seq + 1))
+}
+
+for size in "${sizes[@]}"; do
+    # 24 MiB per run, at least 40 messages (window 32 needs more than 32 to mean anything).
+    n=$(( (24 << 20) / $(bytes "$size") )); (( n < 40 )) && n=40
+    perftest ib_write_bw "$size" "$n"
+    perftest ib_send_bw "$size" "$n"
+    for w in "${windows[@]}"; do
+        for ((r = 0; r < reps; r++)); do
+            netbench railscope bw "$size" "$w" "$n"
+            netbench reference bw "$size" "$w" "$n"
+            for v in "${variants[@]}"; do
+                IFS=, read -r -a vars <<< "${v#*:}"
+                netbench "railscope[${v%%:*}]" bw "$size" "$w" "$n" "${vars[@]}"
+            done
+        done
+    done
+    perftest ib_write_bw "$size" "$n"
+    perftest ib_send_bw "$size" "$n"
+done
+# Latency (ib_write_lat busy-polls at both ends).
+for size in "${lat_sizes[@]}"; do
+    n=2000; (( $(bytes "$size") > 4096 )) && n=400
+    perftest ib_write_lat "$size" $n
+    for poll in "${lat_polls[@]}"; do
+        for ((r = 0; r < lat_reps; r++)); do
+            netbench railscope lat "$size" "$poll" $n
+            netbench reference lat "$size" "$poll" $n
+            for v in "${variants[@]}"; do
+                IFS=, read -r -a vars <<< "${v#*:}"
+                netbench "railscope[${v%%:*}]" lat "$size" "$poll" $n "${vars[@]}"
+            done
+        done
+    done
+    perftest ib_write_lat "$size" $n
+done
+{ uptime; } >> "$OUT/guest-info.txt" 2>&1
+echo "guest: $seq runs, manifest $manifest"

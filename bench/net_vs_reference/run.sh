@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/net_vs_reference: railscope's net plugin against NCCL's own IB transport (the reference plugin built from
+# Mellanox/nccl-rdma-sharp-plugins by build-reference.sh, outside this repository), both driven by the very same
+# `railscope netbench --pair rxe0,rxe1` through NCCL's net ABI, alternating in one soft-RoCE test-bed boot, with
+# perftest of the same boot; BOOTS boots (default 2), then the ratio table (ratios.py).
+# Not a test: under TCG only ratios within one boot mean something (docs/testbed.md).
+# usage: bench/net_vs_reference/run.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
+#        env: BOOTS=2 OUT=<folder> SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2 (railscope/reference pairs per cell)
+#             VARIANTS="rd:RAILSCOPE_NET_EAGER_MAX=0 e64k:RAILSCOPE_NET_EAGER_MAX=65536" (railscope again, so set)
+#             LAT_REPS=4 (pairs per latency cell)  LAT_SIZES="8 64K" (ping-pong sizes, default 8)  LAT_POLLS="spin yield" (netbench --poll of the 8 B latency runs; default spin, as ib_write_lat)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+for a in "$@"; do
+    case $a in
+        REF_PLUGIN=*) REF_PLUGIN=${a#REF_PLUGIN=} ;;
+        *) build=$a ;;
+    esac
+done
+rs=$build/tools/railscope
+rs_plugin=$build/plugin/net/libnccl-net-railscope.so
+[[ -x $rs && -f $rs_plugin ]] || { echo "no $rs or $rs_plugin: build first (cmake --build build)" >&2; exit 2; }
+[[ -n ${REF_PLUGIN:-} && -f $REF_PLUGIN ]] ||
+    { echo "give REF_PLUGIN=/path/libnccl-net-ref.so (bench/net_vs_reference/README.md builds it)" >&2; exit 2; }
+REF_PLUGIN=$(cd "$(dirname "$REF_PLUGIN")" && pwd)/$(basename "$REF_PLUGIN")
+# The test bed hides the host's /tmp from the guest: the plugin and OUT must live elsewhere.
+[[ $REF_PLUGIN != /tmp/* ]] || { echo "REF_PLUGIN under /tmp is not visible in the test-bed guest" >&2; exit 2; }
+out=${OUT:-$(mktemp -d /var/tmp/net_vs_reference.XXXXXX)}
+# Guest clock from the TSC as on real hosts (perftest times itself with rdtsc); RAILSCOPE_TESTBED_APPEND= (empty)
+# benches on the emulated HPET instead.
+export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
+mkdir -p "$out"
+for ((b = 1; b <= ${BOOTS:-2}; b++)); do
+    mkdir -p "$out/boot$b"
+    echo "== boot $b (results in $out/boot$b); host: $(uptime)"
+    uptime > "$out/boot$b/host-uptime.txt"
+    # The guest starts from a clean environment: the knobs travel with --env.
+    flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out/boot$b" --timeout 2400 \
+        --env "SIZES=${SIZES:-64K 1M 4M}" --env "WINDOWS=${WINDOWS:-8 32}" --env "REPS=${REPS:-2}" \
+        --env "VARIANTS=${VARIANTS:-}" --env "LAT_POLLS=${LAT_POLLS:-spin}" \
+        --env "LAT_REPS=${LAT_REPS:-4}" --env "LAT_SIZES=${LAT_SIZES:-8}" -- \
+        "$root/bench/net_vs_reference/guest.sh" "$rs" "$rs_plugin" "$REF_PLUGIN" "$out/boot$b/runs"
+    uptime >> "$out/boot$b/host-uptime.txt"
+done
+python3 "$root/bench/net_vs_reference/ratios.py" "$out"/boot*/runs
