@@ -22,7 +22,7 @@ timeout 120 "$bin" client "$handle" &
 client=$!
 if ((link_down)); then
     s=$NET_TRANSFER_SYNC_DIR
-    for ((i = 0; i < 600 && ! -e $s/received; i++)); do tb_sleep 0.1; done
+    for ((i = 0; i < 600; i++)); do [[ -e $s/received ]] && break; tb_sleep 0.1; done
     tb_link_down vethB
     touch "$s/link_down"
 fi
