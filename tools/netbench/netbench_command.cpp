@@ -29,6 +29,13 @@ void add_common(CLI::App* c, netbench::Options& o) {
   c->add_option("--lat-iters", o.lat_iters, "Ping-pong round trips per size (capped by --bytes-per-size/4)")
       ->capture_default_str();
   add_size_option(c, "--bytes-per-size", o.bytes_per_size, "Traffic budget per size, default 32M");
+  c->add_option("--min-messages", o.min_messages,
+                "Timed messages (round trips) per size and phase, at least, whatever the budget")
+      ->capture_default_str();
+  c->add_option("--min-time", o.min_time_s,
+                "Seconds per size and phase, at least: a shorter phase runs again, longer (0 = off)")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   c->add_option("--window", o.window, "Receive requests in flight (NCCL allows 32)")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();

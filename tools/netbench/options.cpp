@@ -19,6 +19,8 @@ std::vector<std::string> Options::forward_args() const {
                                 "--warmup",         std::to_string(warmup),
                                 "--lat-iters",      std::to_string(lat_iters),
                                 "--bytes-per-size", std::to_string(bytes_per_size),
+                                "--min-messages",   std::to_string(min_messages),
+                                "--min-time",       std::to_string(min_time_s),
                                 "--window",         std::to_string(window),
                                 "--recvs",          std::to_string(recvs),
                                 "--buffer-bytes",   std::to_string(buffer_cap),
@@ -60,7 +62,8 @@ SizePlan plan_size(const Options& o, uint64_t size, uint64_t region) {
   p.window = std::min<uint32_t>(p.window, NCCL_NET_MAX_REQUESTS);
 
   const uint64_t budget_msgs = std::max<uint64_t>(o.bytes_per_size / per, 2);
-  uint64_t timed = std::min<uint64_t>(o.iters, budget_msgs);
+  // The budget never takes a size below --min-messages; an explicit --iters below it does (marked).
+  uint64_t timed = std::min<uint64_t>(o.iters, std::max<uint64_t>(budget_msgs, o.min_messages));
   uint64_t warm = std::min<uint64_t>(o.warmup, std::max<uint64_t>(timed / 8, 1));
   // Both counts in whole grouped receives.
   auto round_up = [&](uint64_t v) { return (v + p.recvs - 1) / p.recvs * p.recvs; };
@@ -71,11 +74,18 @@ SizePlan plan_size(const Options& o, uint64_t size, uint64_t region) {
 
   if (o.modes() & kModeLatency) {
     const uint64_t lat_budget = std::max<uint64_t>(o.bytes_per_size / 4 / per, 2);
-    p.lat_iters = static_cast<uint32_t>(std::min<uint64_t>(o.lat_iters, lat_budget));
+    p.lat_iters = static_cast<uint32_t>(
+        std::min<uint64_t>(o.lat_iters, std::max<uint64_t>(lat_budget, o.min_messages)));
     p.lat_warmup = std::min<uint32_t>(p.lat_iters / 10, 10);
   }
   if (!(o.modes() & kModeBandwidth)) p.messages = p.warmup = 0;
   return p;
+}
+
+uint64_t messages_for_min_time(const Options& o, uint64_t done, double seconds) {
+  if (done == 0 || seconds >= o.min_time_s) return done;
+  const double scale = seconds > 0 ? std::min(64.0, o.min_time_s / seconds * 1.1) : 64.0;
+  return std::max<uint64_t>(done, static_cast<uint64_t>(static_cast<double>(done) * scale) + 1);
 }
 
 }  // namespace railscope::netbench

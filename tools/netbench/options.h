@@ -23,6 +23,11 @@ struct Options {
   uint32_t warmup = 16;
   uint32_t lat_iters = 1000;  // round trips per size (capped by a quarter of --bytes-per-size)
   uint64_t bytes_per_size = 32ULL << 20;
+  // Each size's phases run at least this many timed messages (round trips) and, by a second run of the
+  // phase when the first was shorter, at least this long: --bytes-per-size alone left 2 to 8 messages
+  // at 1 to 4 MiB (issue 20). Rows below either minimum are marked.
+  uint32_t min_messages = 16;
+  double min_time_s = 0.2;
   uint32_t window = 32;                // receive requests in flight
   uint32_t recvs = 1;                  // buffers per grouped receive
   uint64_t buffer_cap = 128ULL << 20;  // registered bytes per direction, at most
@@ -48,5 +53,9 @@ uint64_t region_bytes(const Options& o);
 // The plan of one size (window and grouping clamped to what fits the region; counts capped so a
 // size takes about --bytes-per-size of traffic).
 SizePlan plan_size(const Options& o, uint64_t size, uint64_t region);
+
+// Timed messages (or round trips) a phase of `done` timed ones that took `seconds` needs to last
+// --min-time, at most 64 times as many and never fewer than `done`; `done` when it already lasted.
+uint64_t messages_for_min_time(const Options& o, uint64_t done, double seconds);
 
 }  // namespace railscope::netbench

@@ -41,6 +41,7 @@ std::string table_row(const Row& r) {
   std::string out =
       fmt::format("  {:>9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", format_size(r.size), r.recvs,
                   r.window, r.bw_messages, bw(1e-9), bw(8e-9), lat(r.lat_p50_us), lat(r.lat_p99_us));
+  if (r.few_samples) out += "   (few samples)";
   if (r.mismatches > 0) out += fmt::format("   DATA MISMATCH x{}: {}", r.mismatches, r.first_mismatch);
   return out + "\n";
 }
@@ -62,7 +63,8 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
                         {"bw_messages", r.bw_messages},
                         {"lat_iters", r.lat_iters},
                         {"verified_messages", r.verified},
-                        {"mismatches", r.mismatches}};
+                        {"mismatches", r.mismatches},
+                        {"few_samples", r.few_samples}};
     if (r.bytes_per_s > 0) {
       o["bytes_per_s"] = r.bytes_per_s;
       o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (issue #18's units: GBps bytes, gbit bits)

@@ -13,11 +13,14 @@ struct Row {
   uint32_t recvs = 1;
   uint32_t window = 1;
   uint32_t bw_messages = 0;  // timed
+  double bw_seconds = 0;     // how long they took
   double bytes_per_s = 0;    // 0 = bandwidth not measured
   uint32_t lat_iters = 0;
   double lat_p50_us = 0;  // half round trip
   double lat_p99_us = 0;
-  uint64_t verified = 0;  // messages whose bytes were checked (0 with --no-verify)
+  double lat_seconds = 0;    // the timed round trips together
+  bool few_samples = false;  // a phase below --min-messages or --min-time
+  uint64_t verified = 0;     // messages whose bytes were checked (0 with --no-verify)
   uint64_t mismatches = 0;
   std::string first_mismatch;
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -210,36 +211,47 @@ int run_client(const Options& o) {
     bool bad_data = false;
     for (const uint64_t size : run_sizes(o.min_size, o.max_size)) {
       const SizePlan plan = plan_size(o, size, params.buffer_bytes);
-      oob.send_struct(kMsgSizeBegin, plan);
       Row row;
       row.size = size;
       row.recvs = plan.recvs;
       row.window = plan.window;
       const SlotLayout l = slot_layout(plan);
-      if (plan.messages > 0) {
+      // One phase of this size as its own plan (the server runs whatever phases a plan has).
+      auto bandwidth = [&](uint32_t timed) {
+        SizePlan p = plan;
+        p.lat_iters = p.lat_warmup = 0;
+        p.messages = p.warmup + static_cast<uint32_t>((uint64_t{timed} + p.recvs - 1) / p.recvs * p.recvs);
+        oob.send_struct(kMsgSizeBegin, p);
         const Payload bw(params.seed, l.send_slots);
-        prepare_slots(s, plan, bw, l.send_slots, l.recv_slots);
+        prepare_slots(s, p, bw, l.send_slots, l.recv_slots);
         (void)oob.receive(kMsgReady, oob_timeout(o));
-        const SendResult sr = send_stream(s, plan, o.verify);
+        const SendResult sr = send_stream(s, p, o.verify);
         const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
-        row.bw_messages = plan.messages - plan.warmup;
+        row.bw_messages = p.messages - p.warmup;
+        row.bw_seconds = static_cast<double>(sr.elapsed_ns) * 1e-9;
         row.bytes_per_s = sr.elapsed_ns > 0
                               ? static_cast<double>(sr.timed_bytes) * 1e9 / static_cast<double>(sr.elapsed_ns)
                               : 0;
         if (size == 0) row.bytes_per_s = 0;
         row.verified += o.verify ? rr.messages_ok : 0;
         row.mismatches += rr.mismatches;
-        if (rr.mismatches)
+        if (rr.mismatches && row.first_mismatch.empty())
           row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
-      }
-      if (plan.lat_iters > 0) {
+      };
+      auto latency = [&](uint32_t iters) {
+        SizePlan p = plan;
+        p.messages = p.warmup = 0;
+        p.lat_iters = iters;
+        oob.send_struct(kMsgSizeBegin, p);
         const Payload lat = latency_payload(params.seed);
-        prepare_slots(s, plan, lat, 2, 1);
+        prepare_slots(s, p, lat, 2, 1);
         (void)oob.receive(kMsgReady, oob_timeout(o));
         PhaseResult replies;
-        const auto rtt = ping(s, plan, lat, o.verify, &replies);
+        const auto rtt = ping(s, p, lat, o.verify, &replies);
         const auto rr = oob.receive_struct<PhaseResult>(kMsgLatResult, oob_timeout(o));
-        row.lat_iters = plan.lat_iters;
+        row.lat_iters = p.lat_iters;
+        row.lat_seconds = 0;
+        for (double us : rtt) row.lat_seconds += us * 1e-6;
         row.lat_p50_us = percentile(rtt, 50) / 2;
         row.lat_p99_us = percentile(rtt, 99) / 2;
         row.verified += o.verify ? rr.messages_ok + replies.messages_ok : 0;
@@ -248,7 +260,24 @@ int run_client(const Options& o) {
           row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
         if (row.first_mismatch.empty() && replies.mismatches)
           row.first_mismatch = "client: " + peer_text(replies.first_mismatch, sizeof replies.first_mismatch);
+      };
+      // Each phase once; again, longer, when it lasted less than --min-time (counts bounded: uint32).
+      constexpr uint64_t kMostMessages = 1u << 24;
+      if (plan.messages > 0) {
+        bandwidth(plan.messages - plan.warmup);
+        const uint64_t want =
+            std::min(kMostMessages, messages_for_min_time(o, row.bw_messages, row.bw_seconds));
+        if (want > row.bw_messages) bandwidth(static_cast<uint32_t>(want));
       }
+      if (plan.lat_iters > 0) {
+        latency(plan.lat_iters);
+        const uint64_t want =
+            std::min(kMostMessages, messages_for_min_time(o, row.lat_iters, row.lat_seconds));
+        if (want > row.lat_iters) latency(static_cast<uint32_t>(want));
+      }
+      row.few_samples =
+          (plan.messages > 0 && (row.bw_messages < o.min_messages || row.bw_seconds < o.min_time_s)) ||
+          (plan.lat_iters > 0 && (row.lat_iters < o.min_messages || row.lat_seconds < o.min_time_s));
       bad_data |= row.mismatches > 0;
       if (!o.json) {
         std::fputs(table_row(row).c_str(), stdout);

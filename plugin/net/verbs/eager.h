@@ -18,6 +18,7 @@
 // protocol (and NCCL's own) gives.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -124,6 +125,41 @@ class ReleasedPrefix {
 inline constexpr bool credits_due(uint64_t released, uint64_t arrived, uint64_t returned) {
   if (released <= returned) return false;
   return released - returned >= kRingSlots / 2 || arrived - returned >= kRingSlots * 3 / 4;
+}
+
+// Closing a sender: its small messages were reported done once posted, so before it goes it learns
+// whether the receiver has them. Any one of these settles a message: its ring write completed here
+// (acknowledged by the receiver's NIC: the bytes are in the receiver's ring), the receiver released
+// it (credit word), or the receiver, closing, said out of band how many it took (its CLOSING message,
+// handshake.h). The last one needs no RDMA acknowledgement, which a receiver that closes and destroys
+// its QPs first can no longer give.
+struct CloseFacts {
+  uint64_t posted = 0;            // ring messages posted
+  uint64_t acked = 0;             // leading ones whose write completed here
+  uint64_t credits = 0;           // leading ones the receiver released (credit word)
+  std::optional<uint64_t> taken;  // the receiver's CLOSING message, as sent (checked here)
+  bool peer_gone = false;         // its out-of-band socket closed, everything it sent before read
+};
+struct CloseVerdict {
+  enum Kind { kSettled, kWait, kLost } kind = kWait;
+  uint64_t missing = 0;        // messages not known to be with the receiver
+  bool receiver_said = false;  // kLost: the receiver's CLOSING message counted fewer than were posted
+};
+// kSettled when every message is accounted for; kLost when no more news can come (the receiver said
+// how many it took, or its socket closed without saying); kWait otherwise. A CLOSING count above what
+// was posted is not believed.
+inline CloseVerdict close_verdict(const CloseFacts& f) {
+  const bool said = f.taken.has_value() && *f.taken <= f.posted;
+  uint64_t settled = std::max(f.acked, f.credits);
+  if (said) settled = std::max(settled, *f.taken);
+  CloseVerdict v;
+  v.missing = f.posted - std::min(f.posted, settled);
+  if (v.missing == 0)
+    v.kind = CloseVerdict::kSettled;
+  else if (said || f.peer_gone)
+    v.kind = CloseVerdict::kLost;
+  v.receiver_said = said;
+  return v;
 }
 
 }  // namespace railscope::net::verbs::eager

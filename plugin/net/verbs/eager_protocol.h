@@ -21,9 +21,10 @@ class EagerSend final : public SendProtocol {
   void drain() override;
 
  private:
-  Status post_data(SendReq* req);  // once its clear-to-send arrived
-  Status progress();               // posts every waiting request whose clear-to-send arrived
-  uint64_t credits() const;        // leading ring slots the receiver released
+  Status post_data(SendReq* req);           // once its clear-to-send arrived
+  Status progress();                        // posts every waiting request whose clear-to-send arrived
+  uint64_t credits() const;                 // leading ring slots the receiver released
+  void read_closing(eager::CloseFacts* f);  // the receiver's CLOSING message, if it came
   VerbsSendComm& c_;
   RegisteredBuffer stage_;                              // ring slots as sent: header + payload
   uint64_t ring_posted_ = 0;                            // ring messages posted
@@ -43,7 +44,8 @@ class EagerRecv final : public RecvProtocol {
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
   Status test(RecvSlot* slot, int* done, int* sizes) override;
   Status on_completion(const ibv_wc& wc) override;
-  // Returns the last credits, so a sender still closing knows every message it sent was taken.
+  // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
+  // closing knows every message it sent arrived without an RDMA acknowledgement from this end.
   void close() override;
 
  private:
@@ -68,7 +70,7 @@ class EagerRecv final : public RecvProtocol {
   Status post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
                             bool signalled);
   Status return_credits();
-  Status write_credits(uint64_t released, bool final);
+  Status write_credits(uint64_t released);
   Status repost_receives();
   std::span<const std::byte> ring() const { return {static_cast<const std::byte*>(ring_.get()), ring_.size}; }
   VerbsRecvComm& c_;
@@ -83,7 +85,6 @@ class EagerRecv final : public RecvProtocol {
   uint64_t credits_returned_ = 0;
   uint64_t match_from_ = 0;  // receives before this one have every buffer matched
   uint64_t control_posted_ = 0;
-  bool final_credits_written_ = false;  // close(): the last credit write completed
   eager::ReleasedPrefix released_;
   std::array<uint64_t, eager::kRingSlots> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;

@@ -17,7 +17,6 @@ namespace {
 
 using Clock = Connection::Clock;
 constexpr size_t kMailboxOffset = kFifoBytes;  // in the sender's region (send_comm.h)
-constexpr uint64_t kFinalCredits = 1;          // wr_id low bits of close()'s credit write
 
 Status bad_peer(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
@@ -155,10 +154,7 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
     return Status::fail(
         ncclRemoteError,
         wc_finding(wc.status, wc.vendor_err, kind == kWrCts ? Phase::Cts : Phase::Recv, 0, c_.where()));
-  if (kind == kWrCts) {
-    if (low == kFinalCredits) final_credits_written_ = true;
-    return Status::success();
-  }
+  if (kind == kWrCts) return Status::success();
   if (kind != kWrRecv || low >= c_.qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
     return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                 static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
@@ -280,28 +276,27 @@ Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_
 Status EagerRecv::return_credits() {
   const uint64_t released = released_.advance();
   if (!eager::credits_due(released, ring_arrived_, credits_returned_)) return Status::success();
-  return write_credits(released, false);
+  return write_credits(released);
 }
 
-Status EagerRecv::write_credits(uint64_t released, bool final) {
+Status EagerRecv::write_credits(uint64_t released) {
   // The staging word only grows, so a write that reads it late still tells the truth.
   auto* word = reinterpret_cast<uint64_t*>(static_cast<char*>(replies_.get()) + eager::kMailboxBytes);
   *word = released;
   credits_returned_ = released;
-  const uint64_t offset = kMailboxOffset + eager::kMailboxBytes;
-  if (!final) return post_control(word, sizeof *word, offset);
-  return post_control_write(word, sizeof *word, offset, kWrCts | kFinalCredits, true);
+  return post_control(word, sizeof *word, kMailboxOffset + eager::kMailboxBytes);
 }
 
 void EagerRecv::close() {
   if (!c_.error().ok() || c_.qps.empty()) return;
-  const uint64_t released = released_.advance();
-  if (released <= credits_returned_) return;
-  if (!write_credits(released, true).ok()) return;
-  // The write is acknowledged once it is in the sender's memory; a sender already gone fails it.
-  const auto deadline = Clock::now() + std::chrono::milliseconds(200);
-  while (!final_credits_written_ && Clock::now() < deadline)
-    if (!c_.poll().ok()) break;
+  // Out of band: the kernel delivers it after this end's QPs are gone, which an RDMA write (and its
+  // acknowledgement) would not survive. A few bytes into an idle socket: the send does not block.
+  Message m;
+  m.type = MessageType::Closing;
+  m.released = released_.advance();
+  c_.oob.send(m);
+  bool done = false;
+  (void)c_.oob.flush(&done);
 }
 
 Status EagerRecv::test(RecvSlot* r, int* done, int* sizes) {

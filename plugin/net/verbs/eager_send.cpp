@@ -6,6 +6,7 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
@@ -204,12 +205,35 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
                       fmt::format("unexpected send completion (wr_id {:#x}) on {}", wc.wr_id, c_.where()));
 }
 
+// Reads what the receiver sent out of band since the handshake: its CLOSING message (eager.h), or
+// the end of the socket.
+void EagerSend::read_closing(eager::CloseFacts* f) {
+  while (!f->peer_gone) {
+    std::optional<Message> m;
+    if (!c_.oob.receive(&m).ok()) {
+      f->peer_gone = true;  // closed, or bytes that are no message: nothing more will come
+      return;
+    }
+    if (!m) return;
+    if (m->type != MessageType::Closing) {
+      f->peer_gone = true;
+      return;
+    }
+    f->taken = m->released;  // the one read of it; close_verdict checks it against what was posted
+  }
+}
+
 void EagerSend::drain() {
-  // Settled: every ring write completed here (acknowledged by the receiver's NIC), or the receiver
-  // released every message (its credits; a receiver that closes first writes its last ones).
-  auto unsettled = [&] { return ring_posted_ - std::min(ring_posted_, std::max(ring_retired_, credits())); };
-  if (!c_.error().ok() || c_.qps.empty() || unsettled() == 0) return;
-  // A signalled zero-byte write completes only after every write posted before it on QP 0.
+  eager::CloseFacts f;
+  auto verdict = [&] {
+    f.posted = ring_posted_;
+    f.acked = ring_retired_;
+    f.credits = credits();
+    return eager::close_verdict(f);
+  };
+  if (!c_.error().ok() || c_.qps.empty() || verdict().kind == eager::CloseVerdict::kSettled) return;
+  // A signalled zero-byte write completes only after every write posted before it on QP 0; a
+  // receiver that closes first says out of band how many messages it took instead.
   const QpLane& ql = c_.qps[0];
   ibv_send_wr wr{};
   wr.wr_id = kWrRing | ring_posted_;
@@ -218,13 +242,22 @@ void EagerSend::drain() {
   wr.wr.rdma.remote_addr = c_.remote.addr;
   wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
   ibv_send_wr* bad = nullptr;
-  if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) return;
+  (void)ibv_post_send(ql.qp.get(), &wr, &bad);  // if it cannot be posted, the receiver's word decides
   const auto deadline = Clock::now() + std::min<Clock::duration>(c_.stall_budget, std::chrono::seconds(5));
-  while (unsettled() > 0 && Clock::now() < deadline)
-    if (!c_.poll().ok()) break;
-  if (const uint64_t n = unsettled(); n > 0)
+  eager::CloseVerdict v = verdict();
+  while (v.kind == eager::CloseVerdict::kWait && Clock::now() < deadline) {
+    (void)c_.poll();  // a failed write (the receiver's QP is gone) leaves the out-of-band word to decide
+    read_closing(&f);
+    v = verdict();
+    if (v.kind == eager::CloseVerdict::kWait) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  if (v.kind == eager::CloseVerdict::kSettled) return;
+  if (v.receiver_said)
+    RS_WARN("NET/railscope : closing {}: the receiver closed without taking {} eager message(s)", c_.where(),
+            v.missing);
+  else
     RS_WARN("NET/railscope : closing {} with {} eager message(s) not acknowledged by the receiver",
-            c_.where(), n);
+            c_.where(), v.missing);
 }
 
 Status EagerSend::test(SendReq* req, int* done, int* sizes) {

@@ -233,6 +233,7 @@ std::vector<std::byte> encode_message(const Message& m) {
       for (uint32_t q : m.qpns) body.u32(q);
       break;
     case MessageType::Ready: body.u8(m.status); break;
+    case MessageType::Closing: body.u64(m.released); break;
   }
   wire::Writer w;
   w.u32(kMessageMagic);
@@ -259,7 +260,7 @@ std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSiz
     bad(why, fmt::format("peer speaks handshake version {}, this build {}", version, kProtocolVersion));
     return std::nullopt;
   }
-  if (t < 1 || t > 4) {
+  if (t < 1 || t > static_cast<uint16_t>(MessageType::Closing)) {
     bad(why, fmt::format("unknown message type {}", t));
     return std::nullopt;
   }
@@ -287,6 +288,7 @@ std::optional<Message> decode_body(MessageType type, std::span<const std::byte> 
       break;
     case MessageType::Qpns: ok = get_qpns(r, &m.qpns, why); break;
     case MessageType::Ready: m.status = r.u8(); break;
+    case MessageType::Closing: m.released = r.u64(); break;
   }
   if (!ok) return std::nullopt;
   if (r.bad()) {

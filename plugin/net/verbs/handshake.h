@@ -8,6 +8,8 @@
 //   receiver -> REPLY  (its EndInfo incl. QPNs and sizes-area address/rkeys; or a rejection)
 //   sender   -> QPNS   (the sender's QPNs, after its QPs reached RTS)
 //   receiver -> READY  (its QPs reached RTS; or a failure code)
+// and, when the eager protocol's receiver closes (eager_protocol.h):
+//   receiver -> CLOSING (how many ring messages it took: the sender's close needs no RDMA ack)
 // Every message starts with magic, version, type and body length and is validated field by field:
 // garbage from the network becomes peer.bad_handshake, never a crash.
 #pragma once
@@ -76,7 +78,7 @@ struct EndInfo {
   std::vector<uint32_t> qpns;  // 0..kMaxQps (HELLO has none)
 };
 
-enum class MessageType : uint16_t { Hello = 1, Reply = 2, Qpns = 3, Ready = 4 };
+enum class MessageType : uint16_t { Hello = 1, Reply = 2, Qpns = 3, Ready = 4, Closing = 5 };
 
 struct Message {
   MessageType type = MessageType::Hello;
@@ -84,6 +86,7 @@ struct Message {
   uint8_t status = 0;          // Reply/Ready: 0 ok, otherwise a rejection (see Reject)
   EndInfo end;                 // Hello, Reply
   std::vector<uint32_t> qpns;  // Qpns
+  uint64_t released = 0;       // Closing: ring messages the receiver took (its released prefix)
 };
 
 enum Reject : uint8_t { kOk = 0, kRejectIncompatible = 1, kRejectResources = 2, kRejectNonce = 3 };

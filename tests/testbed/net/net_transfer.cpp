@@ -34,6 +34,24 @@ namespace {
 constexpr size_t kMaxSize = 4u << 20;
 constexpr int kTailMessages = 20;
 
+// NET_TRANSFER_SYNC_DIR (two_process.sh --link-down-at-close): the two processes and the script meet
+// through files there, so the receiver closes while the link is down and the sender closes after it
+// came back (issue 20: the receiver's last word must reach a sender that closes later).
+void sync_touch(const char* name) {
+  if (const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR"))
+    std::ofstream(std::string(dir) + "/" + name).put('x');
+}
+bool sync_wait(const char* name) {
+  const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR");
+  if (dir == nullptr) return true;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!std::ifstream(std::string(dir) + "/" + name)) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 // The eager protocol is on unless RAILSCOPE_NET_EAGER_MAX=0 (rxe ports carry host memory only).
 size_t eager_limit() {
   const char* v = std::getenv("RAILSCOPE_NET_EAGER_MAX");
@@ -511,6 +529,8 @@ int server(const std::string& handle_file, bool loop) {
     CHECK(got == 100 && rbuf[0] == static_cast<uint8_t>(k) && rbuf[99] == static_cast<uint8_t>(k),
           "tail message %d: %d bytes, first byte %d", k, got, rbuf[0]);
   }
+  sync_touch("received");
+  CHECK(sync_wait("link_down"), "no link_down from the script");
   net.t->deregMr(rc, rmr);
   net.t->closeRecv(rc);
   net.t->closeListen(lc);
@@ -567,8 +587,13 @@ int client(const std::string& handle_file, bool loop) {
     int s = -1;
     if (!wait_done(net.t, req, &s, "tail send")) return 1;
   }
+  CHECK(sync_wait("go"), "no go from the script");
   net.t->deregMr(sc, smr);
   net.t->closeSend(sc);
+  // The receiver took every message: closing says nothing (it said so before it went).
+  CHECK(
+      !CapturedLog::contains("not acknowledged by the receiver") && !CapturedLog::contains("without taking"),
+      "a healthy close warned of eager messages");
   net.t->finalize(net.ctx);
   std::printf("client: %s\n", g_failures == 0 ? "PASS" : "FAIL");
   return g_failures == 0 ? 0 : 1;

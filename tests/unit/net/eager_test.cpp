@@ -55,6 +55,55 @@ TEST(NetEager, CreditsGoBackInBatchesOrWhenTheSenderMayWait) {
   EXPECT_FALSE(credits_due(11, 10 + kRingSlots * 3 / 4 - 1, 10));
 }
 
+// Closing a sender (eager.h close_verdict). The false alarm of issue 20: a healthy receiver that
+// closed first and took every message, before the sender's zero-byte write was acknowledged and with
+// its last credits not yet written back; the old close warned unless an RDMA acknowledgement came.
+TEST(NetEager, CloseIsSettledByAckCreditsOrTheReceiversWord) {
+  CloseFacts f;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kSettled) << "nothing sent";
+  f.posted = 100;
+  f.acked = 96;
+  f.credits = 89;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kWait);
+  EXPECT_EQ(close_verdict(f).missing, 4u);
+  f.acked = 100;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kSettled) << "every write acknowledged";
+  f.acked = 96;
+  f.credits = 100;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kSettled) << "every message released";
+  f.credits = 89;
+  f.taken = 100;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kSettled) << "the receiver said it took all";
+  f.peer_gone = true;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kSettled) << "and then closed its socket: still settled";
+}
+
+TEST(NetEager, CloseWarnsOnlyWhenNoMoreNewsCanCome) {
+  CloseFacts f;
+  f.posted = 100;
+  f.acked = 96;
+  f.credits = 89;
+  f.peer_gone = true;  // socket closed without a CLOSING message: a receiver that died or failed
+  CloseVerdict v = close_verdict(f);
+  EXPECT_EQ(v.kind, CloseVerdict::kLost);
+  EXPECT_EQ(v.missing, 4u);
+  EXPECT_FALSE(v.receiver_said);
+  f.peer_gone = false;
+  f.taken = 90;  // closed having taken 90 of 100: the rest never reached a receive
+  v = close_verdict(f);
+  EXPECT_EQ(v.kind, CloseVerdict::kLost);
+  EXPECT_TRUE(v.receiver_said);
+  EXPECT_EQ(v.missing, 4u) << "acknowledged writes still count as arrived";
+  f.taken = 101;  // more than was posted: not believed
+  v = close_verdict(f);
+  EXPECT_EQ(v.kind, CloseVerdict::kWait);
+  EXPECT_FALSE(v.receiver_said);
+  f.peer_gone = true;
+  EXPECT_EQ(close_verdict(f).kind, CloseVerdict::kLost);
+  f.credits = 200;  // a credit word beyond what was posted settles nothing beyond the posted count
+  EXPECT_EQ(close_verdict(f).missing, 0u);
+}
+
 // A ring as the receiver registered it, written as the peer would.
 struct Ring {
   explicit Ring(uint32_t eager_max) : max(eager_max), bytes(ring_bytes(eager_max)) {}

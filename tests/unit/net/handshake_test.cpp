@@ -230,6 +230,13 @@ TEST(NetMessage, ReplyQpnsReadyRoundTrip) {
   d = decode_all(encode_message(ready), &why);
   ASSERT_TRUE(d) << why;
   EXPECT_EQ(d->status, kRejectIncompatible);
+  Message closing;
+  closing.type = MessageType::Closing;
+  closing.released = 0x123456789abull;
+  d = decode_all(encode_message(closing), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->type, MessageType::Closing);
+  EXPECT_EQ(d->released, 0x123456789abull);
 }
 
 TEST(NetMessage, EveryTruncationIsAnError) {
@@ -317,7 +324,8 @@ TEST(NetMessage, RandomBodiesNeverCrash) {
     std::vector<std::byte> body(rng() % 300);
     for (auto& x : body) x = static_cast<std::byte>(rng());
     std::string why;
-    for (auto t : {MessageType::Hello, MessageType::Reply, MessageType::Qpns, MessageType::Ready})
+    for (auto t : {MessageType::Hello, MessageType::Reply, MessageType::Qpns, MessageType::Ready,
+                   MessageType::Closing})
       (void)decode_body(t, body, &why);
   }
   // Random bytes where a real message's fields would be: mutate one byte of a valid HELLO at a time.

@@ -33,9 +33,12 @@ Result run(const std::string& args, const std::string& env = "") {
 }
 
 const std::string kPlugin = " --plugin " LOOPBACK_PLUGIN;
+// The counts these tests ask for, without --min-time's longer second runs (unit-tested in
+// NetbenchOptions.ShortPhasesRunAgainLongEnough): the checks here are about data, not duration.
+const std::string kCounted = kPlugin + " --min-time 0";
 
 TEST(NetbenchCli, PairMeasuresAndVerifiesEverySize) {
-  const Result r = run("--pair lo,lo --min-size 0 --max-size 1M --iters 50 --lat-iters 20 --json" + kPlugin);
+  const Result r = run("--pair lo,lo --min-size 0 --max-size 1M --iters 50 --lat-iters 20 --json" + kCounted);
   ASSERT_EQ(r.rc, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   EXPECT_EQ(j["plugin"]["symbol"], "ncclNetPlugin_v12");
@@ -53,7 +56,7 @@ TEST(NetbenchCli, PairMeasuresAndVerifiesEverySize) {
 }
 
 TEST(NetbenchCli, TableHasOneRowPerSize) {
-  const Result r = run("--pair lo,lo --min-size 8 --max-size 64K --iters 20 --lat-iters 10" + kPlugin);
+  const Result r = run("--pair lo,lo --min-size 8 --max-size 64K --iters 20 --lat-iters 10" + kCounted);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("GB/s"), std::string::npos);
   EXPECT_NE(r.out.find("p99 us"), std::string::npos);
@@ -63,7 +66,7 @@ TEST(NetbenchCli, TableHasOneRowPerSize) {
 TEST(NetbenchCli, GroupedReceives) {
   for (int n : {2, 8}) {
     const Result r = run("--pair lo,lo --min-size 8 --max-size 256K --iters 64 --mode bw --json --recvs " +
-                         std::to_string(n) + kPlugin);
+                         std::to_string(n) + kCounted);
     ASSERT_EQ(r.rc, 0) << r.out;
     const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
     for (const auto& row : j["results"]) {
@@ -74,13 +77,13 @@ TEST(NetbenchCli, GroupedReceives) {
 }
 
 TEST(NetbenchCli, CorruptedDataFailsTheRun) {
-  const Result r = run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5" + kPlugin,
+  const Result r = run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5" + kCounted,
                        "LOOPBACK_NET_CORRUPT=1");
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("DATA MISMATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("differs at byte 32"), std::string::npos) << r.out;
   // Without verification the same run passes: the check is what catches it.
-  EXPECT_EQ(run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5 --no-verify" + kPlugin,
+  EXPECT_EQ(run("--pair lo,lo --min-size 64 --max-size 64 --iters 10 --lat-iters 5 --no-verify" + kCounted,
                 "LOOPBACK_NET_CORRUPT=1")
                 .rc,
             0);
@@ -89,10 +92,10 @@ TEST(NetbenchCli, CorruptedDataFailsTheRun) {
 TEST(NetbenchCli, ServerAndClientOverTcp) {
   const std::string port = std::to_string(20000 + ::getpid() % 20000);
   FILE* server = ::popen(
-      (RAILSCOPE_CLI " netbench server --dev lo --oob-port " + port + kPlugin + " 2>&1").c_str(), "r");
+      (RAILSCOPE_CLI " netbench server --dev lo --oob-port " + port + kCounted + " 2>&1").c_str(), "r");
   ASSERT_NE(server, nullptr);
   const Result c = run("client --dev lo --oob-host 127.0.0.1 --oob-port " + port +
-                       " --max-size 4K --iters 10 --lat-iters 5" + kPlugin);
+                       " --max-size 4K --iters 10 --lat-iters 5" + kCounted);
   char buf[4096];
   std::string server_out;
   size_t n;
@@ -132,7 +135,7 @@ TEST(NetbenchCli, LatencyVerifiedInBothPollModes) {
     const Result r =
         run(std::string("--pair lo,lo --mode lat --min-size 0 --max-size 64K --lat-iters 40 --json "
                         "--poll ") +
-            poll + kPlugin);
+            poll + kCounted);
     ASSERT_EQ(r.rc, 0) << poll << ": " << r.out;
     const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
     for (const auto& row : j["results"]) {

@@ -98,6 +98,39 @@ TEST(NetbenchOptions, PlanFitsTheRegion) {
   EXPECT_EQ(plan_size(o, 4096, region).recvs, 8u);
 }
 
+// Issue 20: the README demo's --bytes-per-size 8M left 1 to 4 MiB rows measured from 2 to 8 messages.
+TEST(NetbenchOptions, EverySizeRunsAtLeastMinMessages) {
+  Options o;
+  o.iters = 200;
+  o.lat_iters = 100;
+  o.bytes_per_size = 8ULL << 20;
+  o.max_size = 4ULL << 20;
+  const uint64_t region = region_bytes(o);
+  for (uint64_t size : run_sizes(8, 4ULL << 20)) {
+    const SizePlan p = plan_size(o, size, region);
+    EXPECT_GE(p.messages - p.warmup, 16u) << size;
+    EXPECT_GE(p.lat_iters, 16u) << size;
+  }
+  EXPECT_EQ(plan_size(o, 8, region).messages - plan_size(o, 8, region).warmup, 200u) << "--iters still rules";
+  o.iters = 4;  // asked for explicitly: kept (and the row marked)
+  EXPECT_EQ(plan_size(o, 4ULL << 20, region).messages - plan_size(o, 4ULL << 20, region).warmup, 4u);
+  o.iters = 200;
+  o.min_messages = 2;  // the old behaviour on request
+  EXPECT_EQ(plan_size(o, 4ULL << 20, region).messages - plan_size(o, 4ULL << 20, region).warmup, 2u);
+}
+
+TEST(NetbenchOptions, ShortPhasesRunAgainLongEnough) {
+  Options o;  // --min-time 0.2
+  EXPECT_EQ(messages_for_min_time(o, 100, 0.5), 100u) << "long enough";
+  EXPECT_EQ(messages_for_min_time(o, 100, 0.2), 100u);
+  EXPECT_EQ(messages_for_min_time(o, 100, 0.1), 221u) << "twice as long, with a 10 % margin";
+  EXPECT_EQ(messages_for_min_time(o, 100, 0.0001), 6401u) << "at most 64 times as many";
+  EXPECT_EQ(messages_for_min_time(o, 100, 0), 6401u);
+  EXPECT_EQ(messages_for_min_time(o, 0, 0), 0u);
+  o.min_time_s = 0;
+  EXPECT_EQ(messages_for_min_time(o, 100, 0.0001), 100u) << "--min-time 0: off";
+}
+
 // Parsing sizes moved to the one parser of every command (tests/unit/cli/size_test.cpp keeps these
 // cases: 8, 64K, 1MiB, 64m, and errors for abc and 12Q).
 TEST(NetbenchReport, SizesPrint) {
