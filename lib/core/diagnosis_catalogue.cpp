@@ -433,6 +433,15 @@ constexpr Entry kEntries[] = {
      "node (a bad cable or optic, a port fallen back to fewer lanes, a mismatched switch port)",
      "Reseat or replace the cable/optic and check the switch port's speed settings; compare `ibstat` or "
      "`ethtool <netdev>` with the sibling ports"},
+    // --- net plugin: one rail slower than the others while the job runs (issue #15 step 3;
+    //     include/railscope/node/rail_skew.h, plugin/net/verbs/fabric_watch.cpp) ---
+    {"fabric.rail_skew", S::Warning, "One rail is slower than the others",
+     "the port's large transfers ran at well under the rate of the process's other rails over the same "
+     "window: collectives drive the rails in lockstep, so every rail waits for the slowest (a bad cable or "
+     "optic, a switch port trained slower or erroring, a congested leaf switch on that rail)",
+     "Check that rail's link, cable and switch port: `railscope doctor` (link section) on this node, "
+     "`railscope preflight` across the nodes to find whether the rail is slow on every node (its leaf "
+     "switch) or on this one (its cable/NIC), and the switch port's counters"},
     // --- plugin loading (`railscope doctor`'s plugins section; docs/compatibility.md) ---
     {"plugin.load_failed", S::Error, "Plugin would not load",
      "the dynamic loader refuses the plugin library: a library it needs is missing, this image's glibc "

@@ -122,7 +122,11 @@ void add_netbench(CLI::App& app) {
   });
 
   auto* client = nb->add_subcommand("client", "Sending end: connects to a server, measures and prints");
-  client->add_option("--dev", st.o.dev, "Device (name or index)")->capture_default_str();
+  client
+      ->add_option("--dev", st.o.dev,
+                   "Device (name or index); A,B,... drives several at once from one process (one thread "
+                   "each, the server of device i on --oob-port + i), as NCCL drives its rails")
+      ->capture_default_str();
   client->add_option("--oob-host", st.o.oob_host, "Host of the server's out-of-band port")
       ->capture_default_str();
   client->add_option("--oob-port", st.o.oob_port, "TCP port of the server")->capture_default_str();

@@ -6,8 +6,11 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "net_api.h"
 #include "oob.h"
@@ -57,7 +60,8 @@ struct PluginUse {
   DeviceInfo info;
   bool inited = false;
 
-  explicit PluginUse(const Options& o) {
+  explicit PluginUse(const Options& o) : PluginUse(o, o.dev) {}
+  PluginUse(const Options& o, const std::string& device) {
     opened = open_plugin(o.plugin);
     if (!opened.api) {
       std::string tried;
@@ -71,14 +75,14 @@ struct PluginUse {
     int n = 0;
     check(opened.api->devices(&n), "devices");
     if (n <= 0) throw BenchError("the plugin reports no network device");
-    dev = find_device(*opened.api, o.dev);
+    dev = find_device(*opened.api, device);
     if (dev < 0) {
       std::string names;
       for (int i = 0; i < n; ++i) {
         DeviceInfo d;
         if (opened.api->properties(i, &d) == ncclSuccess) names += (names.empty() ? "" : ", ") + d.name;
       }
-      throw BenchError("no device '" + o.dev + "' in the plugin (it has: " + names + ")");
+      throw BenchError("no device '" + device + "' in the plugin (it has: " + names + ")");
     }
     check(opened.api->properties(dev, &info), "getProperties");
   }
@@ -174,125 +178,191 @@ int run_server(const Options& o) {
   }
 }
 
+namespace {
+
+// One client run over `oob` on device `dev` of an initialised plugin; the table goes to `out` (stdout
+// when null, row by row). Throws BenchError; returns 0 or 3 (data verification failed).
+int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, const DeviceInfo& info,
+              std::string* out) {
+  RunParams params;
+  params.seed = o.seed != 0 ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
+  params.buffer_bytes = region_bytes(o);
+  params.verify = o.verify ? 1 : 0;
+  params.modes = o.modes();
+  params.timeout_s = o.timeout_s;
+  oob.send_struct(kMsgHello, params);
+  const auto peer = oob.receive_struct<PeerInfo>(kMsgHelloAck, oob_timeout(o));
+
+  RunHeader h;
+  h.plugin_path = plugin.opened.library.real_path.empty() ? plugin.opened.library.opened_name
+                                                          : plugin.opened.library.real_path;
+  h.plugin_symbol = plugin.opened.library.symbol;
+  h.plugin_name = plugin.api().name();
+  h.client_device = info.name;
+  h.server_device = std::string(peer.device, strnlen(peer.device, sizeof peer.device));
+  h.server_host = std::string(peer.host, strnlen(peer.host, sizeof peer.host));
+  h.verify = o.verify;
+  h.seed = params.seed;
+
+  Session s(plugin.api(), dev, std::chrono::seconds(o.timeout_s));
+  s.set_idle(idle_policy(o.poll));
+  s.connect(oob);
+  s.register_regions(params.buffer_bytes);
+  auto print = [out](const std::string& text) {
+    if (out != nullptr) {
+      *out += text;
+      return;
+    }
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  };
+  if (!o.json) print(table_header(h));
+  std::vector<Row> rows;
+  bool bad_data = false;
+  for (const uint64_t size : run_sizes(o.min_size, o.max_size)) {
+    const SizePlan plan = plan_size(o, size, params.buffer_bytes);
+    Row row;
+    row.size = size;
+    row.recvs = plan.recvs;
+    row.window = plan.window;
+    const SlotLayout l = slot_layout(plan);
+    // One phase of this size as its own plan (the server runs whatever phases a plan has).
+    auto bandwidth = [&](uint32_t timed) {
+      SizePlan p = plan;
+      p.lat_iters = p.lat_warmup = 0;
+      p.messages = p.warmup + static_cast<uint32_t>((uint64_t{timed} + p.recvs - 1) / p.recvs * p.recvs);
+      oob.send_struct(kMsgSizeBegin, p);
+      const Payload bw(params.seed, l.send_slots);
+      prepare_slots(s, p, bw, l.send_slots, l.recv_slots);
+      (void)oob.receive(kMsgReady, oob_timeout(o));
+      const SendResult sr = send_stream(s, p, o.verify);
+      const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
+      row.bw_messages = p.messages - p.warmup;
+      row.bw_seconds = static_cast<double>(sr.elapsed_ns) * 1e-9;
+      row.bytes_per_s = sr.elapsed_ns > 0
+                            ? static_cast<double>(sr.timed_bytes) * 1e9 / static_cast<double>(sr.elapsed_ns)
+                            : 0;
+      if (size == 0) row.bytes_per_s = 0;
+      row.verified += o.verify ? rr.messages_ok : 0;
+      row.mismatches += rr.mismatches;
+      if (rr.mismatches && row.first_mismatch.empty())
+        row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
+    };
+    auto latency = [&](uint32_t iters) {
+      SizePlan p = plan;
+      p.messages = p.warmup = 0;
+      p.lat_iters = iters;
+      oob.send_struct(kMsgSizeBegin, p);
+      const Payload lat = latency_payload(params.seed);
+      prepare_slots(s, p, lat, 2, 1);
+      (void)oob.receive(kMsgReady, oob_timeout(o));
+      PhaseResult replies;
+      const auto rtt = ping(s, p, lat, o.verify, &replies);
+      const auto rr = oob.receive_struct<PhaseResult>(kMsgLatResult, oob_timeout(o));
+      row.lat_iters = p.lat_iters;
+      row.lat_seconds = 0;
+      for (double us : rtt) row.lat_seconds += us * 1e-6;
+      row.lat_p50_us = percentile(rtt, 50) / 2;
+      row.lat_p99_us = percentile(rtt, 99) / 2;
+      row.verified += o.verify ? rr.messages_ok + replies.messages_ok : 0;
+      row.mismatches += rr.mismatches + replies.mismatches;
+      if (row.first_mismatch.empty() && rr.mismatches)
+        row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
+      if (row.first_mismatch.empty() && replies.mismatches)
+        row.first_mismatch = "client: " + peer_text(replies.first_mismatch, sizeof replies.first_mismatch);
+    };
+    // Each phase once; again, longer, when it lasted less than --min-time (counts bounded: uint32).
+    constexpr uint64_t kMostMessages = 1u << 24;
+    if (plan.messages > 0) {
+      bandwidth(plan.messages - plan.warmup);
+      const uint64_t want =
+          std::min(kMostMessages, messages_for_min_time(o, row.bw_messages, row.bw_seconds));
+      if (want > row.bw_messages) bandwidth(static_cast<uint32_t>(want));
+    }
+    if (plan.lat_iters > 0) {
+      latency(plan.lat_iters);
+      const uint64_t want =
+          std::min(kMostMessages, messages_for_min_time(o, row.lat_iters, row.lat_seconds));
+      if (want > row.lat_iters) latency(static_cast<uint32_t>(want));
+    }
+    row.few_samples =
+        (plan.messages > 0 && (row.bw_messages < o.min_messages || row.bw_seconds < o.min_time_s)) ||
+        (plan.lat_iters > 0 && (row.lat_iters < o.min_messages || row.lat_seconds < o.min_time_s));
+    bad_data |= row.mismatches > 0;
+    if (!o.json) print(table_row(row));
+    rows.push_back(std::move(row));
+  }
+  oob.send(kMsgDone, {});
+  s.close();
+  if (o.json) print(to_json(h, rows));
+  if (bad_data) {
+    std::fprintf(stderr, "netbench client: error: data verification FAILED (see DATA MISMATCH rows)\n");
+    return 3;
+  }
+  return 0;
+}
+
+// --dev A,B,...: one process drives several devices at once, as one NCCL process drives its rails:
+// one thread per device, each with its own server at --oob-port + i; the tables are printed in device
+// order once every thread is done. The worst status wins.
+int run_client_rails(const Options& o, const std::vector<std::string>& devs) {
+  std::unique_ptr<PluginUse> plugin;
+  try {
+    plugin = std::make_unique<PluginUse>(o, devs[0]);
+  } catch (const BenchError& e) {
+    report_failure(nullptr, e.what());
+    return 1;
+  }
+  std::vector<std::string> out(devs.size());
+  std::vector<int> rc(devs.size(), 1);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < devs.size(); ++i)
+    threads.emplace_back([&, i] {
+      OobSocket oob;
+      try {
+        const int dev = find_device(plugin->api(), devs[i]);
+        if (dev < 0) throw BenchError("no device '" + devs[i] + "' in the plugin");
+        DeviceInfo info;
+        check(plugin->api().properties(dev, &info), "getProperties");
+        oob =
+            oob_connect(o.oob_host, static_cast<uint16_t>(o.oob_port + i), std::chrono::seconds(o.timeout_s));
+        rc[i] = client_on(o, oob, *plugin, dev, info, &out[i]);
+      } catch (const BenchError& e) {
+        report_failure(&oob, devs[i] + ": " + e.what());
+        rc[i] = 1;
+      }
+    });
+  for (auto& t : threads) t.join();
+  int worst = 0;
+  for (size_t i = 0; i < devs.size(); ++i) {
+    std::fputs(out[i].c_str(), stdout);
+    worst = std::max(worst, rc[i]);
+  }
+  std::fflush(stdout);
+  return worst;
+}
+
+}  // namespace
+
 int run_client(const Options& o) {
+  if (o.dev.find(',') != std::string::npos) {
+    std::vector<std::string> devs;
+    size_t from = 0;
+    for (size_t comma; (comma = o.dev.find(',', from)) != std::string::npos; from = comma + 1)
+      devs.push_back(o.dev.substr(from, comma - from));
+    devs.push_back(o.dev.substr(from));
+    for (const auto& d : devs)
+      if (d.empty()) {
+        report_failure(nullptr, "--dev " + o.dev + ": an empty device name");
+        return 1;
+      }
+    return run_client_rails(o, devs);
+  }
   OobSocket oob;
   try {
     oob = oob_connect(o.oob_host, o.oob_port, std::chrono::seconds(o.timeout_s));
     PluginUse plugin(o);
-    RunParams params;
-    params.seed = o.seed != 0 ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
-    params.buffer_bytes = region_bytes(o);
-    params.verify = o.verify ? 1 : 0;
-    params.modes = o.modes();
-    params.timeout_s = o.timeout_s;
-    oob.send_struct(kMsgHello, params);
-    const auto peer = oob.receive_struct<PeerInfo>(kMsgHelloAck, oob_timeout(o));
-
-    RunHeader h;
-    h.plugin_path = plugin.opened.library.real_path.empty() ? plugin.opened.library.opened_name
-                                                            : plugin.opened.library.real_path;
-    h.plugin_symbol = plugin.opened.library.symbol;
-    h.plugin_name = plugin.api().name();
-    h.client_device = plugin.info.name;
-    h.server_device = std::string(peer.device, strnlen(peer.device, sizeof peer.device));
-    h.server_host = std::string(peer.host, strnlen(peer.host, sizeof peer.host));
-    h.verify = o.verify;
-    h.seed = params.seed;
-
-    Session s(plugin.api(), plugin.dev, std::chrono::seconds(o.timeout_s));
-    s.set_idle(idle_policy(o.poll));
-    s.connect(oob);
-    s.register_regions(params.buffer_bytes);
-    if (!o.json) {
-      std::fputs(table_header(h).c_str(), stdout);
-      std::fflush(stdout);
-    }
-    std::vector<Row> rows;
-    bool bad_data = false;
-    for (const uint64_t size : run_sizes(o.min_size, o.max_size)) {
-      const SizePlan plan = plan_size(o, size, params.buffer_bytes);
-      Row row;
-      row.size = size;
-      row.recvs = plan.recvs;
-      row.window = plan.window;
-      const SlotLayout l = slot_layout(plan);
-      // One phase of this size as its own plan (the server runs whatever phases a plan has).
-      auto bandwidth = [&](uint32_t timed) {
-        SizePlan p = plan;
-        p.lat_iters = p.lat_warmup = 0;
-        p.messages = p.warmup + static_cast<uint32_t>((uint64_t{timed} + p.recvs - 1) / p.recvs * p.recvs);
-        oob.send_struct(kMsgSizeBegin, p);
-        const Payload bw(params.seed, l.send_slots);
-        prepare_slots(s, p, bw, l.send_slots, l.recv_slots);
-        (void)oob.receive(kMsgReady, oob_timeout(o));
-        const SendResult sr = send_stream(s, p, o.verify);
-        const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
-        row.bw_messages = p.messages - p.warmup;
-        row.bw_seconds = static_cast<double>(sr.elapsed_ns) * 1e-9;
-        row.bytes_per_s = sr.elapsed_ns > 0
-                              ? static_cast<double>(sr.timed_bytes) * 1e9 / static_cast<double>(sr.elapsed_ns)
-                              : 0;
-        if (size == 0) row.bytes_per_s = 0;
-        row.verified += o.verify ? rr.messages_ok : 0;
-        row.mismatches += rr.mismatches;
-        if (rr.mismatches && row.first_mismatch.empty())
-          row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
-      };
-      auto latency = [&](uint32_t iters) {
-        SizePlan p = plan;
-        p.messages = p.warmup = 0;
-        p.lat_iters = iters;
-        oob.send_struct(kMsgSizeBegin, p);
-        const Payload lat = latency_payload(params.seed);
-        prepare_slots(s, p, lat, 2, 1);
-        (void)oob.receive(kMsgReady, oob_timeout(o));
-        PhaseResult replies;
-        const auto rtt = ping(s, p, lat, o.verify, &replies);
-        const auto rr = oob.receive_struct<PhaseResult>(kMsgLatResult, oob_timeout(o));
-        row.lat_iters = p.lat_iters;
-        row.lat_seconds = 0;
-        for (double us : rtt) row.lat_seconds += us * 1e-6;
-        row.lat_p50_us = percentile(rtt, 50) / 2;
-        row.lat_p99_us = percentile(rtt, 99) / 2;
-        row.verified += o.verify ? rr.messages_ok + replies.messages_ok : 0;
-        row.mismatches += rr.mismatches + replies.mismatches;
-        if (row.first_mismatch.empty() && rr.mismatches)
-          row.first_mismatch = "server: " + peer_text(rr.first_mismatch, sizeof rr.first_mismatch);
-        if (row.first_mismatch.empty() && replies.mismatches)
-          row.first_mismatch = "client: " + peer_text(replies.first_mismatch, sizeof replies.first_mismatch);
-      };
-      // Each phase once; again, longer, when it lasted less than --min-time (counts bounded: uint32).
-      constexpr uint64_t kMostMessages = 1u << 24;
-      if (plan.messages > 0) {
-        bandwidth(plan.messages - plan.warmup);
-        const uint64_t want =
-            std::min(kMostMessages, messages_for_min_time(o, row.bw_messages, row.bw_seconds));
-        if (want > row.bw_messages) bandwidth(static_cast<uint32_t>(want));
-      }
-      if (plan.lat_iters > 0) {
-        latency(plan.lat_iters);
-        const uint64_t want =
-            std::min(kMostMessages, messages_for_min_time(o, row.lat_iters, row.lat_seconds));
-        if (want > row.lat_iters) latency(static_cast<uint32_t>(want));
-      }
-      row.few_samples =
-          (plan.messages > 0 && (row.bw_messages < o.min_messages || row.bw_seconds < o.min_time_s)) ||
-          (plan.lat_iters > 0 && (row.lat_iters < o.min_messages || row.lat_seconds < o.min_time_s));
-      bad_data |= row.mismatches > 0;
-      if (!o.json) {
-        std::fputs(table_row(row).c_str(), stdout);
-        std::fflush(stdout);
-      }
-      rows.push_back(std::move(row));
-    }
-    oob.send(kMsgDone, {});
-    s.close();
-    if (o.json) std::fputs(to_json(h, rows).c_str(), stdout);
-    if (bad_data) {
-      std::fprintf(stderr, "netbench client: error: data verification FAILED (see DATA MISMATCH rows)\n");
-      return 3;
-    }
-    return 0;
+    return client_on(o, oob, plugin, plugin.dev, plugin.info, nullptr);
   } catch (const BenchError& e) {
     report_failure(&oob, e.what());
     return 1;

@@ -70,6 +70,8 @@ struct ConnIdentity {
   bool final = true;  // at close; false: a periodic line of a live connection
   // Port counter deltas by category (verbs engine); empty: no "fabric" object.
   std::vector<std::pair<std::string_view, uint64_t>> fabric;
+  // Engine-specific members, already JSON, each with its leading comma (verbs: "rail_rate"); "" = none.
+  std::string extra_json;
 };
 
 std::string stats_json(const ConnIdentity& who, const ConnStats& s);

@@ -20,6 +20,7 @@
 #include "railscope/ibv/ibv.h"
 #include "railscope/node/mtu.h"
 #include "railscope/node/port_counters.h"
+#include "railscope/node/rail_skew.h"
 
 namespace railscope::net::verbs {
 
@@ -135,6 +136,7 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
   for (auto& lane : lanes) {
     if (lane.path_mtu == 0) continue;  // no QP on this lane
     lane.totals_at_attach = lane.health->totals();
+    lane.rate_at_line = lane.health->rail_rate().totals();
     lane.health->attach(lane.path_mtu, link.timeout, link.retry_cnt, stall_budget);
     lane.attached = true;
   }
@@ -356,6 +358,21 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   if (sampled)
     for (size_t i = 0; i < kCounterCategories; ++i)
       who.fabric.emplace_back(node::to_string(static_cast<node::CounterCategory>(i)), fabric[i]);
+  // Each port's large-transfer rate since this connection's previous line (the whole port's, shared
+  // with every connection on it): what fabric.rail_skew compares across rails.
+  std::string rates;
+  for (auto& lane : lanes) {
+    if (!lane.attached) continue;
+    const RailRateAccumulator::Totals now = lane.health->rail_rate().totals();
+    const RailRateAccumulator::Totals d = now.since(lane.rate_at_line);
+    lane.rate_at_line = now;
+    const node::RailRate r{"", d.bytes, d.busy_ns, d.transfers};
+    rates += fmt::format(
+        "{}{{\"port\":\"{}:{}\",\"GBps\":{:.6g},\"bytes\":{},\"busy_s\":{:.6f},\"transfers\":{}}}",
+        rates.empty() ? "" : ",", lane.port->dev_name, lane.port->port, r.bytes_per_second() / 1e9, d.bytes,
+        static_cast<double>(d.busy_ns) / 1e9, d.transfers);
+  }
+  if (sampled) who.extra_json = fmt::format(",\"rail_rate\":[{}]", rates);
   who.local_host = local.host;
   for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
   if (!local.devs.empty()) who.local_gid = local.devs[0].gid.to_string();
@@ -367,6 +384,19 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   who.path_mtu = node::ib_mtu_bytes(path_mtu);
   who.seconds = std::chrono::duration<double>(Clock::now() - opened).count();
   emit_stats_line(stats_json(who, stats));
+}
+
+void Connection::record_transfer(size_t bytes, Clock::duration elapsed) {
+  if (bytes < node::kRailRateMinMessageBytes || elapsed <= Clock::duration::zero() || lanes.empty()) return;
+  const int64_t end =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const int64_t start = end - std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  // The QPs are striped over the lanes and a message is split evenly over the QPs (chunk_of): each
+  // lane carries about its share. A message ends when its slowest part does, so the lanes of one
+  // connection show one rate; rails are told apart across connections (one per NCCL device).
+  const uint64_t share = bytes / lanes.size();
+  for (auto& lane : lanes)
+    if (lane.attached) lane.health->rail_rate().add(share, start, end);
 }
 
 Status register_on_lanes(Connection& c, void* data, size_t size, int type, VerbsMr** out) {

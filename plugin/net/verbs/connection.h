@@ -70,6 +70,8 @@ struct Lane {
   bool attached = false;
   uint8_t path_mtu = 0;
   CategoryTotals totals_at_attach{};
+  // The port's large-transfer totals at this connection's previous stats line (its rate per line).
+  RailRateAccumulator::Totals rate_at_line{};
 };
 
 struct QpLane {
@@ -120,6 +122,9 @@ class Connection {
   // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one
   // (RAILSCOPE_NET_STATS_INTERVAL), written from watch(now) on the thread that drives the connection.
   void emit_stats(const char* role, bool final = true);
+  // A send of `bytes` completed after `elapsed` from its posting: a large one adds to the rate of the
+  // ports it used (rail_rate.h; each lane its share of the bytes). Lock-free, one clock read.
+  void record_transfer(size_t bytes, Clock::duration elapsed);
   // Starts one NetPlugin event with NCCL's IB QP descriptor (message `seq` of `size` bytes, `opcode`
   // as NCCL's IB transport reports it) when NCCL gave a parent handle and a profiler callback. The
   // descriptor names the QP that carries the message (`ql`) and its local device (its lane).

@@ -16,6 +16,7 @@
 #include "railscope/node/mtu.h"
 #include "railscope/node/port_counters.h"
 #include "railscope/node/port_sampler.h"
+#include "railscope/node/rail_skew.h"
 #include "railscope/node/sysfs.h"
 
 namespace railscope::net::verbs {
@@ -44,6 +45,7 @@ struct FabricWatch::Port {
   int mtu_reported = 0;            // active MTU already reported as below the path MTU
   bool recovering = false;
   Clock::duration down_for{};
+  RailRateAccumulator::Totals rate_start;  // large-transfer totals when the rate window began
 };
 
 bool FabricWatch::enabled() { return params::get_int("RAILSCOPE_NET_FABRIC_SAMPLING") != 0; }
@@ -113,6 +115,36 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
 }
 
 }  // namespace
+
+// fabric.rail_skew on the rate window so far (so it can come after a second or two of a slow rail),
+// once per episode.
+void FabricWatch::judge_rates(Clock::time_point now) {
+  // Every port that moved large sends in this window counts, also one whose connections have closed
+  // since: its figures are the window's.
+  std::vector<node::RailRate> rates;
+  for (auto& p : ports_) {
+    const auto d = p->health->rail_rate().totals().since(p->rate_start);
+    rates.push_back({p->name, d.bytes, d.busy_ns, d.transfers});
+  }
+  const double window_s = seconds(now - rate_at_);
+  if (auto f = node::rail_skew(rates, window_s)) {
+    skew_in_window_ = true;
+    if (!skew_episode_) RS_WARN("NET/railscope : {}", diag::one_line(*f));
+    skew_episode_ = true;
+  }
+  if (now - rate_at_ < kWindow) return;
+  // The window ends: its rates at INFO, and an episode ends with a window without skew.
+  std::string text;
+  for (const auto& r : rates)
+    if (r.transfers > 0)
+      text += fmt::format("{}{} {:.4g} GB/s ({} transfers, busy {:.2f} s)", text.empty() ? "" : ", ", r.port,
+                          r.bytes_per_second() / 1e9, r.transfers, static_cast<double>(r.busy_ns) / 1e9);
+  if (!text.empty()) RS_INFO(NCCL_NET, "NET/railscope : rail rates over {:.1f} s: {}", window_s, text);
+  if (!skew_in_window_) skew_episode_ = false;
+  skew_in_window_ = false;
+  rate_at_ = now;
+  for (auto& p : ports_) p->rate_start = p->health->rail_rate().totals();
+}
 
 void FabricWatch::run() {
   const node::Sysfs sysfs(node::Sysfs::default_root());
@@ -189,6 +221,7 @@ void FabricWatch::run() {
       }
       p.previous = std::move(cur);
     }
+    judge_rates(now);
     lock.lock();
   }
 }

@@ -4,7 +4,10 @@
 //  - fabric.* findings (railscope/node/fabric_findings.h), one WARN per port and kind per process;
 //  - [mtu.changed] when a port's active MTU fell below the path MTU its QPs were set up with (every
 //    larger packet is then dropped: named at once, not after the retry budget);
-//  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives.
+//  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives;
+//  - [fabric.rail_skew] when one used port's large transfers run well below the other ports' rate
+//    (railscope/node/rail_skew.h), once per episode (windows in a row that show it); each window's
+//    rates at INFO.
 // It adds category totals to PortHealth, from which each connection's stats line takes its deltas.
 //
 // Why a thread and not the progress path: a sample reads a few dozen sysfs files (tens to hundreds of
@@ -16,6 +19,7 @@
 // RAILSCOPE_NET_FABRIC_SAMPLING=0 turns it off.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -42,12 +46,17 @@ class FabricWatch {
   struct Port;
   void run();
   void wake();
+  void judge_rates(std::chrono::steady_clock::time_point now);
   std::vector<std::unique_ptr<Port>> ports_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;
   bool woken_ = false;
   std::thread thread_;
+  // Rate window (the sampler thread only).
+  std::chrono::steady_clock::time_point rate_at_ = std::chrono::steady_clock::now();
+  bool skew_in_window_ = false;
+  bool skew_episode_ = false;
 };
 
 }  // namespace railscope::net::verbs

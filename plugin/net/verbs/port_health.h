@@ -10,7 +10,9 @@
 //  - use: how many connections use the port, the largest path MTU their QPs were set up with and
 //    the longest retransmission budget among them (what the sampler compares against).
 //  - counter totals by category since the sampler first read the port (per-connection statistics
-//    take differences of these).
+//    take differences of these);
+//  - the rate of its large transfers (rail_rate.h), added by every connection at completion, judged
+//    across ports by the sampler (fabric.rail_skew).
 #pragma once
 
 #include <array>
@@ -21,6 +23,7 @@
 #include <mutex>
 #include <string>
 
+#include "plugin/net/verbs/rail_rate.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::net::verbs {
@@ -68,6 +71,10 @@ class PortHealth {
   void add_totals(const CategoryTotals& delta);
   CategoryTotals totals() const;
 
+  // Large transfers' bytes and busy time (data path: lock-free; rail_rate.h).
+  RailRateAccumulator& rail_rate() { return rail_rate_; }
+  const RailRateAccumulator& rail_rate() const { return rail_rate_; }
+
  private:
   std::atomic<uint32_t> generation_{0};
   mutable std::mutex mutex_;  // last_, down text, budget fields
@@ -85,6 +92,7 @@ class PortHealth {
   std::chrono::microseconds budget_{0};
   int timeout_ = 0, retry_cnt_ = 0;
   std::array<std::atomic<uint64_t>, kCounterCategories> totals_{};
+  RailRateAccumulator rail_rate_;
 };
 
 }  // namespace railscope::net::verbs

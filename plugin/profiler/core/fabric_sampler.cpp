@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+
+#include "railscope/node/ethtool_stats.h"
+#include "railscope/node/port_sampler.h"
 
 namespace railscope::profiler {
 namespace {
@@ -64,12 +68,31 @@ void FabricSampler::start(const node::Inventory& inventory, const node::HcaFilte
       s.port = p.number;
       s.speed_mbps = p.speed_mbps;
       s.link_layer = std::string(node::to_string(p.link_layer));
-      s.current = node::read_port_counters(sysfs_, d.name, p.number);
-      s.previous = s.current;
+      if (p.link_layer == node::LinkLayer::Ethernet) s.netdev = p.netdev;
       ports_.push_back(std::move(s));
     }
   }
+  std::vector<node::PortCounters> first = snapshot();
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    ports_[i].current = std::move(first[i]);
+    ports_[i].previous = ports_[i].current;
+  }
   window_start_ns_ = previous_start_ns_ = unix_ns;
+}
+
+// Read as the net plugin's fabric watch reads (plugin/net/verbs/fabric_watch.cpp): a PortSampler and an
+// ethtool source per reading (the ioctl's socket, the counter files) closed before it returns. The ioctl
+// on the real /sys, the fixture files under another root (ethtool_stats.h).
+std::vector<node::PortCounters> FabricSampler::snapshot() const {
+  std::vector<node::PortCounters> out;
+  out.reserve(ports_.size());
+  bool any_netdev = false;
+  for (const Sampled& s : ports_) any_netdev = any_netdev || !s.netdev.empty();
+  const std::unique_ptr<node::EthtoolSource> ethtool =
+      any_netdev ? node::ethtool_source_for(sysfs_) : std::unique_ptr<node::EthtoolSource>();
+  for (const Sampled& s : ports_)
+    out.push_back(node::PortSampler(sysfs_, s.device, s.port, s.netdev, ethtool.get()).sample());
+  return out;
 }
 
 FabricWindow FabricSampler::window_since(bool previous, uint64_t unix_ns,
@@ -77,8 +100,10 @@ FabricWindow FabricSampler::window_since(bool previous, uint64_t unix_ns,
   FabricWindow w;
   w.start_unix_ns = previous ? previous_start_ns_ : window_start_ns_;
   w.end_unix_ns = unix_ns;
-  for (const Sampled& s : ports_) {
-    node::PortCounters after = node::read_port_counters(sysfs_, s.device, s.port);
+  std::vector<node::PortCounters> snap = snapshot();
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const Sampled& s = ports_[i];
+    node::PortCounters& after = snap[i];
     PortWindow pw;
     pw.device = s.device;
     pw.port = s.port;

@@ -1,8 +1,11 @@
 // The node's RDMA ports as the profiler watches them while the job runs (issue #15): which ports are
 // sampled (the active ports NCCL_IB_HCA selects), which rails were already down or slower than their
-// siblings when the job started, and per reporting window each port's counter deltas by category (read
-// through lib/node: port_counters.h). Used by the monitor thread only (under its lock), never by NCCL's
-// threads; memory is bounded by the node's ports and their counters.
+// siblings when the job started, and per reporting window each port's counter deltas by category. A port
+// is read as the net plugin and `railscope doctor --watch` read it (lib/node port_sampler.h): counters/,
+// hw_counters/ and, on RoCE, the netdev's ethtool statistics, where mlx5 keeps the PFC pause and the
+// physical port's counters. A sampler per reading, so no descriptor stays open between windows. Used by
+// the monitor thread only (under its lock), never by NCCL's threads; memory is bounded by the node's
+// ports and their counters.
 #pragma once
 
 #include <array>
@@ -66,10 +69,13 @@ class FabricSampler {
     int port = 0;
     int64_t speed_mbps = 0;
     std::string link_layer;
+    std::string netdev;           // RoCE: the netdev whose ethtool statistics are read; "" otherwise
     node::PortCounters current;   // at the start of the current window
     node::PortCounters previous;  // at the start of the previous window
   };
   FabricWindow window_since(bool previous, uint64_t unix_ns, std::vector<node::PortCounters>* now) const;
+  // A snapshot of every sampled port, in ports_' order.
+  std::vector<node::PortCounters> snapshot() const;
 
   node::Sysfs sysfs_{"/sys"};
   std::vector<Sampled> ports_;

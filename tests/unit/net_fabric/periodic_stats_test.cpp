@@ -24,5 +24,20 @@ TEST(PeriodicStats, FinalFlagAndFabricDeltas) {
   EXPECT_FALSE(j.contains("fabric"));
 }
 
+// The verbs engine's per-port rates (fabric.rail_skew's figures) ride along as one more member.
+TEST(PeriodicStats, EngineMembersAreAppended) {
+  ConnIdentity who;
+  who.role = "send";
+  who.fabric = {{"loss", 0}};
+  who.extra_json =
+      R"(,"rail_rate":[{"port":"rxe1:1","GBps":0.0135,"bytes":25165824,"busy_s":1.86,"transfers":24}])";
+  ConnStats s;
+  const auto j = nlohmann::json::parse(stats_json(who, s));
+  ASSERT_EQ(j["rail_rate"].size(), 1u);
+  EXPECT_EQ(j["rail_rate"][0]["port"], "rxe1:1");
+  EXPECT_EQ(j["rail_rate"][0]["transfers"], 24);
+  EXPECT_EQ(j["fabric"]["loss"], 0);
+}
+
 }  // namespace
 }  // namespace railscope::net

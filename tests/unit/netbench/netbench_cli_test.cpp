@@ -106,6 +106,35 @@ TEST(NetbenchCli, ServerAndClientOverTcp) {
   EXPECT_NE(c.out.find("4K"), std::string::npos);
 }
 
+// --dev A,B: one client process drives two devices at once (a thread each, as NCCL drives its rails),
+// the server of device i on --oob-port + i; both tables, both verified.
+TEST(NetbenchCli, OneClientDrivesTwoDevicesAtOnce) {
+  const int base = 20000 + (::getpid() + 7) % 20000;
+  FILE* servers[2];
+  for (int i = 0; i < 2; ++i) {
+    servers[i] = ::popen(
+        (RAILSCOPE_CLI " netbench server --dev lo --oob-port " + std::to_string(base + i) + kPlugin + " 2>&1")
+            .c_str(),
+        "r");
+    ASSERT_NE(servers[i], nullptr);
+  }
+  const Result c = run("client --dev lo,lo --oob-host 127.0.0.1 --oob-port " + std::to_string(base) +
+                       " --min-size 64K --max-size 64K --iters 20 --mode bw" + kPlugin);
+  for (FILE* server : servers) {
+    char buf[4096];
+    std::string out;
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, server)) > 0) out.append(buf, n);
+    const int status = ::pclose(server);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  }
+  EXPECT_EQ(c.rc, 0) << c.out;
+  size_t rows = 0;
+  for (size_t at = c.out.find("64K"); at != std::string::npos; at = c.out.find("64K", at + 1)) ++rows;
+  EXPECT_EQ(rows, 2u) << c.out;
+  EXPECT_EQ(run("client --dev lo, --oob-port " + std::to_string(base) + " --max-size 8" + kPlugin).rc, 1);
+}
+
 TEST(NetbenchCli, MissingPluginIsAClearErrorOnBothEnds) {
   const Result r = run("--pair lo,lo --max-size 8 --timeout 5 --plugin /nonexistent/libnccl-net-x.so");
   EXPECT_EQ(r.rc, 1) << r.out;

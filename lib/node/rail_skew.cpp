@@ -1,0 +1,58 @@
+// The rail-skew judgement (rail_skew.h).
+#include "railscope/node/rail_skew.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace railscope::node {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// "0.0142 GB/s" or "11.9 GB/s": three significant digits, 10^9 bytes per second (issue #18).
+std::string rate_text(double bytes_per_second) { return fmt::format("{:.3g} GB/s", bytes_per_second / 1e9); }
+
+std::string figures(const RailRate& r) {
+  return fmt::format("{} {} ({:.1f} MiB in {} transfers, busy {:.2f} s)", r.port,
+                     rate_text(r.bytes_per_second()), static_cast<double>(r.bytes) / 1048576.0, r.transfers,
+                     static_cast<double>(r.busy_ns) / 1e9);
+}
+
+}  // namespace
+
+std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds) {
+  std::vector<const RailRate*> judged;
+  for (const RailRate& r : rails)
+    if (r.judgeable()) judged.push_back(&r);
+  if (judged.size() < 2) return std::nullopt;
+  const auto slowest = std::min_element(
+      judged.begin(), judged.end(),
+      [](const RailRate* a, const RailRate* b) { return a->bytes_per_second() < b->bytes_per_second(); });
+  const RailRate& slow = **slowest;
+  std::vector<double> others;
+  std::string others_text;
+  for (const RailRate* r : judged) {
+    if (r == &slow) continue;
+    others.push_back(r->bytes_per_second());
+    others_text += (others_text.empty() ? "" : "; ") + figures(*r);
+  }
+  const double med = median(others);
+  if (!(slow.bytes_per_second() < kRailSkewRatio * med)) return std::nullopt;
+  return diag::make(
+      "fabric.rail_skew",
+      fmt::format("{}: large transfers (>= {} KiB) ran at {} while the other rails' median is {} ({:.2f}x) "
+                  "over {:.1f} s: {}; the others: {}. Collectives wait for the slowest rail",
+                  slow.port, kRailRateMinMessageBytes / 1024, rate_text(slow.bytes_per_second()),
+                  rate_text(med), slow.bytes_per_second() / med, seconds, figures(slow), others_text),
+      fmt::format("Check {}'s link, cable and switch port: `railscope doctor` (link section) on this node, "
+                  "`railscope preflight` across the nodes (slow on every node: that rail's leaf switch; on "
+                  "this node only: its cable, optic or NIC), and the switch port's error counters",
+                  slow.port));
+}
+
+}  // namespace railscope::node
