@@ -19,6 +19,8 @@ struct LinkMeasurement {
   double line_GBps = 0;           // nominal line rate of the slower end; 0 = unknown
   double lat_us = 0;              // half round trip (p50); 0 = not measured
   std::string error;              // non-empty: the measurement failed, GBps is meaningless
+  bool slow = false;              // judged link.slow (set by add_links from LinkVerdict::slow)
+  bool high_latency = false;      // judged link.high_latency
 };
 
 struct LinkPolicy {
@@ -40,6 +42,8 @@ struct RailStats {
 struct LinkVerdict {
   std::vector<RailStats> rails;         // by rail index
   std::vector<diag::Finding> findings;  // link.slow, link.failed, link.high_latency
+  std::vector<size_t> slow;             // indices into the judged links: link.slow
+  std::vector<size_t> high_latency;     // link.high_latency
 };
 
 double median(std::vector<double> v);  // 0 for none; mean of the middle two for an even count
