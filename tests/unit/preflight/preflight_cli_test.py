@@ -168,7 +168,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 5. Usage errors: exit 2 with one clear line.
     for env, args, text in (({}, ["--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"], "cannot write there"),
-                            (({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
+                            ({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
                             ({"RANK": "0"}, [], "WORLD_SIZE is not"),
                             ({}, ["--world-size", "2"], "no rank")):
         e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
