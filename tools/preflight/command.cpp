@@ -39,6 +39,7 @@ struct Options {
   bool no_links = false;
   bool full = false;
   bool no_latency = false;
+  bool no_counters = false;
   LinkOptions link;
   LinkPolicy policy;
   double line_rate_GBps = 0;  // 0 = each NIC's reported rate
@@ -170,6 +171,8 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
     m.dst_nic = sn.name();
     m.GBps = err.empty() ? c->GBps : 0;
     m.error = err;
+    if (c) m.src_counters = c->counters;
+    if (sv) m.dst_counters = sv->counters;
     const int64_t a = cn.speed_mbps ? cn.speed_mbps : sn.speed_mbps;
     const int64_t b = sn.speed_mbps ? sn.speed_mbps : cn.speed_mbps;
     m.line_GBps = o.line_rate_GBps > 0 ? o.line_rate_GBps : static_cast<double>(std::min(a, b)) / 8000.0;
@@ -325,6 +328,7 @@ void add_preflight(CLI::App& app) {
   cmd->add_flag("--no-links", o->no_links, "Do not measure links (consistency only)");
   cmd->add_flag("--full", o->full, "Measure every pair of nodes (N-1 rounds) instead of O(log N) rounds");
   cmd->add_flag("--no-latency", o->no_latency, "Measure bandwidth only");
+  cmd->add_flag("--no-counters", o->no_counters, "Do not sample the ports' counters around each link test");
   cmd->add_option("--plugin", o->link.plugin,
                   "Net plugin for the links (netbench --plugin; default railscope's)");
   cmd->add_option("--link-size", o->link.size, "Bandwidth message size in bytes")
@@ -373,6 +377,8 @@ void add_preflight(CLI::App& app) {
     const doctor::NodeFacts facts = doctor::gather({o->sysfs_root, !o->no_verbs, ""});
     const doctor::Report report = doctor::run(facts);
     NodeReport mine = summarize(facts, report, l.rank, host, process_nccl_env(), system_prefixes());
+    o->link.sysfs_root = facts.inventory.sysfs_root;  // the ports' counters, from the doctor's sysfs
+    o->link.counters = !o->no_counters;
     const int code = l.rank == 0 ? run_rank0(*o, l, std::move(mine)) : run_rank(*o, l, mine);
     if (code != 0) throw CLI::RuntimeError(code);
   });

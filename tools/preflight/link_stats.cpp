@@ -94,6 +94,9 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
       else
         detail +=
             fmt::format(" on rail {} ({} link(s): no majority, compared with line rate)", l.rail, s.links);
+      if (l.src_counters || l.dst_counters)
+        detail += "; " + counters_note(l.src_node + "/" + l.src_nic, l.src_counters,
+                                       l.dst_node + "/" + l.dst_nic, l.dst_counters);
       v.findings.push_back(diag::make("link.slow", detail));
       v.slow.push_back(li);
     }

@@ -4,9 +4,11 @@
 // rails when there are three or more of those, and always with the line rate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "link_counters.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::preflight {
@@ -21,6 +23,9 @@ struct LinkMeasurement {
   std::string error;              // non-empty: the measurement failed, GBps is meaningless
   bool slow = false;              // judged link.slow (set by add_links from LinkVerdict::slow)
   bool high_latency = false;      // judged link.high_latency
+  // The counters of the sender's and the receiver's port over the test (none: not sampled). A slow
+  // link's finding says what they show.
+  std::optional<EndCounters> src_counters, dst_counters;
 };
 
 struct LinkPolicy {

@@ -4,9 +4,11 @@
 # (--host-name, NCCL_IB_HCA), started by a real launcher. Runs in the guest.
 #   preflight_case.sh RAILSCOPE CASE
 #     mpirun_healthy  both rails carry ib_write_bw at once; then Open MPI's mpirun (MPMD, one rank per
-#                     "host"): exit 0, no finding, 4 links measured, every rank prints its line
+#                     "host"): exit 0, no finding, 4 links measured with both ends' counter deltas, every
+#                     rank prints its line
 #     torchrun_tbf    RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT; a tbf rate limit on vethB1: link.slow
-#                     names rail 1 and the pair, rail 0 is clean, exit 2; --html: a heat map per rail
+#                     names rail 1 and the pair and says the counters are clean (tbf queues, it does not
+#                     drop), rail 0 is clean, exit 2; --html: a heat map per rail
 #     mtu_missing     vethB1 at MTU 9000 (rxe3 4096 vs rxe2 1024) and a third rank that never starts:
 #                     preflight.rail_mtu names hostB/rxe3:1, preflight.node_missing names rank 2, exit 2
 set -u
@@ -72,6 +74,7 @@ mpirun_healthy)
     expect "jq_py 'sys.exit(0 if v[\"findings\"] == [] else 1)'" "healthy: no finding"
     expect "jq_py 'sys.exit(0 if len(v[\"links\"]) == 4 and all(l[\"GBps\"] and l[\"GBps\"] > 0 for l in v[\"links\"]) else 1)'" "4 links measured"
     expect "jq_py 'sys.exit(0 if [n[\"nics\"][1][\"device\"] for n in v[\"nodes\"]] == [\"rxe2\", \"rxe3\"] else 1)'" "rail 1 is rxe2 / rxe3"
+    expect "jq_py 'sys.exit(0 if all(l[\"counters\"][e] and l[\"counters\"][e][\"readable\"] and l[\"counters\"][e][\"moved\"].get(\"traffic\", 0) > 0 for l in v[\"links\"] for e in (\"from\", \"to\")) else 1)'" "each link carries both ends' counter deltas (rxe's traffic moved)"
     expect "grep -q '^railscope preflight: rank 1 (hostB): cluster ok (exit 0)' '$OUT/mpi/1/rank.1/stdout'" "rank 1 prints its line"
     ;;
 torchrun_tbf)
@@ -91,6 +94,8 @@ torchrun_tbf)
     expect "jq_py 'sys.exit(0 if all(f[\"id\"]==\"link.slow\" for f in v[\"findings\"]) else 1)'" "no other finding"
     expect "grep -q '\[link.slow\]' '$OUT/rank1.out'" "rank 1's line carries link.slow"
     # The HTML page: a heat map per rail, a cell per measured link (2 per rail), the slow ones outlined.
+    # tbf queues, it does not drop: the rxe counters of both ends stay under the net plugin's thresholds.
+    expect "jq_py 's=[f[\"detail\"] for f in v[\"findings\"] if f[\"id\"]==\"link.slow\"]; sys.exit(0 if s and all(\"counters clean on both ends\" in d and \"a rate limit or congestion outside the NIC\" in d for d in s) else 1)'" "link.slow: counters clean on both ends (a rate limit)"
     expect "html_two_rails" "--html: a heat map per rail, 2 cells each, rail 1's slow link outlined"
     ;;
 mtu_missing)

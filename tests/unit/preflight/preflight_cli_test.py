@@ -182,6 +182,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for r in range(2):
         root = os.path.join(tmp, f"lo{r}")
         fake_node(root, [("lo", "lo", f"127.0.0.{r + 1}", "10 Gb/sec (1X QDR)")])
+        put(root, "class/infiniband/lo/ports/1/counters/symbol_error", "0\n")  # sampled around each test
         lo_roots.append(root)
     link_args = ["--plugin", LOOPBACK, "--link-size", "65536", "--link-bytes", "4194304", "--link-timeout", "20",
                  "--min-line-percent", "0"]
@@ -197,6 +198,8 @@ with tempfile.TemporaryDirectory() as tmp:
           "links: hostA -> hostB and back")
     check(all(l["error"] is None and l["GBps"] > 0 for l in links), "links: bandwidth measured")
     check(any(l["lat_us"] for l in links), "links: latency measured")
+    check(all(l["counters"][e] and l["counters"][e]["port"] == "lo:1" and l["counters"][e]["readable"] and l["counters"][e]["moved"] == {}
+              for l in links for e in ("from", "to")), f"links: both ends' counters sampled, nothing moved ({links[0]['counters']})")
     check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"links: healthy, no finding ({preflight_ids(v)})")
     # Rank 1 cannot load its plugin: every link fails and is named.
     port = free_port()
