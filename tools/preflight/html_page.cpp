@@ -92,10 +92,10 @@ std::string heat_map(const Verdict& v, const RailStats& rs, const std::map<std::
   std::string out = fmt::format(
       "<svg class=\"rail-heatmap\" data-rail=\"{0}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1}\" "
       "height=\"{2}\" viewBox=\"0 0 {1} {2}\"><text class=\"title\" x=\"4\" y=\"18\">{3}</text>"
-      "<text class=\"axis\" x=\"4\" y=\"36\">row: sender, column: receiver; median {4} GB/s, line rate {5} "
-      "GB/s</text><rect class=\"unmeasured\" x=\"{6}\" y=\"{7}\" width=\"{8}\" height=\"{8}\"/>",
-      rs.rail, W, H, esc(title), gbps(rs.median_GBps), rs.line_GBps > 0 ? gbps(rs.line_GBps) : "unknown", L,
-      T, side);
+      "<text class=\"axis\" x=\"4\" y=\"36\">row: sender, column: receiver; median {4} GB/s, line rate {5}"
+      "</text><rect class=\"unmeasured\" x=\"{6}\" y=\"{7}\" width=\"{8}\" height=\"{8}\"/>",
+      rs.rail, W, H, esc(title), gbps(rs.median_GBps),
+      rs.line_GBps > 0 ? gbps(rs.line_GBps) + " GB/s" : "unknown", L, T, side);
   if (labels)
     for (size_t i = 0; i < n; ++i) {
       const double c = cell * (static_cast<double>(i) + 0.5);
