@@ -7,8 +7,8 @@
 #                     "host"): exit 0, no finding, 4 links measured with both ends' counter deltas, every
 #                     rank prints its line
 #     torchrun_tbf    RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT; a tbf rate limit on vethB1: link.slow
-#                     names rail 1 and the pair and says the counters are clean (tbf queues, it does not
-#                     drop), rail 0 is clean, exit 2; --html: a heat map per rail
+#                     names rail 1 and the pair and what both ends' counters showed, rail 0 is clean,
+#                     exit 2; --html: a heat map per rail
 #     mtu_missing     vethB1 at MTU 9000 (rxe3 4096 vs rxe2 1024) and a third rank that never starts:
 #                     preflight.rail_mtu names hostB/rxe3:1, preflight.node_missing names rank 2, exit 2
 set -u
@@ -93,9 +93,12 @@ torchrun_tbf)
     expect "jq_py 'sys.exit(0 if not [f for f in v[\"findings\"] if \"rxe0\" in f[\"detail\"] or \"rxe1\" in f[\"detail\"]] else 1)'" "rail 0 is clean"
     expect "jq_py 'sys.exit(0 if all(f[\"id\"]==\"link.slow\" for f in v[\"findings\"]) else 1)'" "no other finding"
     expect "grep -q '\[link.slow\]' '$OUT/rank1.out'" "rank 1's line carries link.slow"
+    # Each link.slow says what both ends' rxe counters showed. tbf queues, it does not drop, so they are
+    # expected clean; but rxe under TCG on a loaded host can time out an ACK now and then (4 in 3 s seen,
+    # commit c123693), 2 loss events each, which over an 8 s test can reach the loss threshold: only the
+    # note's presence is asserted, its text is printed.
+    expect "jq_py 's=[f[\"detail\"] for f in v[\"findings\"] if f[\"id\"]==\"link.slow\"]; print([d[d.find(\"; counters\"):] for d in s]); sys.exit(0 if s and all(\"; counters clean on both ends\" in d or \"; counters: \" in d for d in s) else 1)'" "link.slow: says what both ends' counters showed"
     # The HTML page: a heat map per rail, a cell per measured link (2 per rail), the slow ones outlined.
-    # tbf queues, it does not drop: the rxe counters of both ends stay under the net plugin's thresholds.
-    expect "jq_py 's=[f[\"detail\"] for f in v[\"findings\"] if f[\"id\"]==\"link.slow\"]; sys.exit(0 if s and all(\"counters clean on both ends\" in d and \"a rate limit or congestion outside the NIC\" in d for d in s) else 1)'" "link.slow: counters clean on both ends (a rate limit)"
     expect "html_two_rails" "--html: a heat map per rail, 2 cells each, rail 1's slow link outlined"
     ;;
 mtu_missing)
