@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include "html_page.h"
 #include "launch_env.h"
 #include "link_runner.h"
 #include "node_summary.h"
@@ -30,11 +33,13 @@ struct Options {
   std::string bind;
   int timeout_s = 60;
   bool json = false;
+  std::string html;  // rank 0 writes the HTML page here
   bool no_verbs = false;
   std::string sysfs_root;
   bool no_links = false;
   bool full = false;
   bool no_latency = false;
+  bool no_counters = false;
   LinkOptions link;
   LinkPolicy policy;
   double line_rate_GBps = 0;  // 0 = each NIC's reported rate
@@ -56,6 +61,21 @@ void out(const std::string& s) {
 [[noreturn]] void usage_error(const std::string& msg) {
   std::fprintf(stderr, "railscope preflight: %s (usage error, exit 2)\n", msg.c_str());
   throw CLI::RuntimeError(2);
+}
+
+// The page goes to a temporary file renamed into place, so a reader never sees half a page; a failure is
+// one line on stderr (the verdict and the exit status stand).
+void write_html(const std::string& path, const std::string& page) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
+  if (f) ok = std::fclose(f) == 0 && ok;
+  if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    std::fprintf(stderr, "railscope preflight: cannot write the HTML page %s: %s\n", path.c_str(),
+                 std::strerror(errno));
+    std::remove(tmp.c_str());
+  }
 }
 
 // Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
@@ -151,6 +171,8 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
     m.dst_nic = sn.name();
     m.GBps = err.empty() ? c->GBps : 0;
     m.error = err;
+    if (c) m.src_counters = c->counters;
+    if (sv) m.dst_counters = sv->counters;
     const int64_t a = cn.speed_mbps ? cn.speed_mbps : sn.speed_mbps;
     const int64_t b = sn.speed_mbps ? sn.speed_mbps : cn.speed_mbps;
     m.line_GBps = o.line_rate_GBps > 0 ? o.line_rate_GBps : static_cast<double>(std::min(a, b)) / 8000.0;
@@ -164,6 +186,13 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
   Fd lfd = listen_on(o.bind, l.port, &error);
   if (!lfd) usage_error(error);
+  if (!o.html.empty()) {
+    // Found out now rather than after the links: the page's place must be writable.
+    std::FILE* f = std::fopen((o.html + ".tmp").c_str(), "w");
+    if (!f) usage_error("--html " + o.html + ": cannot write there: " + std::strerror(errno));
+    std::fclose(f);
+    std::remove((o.html + ".tmp").c_str());
+  }
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
   std::vector<NodeReport> nodes{std::move(mine)};
   std::vector<Fd> conns(static_cast<size_t>(l.world));
@@ -209,6 +238,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
   if (!o.no_links && v.nodes.size() >= 2) add_links(&v, measure_links(o, l, v.nodes, conns), o.policy);
   out(o.json ? to_json(v).dump(2) + "\n" : to_text(v));
+  if (!o.html.empty()) write_html(o.html, render_html(v));
   const auto send_deadline = Clock::now() + std::chrono::seconds(10);
   for (const auto& n : v.nodes) {
     if (n.rank == 0) continue;
@@ -289,12 +319,16 @@ void add_preflight(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds rank 0 waits for the others (and they for rank 0)")
       ->check(CLI::Range(1, 86400));
   cmd->add_flag("--json", o->json, "Rank 0 prints the verdict as JSON (docs/preflight.md)");
+  cmd->add_option("--html", o->html,
+                  "Rank 0 also writes the verdict as one self-contained HTML page: a node x node heat map "
+                  "of the links per rail, the findings");
   cmd->add_option("--sysfs-root", o->sysfs_root,
                   "Doctor: read sysfs from DIR (tests); libibverbs is then not queried");
   cmd->add_flag("--no-verbs", o->no_verbs, "Doctor: do not query libibverbs (sysfs only)");
   cmd->add_flag("--no-links", o->no_links, "Do not measure links (consistency only)");
   cmd->add_flag("--full", o->full, "Measure every pair of nodes (N-1 rounds) instead of O(log N) rounds");
   cmd->add_flag("--no-latency", o->no_latency, "Measure bandwidth only");
+  cmd->add_flag("--no-counters", o->no_counters, "Do not sample the ports' counters around each link test");
   cmd->add_option("--plugin", o->link.plugin,
                   "Net plugin for the links (netbench --plugin; default railscope's)");
   cmd->add_option("--link-size", o->link.size, "Bandwidth message size in bytes")
@@ -343,6 +377,8 @@ void add_preflight(CLI::App& app) {
     const doctor::NodeFacts facts = doctor::gather({o->sysfs_root, !o->no_verbs, ""});
     const doctor::Report report = doctor::run(facts);
     NodeReport mine = summarize(facts, report, l.rank, host, process_nccl_env(), system_prefixes());
+    o->link.sysfs_root = facts.inventory.sysfs_root;  // the ports' counters, from the doctor's sysfs
+    o->link.counters = !o->no_counters;
     const int code = l.rank == 0 ? run_rank0(*o, l, std::move(mine)) : run_rank(*o, l, mine);
     if (code != 0) throw CLI::RuntimeError(code);
   });

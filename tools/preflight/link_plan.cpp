@@ -45,8 +45,8 @@ LinkPlan plan_links(const std::vector<NodeReport>& nodes, bool full, bool latenc
           const auto port = static_cast<uint16_t>(base_port + 1 + i);
           const Measure m = phase == 2 ? Measure::Latency : Measure::Bandwidth;
           const int rail = static_cast<int>(i);
-          plan.tasks[server].push_back({step, rail, true, sn.device, sn.ipv4, port, m});
-          plan.tasks[client].push_back({step, rail, false, cn.device, sn.ipv4, port, m});
+          plan.tasks[server].push_back({step, rail, true, sn.device, sn.port, sn.netdev, sn.ipv4, port, m});
+          plan.tasks[client].push_back({step, rail, false, cn.device, cn.port, cn.netdev, sn.ipv4, port, m});
           plan.links.push_back({step, rail, client, server, m});
         }
       }
@@ -62,6 +62,8 @@ json tasks_to_json(int step, const std::vector<LinkTask>& tasks) {
     list.push_back({{"rail", t.rail},
                     {"server", t.server},
                     {"dev", t.dev},
+                    {"port", t.port},
+                    {"netdev", t.netdev},
                     {"oob_host", t.oob_host},
                     {"oob_port", t.oob_port},
                     {"measure", t.measure == Measure::Latency ? "latency" : "bandwidth"}});
@@ -100,6 +102,16 @@ std::optional<std::vector<LinkTask>> tasks_from_json(const json& j, int step, st
     lt.dev = dev->get<std::string>();
     lt.oob_host = host->get<std::string>();
     lt.oob_port = static_cast<uint16_t>(port->get<uint64_t>());
+    // The port and netdev whose counters are sampled (absent from an older rank 0: port 1, none).
+    if (const auto p = t.find("port"); p != t.end()) {
+      if (!p->is_number_integer() || p->get<int64_t>() < 1 || p->get<int64_t>() > 255)
+        return fail("a task's port is not 1..255");
+      lt.port = static_cast<int>(p->get<int64_t>());
+    }
+    if (const auto nd = t.find("netdev"); nd != t.end()) {
+      if (!nd->is_string()) return fail("a task's netdev is not a string");
+      lt.netdev = nd->get<std::string>();
+    }
     const std::string m = measure->get<std::string>();
     if (m != "latency" && m != "bandwidth") return fail("unknown measure");
     lt.measure = m == "latency" ? Measure::Latency : Measure::Bandwidth;
@@ -109,7 +121,8 @@ std::optional<std::vector<LinkTask>> tasks_from_json(const json& j, int step, st
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-';
       });
     };
-    if (!plain(lt.dev) || !plain(lt.oob_host)) return fail("a task's device or address has odd characters");
+    if (!plain(lt.dev) || !plain(lt.oob_host) || (!lt.netdev.empty() && !plain(lt.netdev)))
+      return fail("a task's device, netdev or address has odd characters");
     out.push_back(std::move(lt));
   }
   return out;
@@ -117,9 +130,11 @@ std::optional<std::vector<LinkTask>> tasks_from_json(const json& j, int step, st
 
 json results_to_json(int step, const std::vector<TaskResult>& results) {
   json list = json::array();
-  for (const auto& r : results)
-    list.push_back(
-        {{"rail", r.rail}, {"ok", r.ok}, {"GBps", r.GBps}, {"lat_us", r.lat_us}, {"error", r.error}});
+  for (const auto& r : results) {
+    json one = {{"rail", r.rail}, {"ok", r.ok}, {"GBps", r.GBps}, {"lat_us", r.lat_us}, {"error", r.error}};
+    if (r.counters) one["counters"] = to_json(*r.counters);
+    list.push_back(std::move(one));
+  }
   return {{"schema", "railscope.preflight.results/1"}, {"step", step}, {"results", list}};
 }
 
@@ -157,6 +172,10 @@ std::optional<std::vector<TaskResult>> results_from_json(const json& j, int step
         t.lat_us > 1e9)
       return fail("a result's numbers are out of range");
     if (!clean(t.error, kMaxText)) return fail("a result's error text is too long or has control characters");
+    if (const auto c = r.find("counters"); c != r.end() && !c->is_null()) {
+      t.counters = end_counters_from_json(*c, error);
+      if (!t.counters) return std::nullopt;
+    }
     out.push_back(std::move(t));
   }
   return out;

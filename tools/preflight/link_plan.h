@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "link_counters.h"
 #include "node_report.h"
 
 namespace railscope::preflight {
@@ -23,6 +24,8 @@ struct LinkTask {
   int rail = 0;
   bool server = false;
   std::string dev;       // this rank's NIC on the rail
+  int port = 1;          // its port (whose counters are sampled around the task)
+  std::string netdev;    // its RoCE netdev (ethtool statistics); empty: InfiniBand
   std::string oob_host;  // server: the address it listens on; client: the server's address
   uint16_t oob_port = 0;
   Measure measure = Measure::Bandwidth;
@@ -57,6 +60,7 @@ struct TaskResult {
   double GBps = 0;
   double lat_us = 0;
   std::string error;
+  std::optional<EndCounters> counters;  // this end's port over the task; none when not sampled
 };
 nlohmann::json results_to_json(int step, const std::vector<TaskResult>& results);
 std::optional<std::vector<TaskResult>> results_from_json(const nlohmann::json& j, int step, size_t max,

@@ -13,6 +13,10 @@
 #include <cstring>
 #include <thread>
 
+#include "railscope/node/ethtool_stats.h"
+#include "railscope/node/port_sampler.h"
+#include "railscope/node/sysfs.h"
+
 namespace railscope::preflight {
 namespace {
 
@@ -85,6 +89,17 @@ std::vector<std::string> netbench_args(const LinkTask& t, const LinkOptions& o) 
 }
 
 std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const LinkOptions& o) {
+  // Each task's port, sampled before its child starts and after the last child ended.
+  const node::Sysfs sysfs(o.sysfs_root.empty() ? node::Sysfs::default_root() : o.sysfs_root);
+  const auto ethtool = o.counters ? node::ethtool_source_for(sysfs) : nullptr;
+  std::vector<node::PortSampler> samplers;
+  std::vector<node::PortCounters> before;
+  if (o.counters)
+    for (const auto& t : tasks) {
+      samplers.emplace_back(sysfs, t.dev, t.port, t.netdev, ethtool.get());
+      before.push_back(samplers.back().sample());
+    }
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<Child> children;
   for (const auto& t : tasks) children.push_back(spawn(netbench_args(t, o), !t.server));
   // Clients print a few hundred bytes: read them as they exit; every child past the deadline is killed.
@@ -118,12 +133,16 @@ std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const Link
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<TaskResult> results;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const LinkTask& t = tasks[i];
     Child& c = children[i];
     TaskResult r;
     r.rail = t.rail;
+    if (i < samplers.size())
+      r.counters =
+          end_counters(before[i], samplers[i].sample(), samplers[i].files() > 0, t.netdev.empty(), seconds);
     const std::string who = std::string(t.server ? "netbench server on " : "netbench client on ") + t.dev;
     if (c.pid <= 0) {
       r.error = who + ": cannot start";

@@ -18,9 +18,13 @@ struct LinkOptions {
   uint32_t lat_iters = 200;
   int timeout_s = 60;
   std::string poll = "yield";  // netbench --poll: yield (as NCCL's proxy), spin, sleep
+  std::string sysfs_root;      // where the ports' counters are read ("" = the default, /sys)
+  bool counters = true;        // sample each task's port before and after (link_counters.h)
 };
 
-// Results in the order of `tasks`. Server tasks report ok/failure only; clients carry the figures.
+// Results in the order of `tasks`. Server tasks report ok/failure only; clients carry the figures. Each
+// carries the counter deltas of its port over the step (node::PortSampler before the children start and
+// after the last one ended) unless o.counters is off.
 std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const LinkOptions& o);
 
 // netbench's command line for a task (without the executable).

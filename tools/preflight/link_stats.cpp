@@ -69,7 +69,8 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
     stats[rail] = s;
   }
 
-  for (const auto& l : links) {
+  for (size_t li = 0; li < links.size(); ++li) {
+    const LinkMeasurement& l = links[li];
     const RailStats& s = stats[l.rail];
     if (!l.error.empty()) {
       v.findings.push_back(
@@ -93,13 +94,19 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
       else
         detail +=
             fmt::format(" on rail {} ({} link(s): no majority, compared with line rate)", l.rail, s.links);
+      if (l.src_counters || l.dst_counters)
+        detail += "; " + counters_note(l.src_node + "/" + l.src_nic, l.src_counters,
+                                       l.dst_node + "/" + l.dst_nic, l.dst_counters);
       v.findings.push_back(diag::make("link.slow", detail));
+      v.slow.push_back(li);
     }
     if (s.links >= kMajority && s.median_lat_us > 0 &&
-        l.lat_us > policy.high_latency_factor * s.median_lat_us)
+        l.lat_us > policy.high_latency_factor * s.median_lat_us) {
+      v.high_latency.push_back(li);
       v.findings.push_back(
           diag::make("link.high_latency", fmt::format("{}: {:.1f} µs, median of rail {} is {:.1f} µs",
                                                       link_name(l), l.lat_us, l.rail, s.median_lat_us)));
+    }
   }
   for (auto& [rail, s] : stats) v.rails.push_back(s);
   return v;

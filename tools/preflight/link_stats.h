@@ -4,9 +4,11 @@
 // rails when there are three or more of those, and always with the line rate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "link_counters.h"
 #include "railscope/core/diagnosis.h"
 
 namespace railscope::preflight {
@@ -19,6 +21,11 @@ struct LinkMeasurement {
   double line_GBps = 0;           // nominal line rate of the slower end; 0 = unknown
   double lat_us = 0;              // half round trip (p50); 0 = not measured
   std::string error;              // non-empty: the measurement failed, GBps is meaningless
+  bool slow = false;              // judged link.slow (set by add_links from LinkVerdict::slow)
+  bool high_latency = false;      // judged link.high_latency
+  // The counters of the sender's and the receiver's port over the test (none: not sampled). A slow
+  // link's finding says what they show.
+  std::optional<EndCounters> src_counters, dst_counters;
 };
 
 struct LinkPolicy {
@@ -40,6 +47,8 @@ struct RailStats {
 struct LinkVerdict {
   std::vector<RailStats> rails;         // by rail index
   std::vector<diag::Finding> findings;  // link.slow, link.failed, link.high_latency
+  std::vector<size_t> slow;             // indices into the judged links: link.slow
+  std::vector<size_t> high_latency;     // link.high_latency
 };
 
 double median(std::vector<double> v);  // 0 for none; mean of the middle two for an even count

@@ -21,6 +21,11 @@ diag::Severity severity_of(const std::string& s) {
                           : diag::Severity::Info;
 }
 
+// A port's counters over a link test in the verdict: whether readable, and the totals per category.
+nlohmann::json counters_json(const EndCounters& c) {
+  return {{"port", c.port}, {"readable", c.readable}, {"seconds", c.seconds}, {"moved", category_totals(c)}};
+}
+
 std::string printable(const std::string& s) {
   std::string out;
   for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
@@ -59,6 +64,8 @@ Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, s
 
 void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy& policy) {
   LinkVerdict lv = judge_links(links, policy);
+  for (size_t i : lv.slow) links[i].slow = true;
+  for (size_t i : lv.high_latency) links[i].high_latency = true;
   v->links_measured = true;
   v->links = std::move(links);
   v->rails = std::move(lv.rails);
@@ -87,6 +94,11 @@ nlohmann::json to_json(const Verdict& v) {
                      {"GBps", l.error.empty() ? nlohmann::json(l.GBps) : nlohmann::json(nullptr)},
                      {"line_GBps", l.line_GBps > 0 ? nlohmann::json(l.line_GBps) : nlohmann::json(nullptr)},
                      {"lat_us", l.lat_us > 0 ? nlohmann::json(l.lat_us) : nlohmann::json(nullptr)},
+                     {"slow", l.slow},
+                     {"counters",
+                      {{"from", l.src_counters ? counters_json(*l.src_counters) : nlohmann::json(nullptr)},
+                       {"to", l.dst_counters ? counters_json(*l.dst_counters) : nlohmann::json(nullptr)}}},
+                     {"high_latency", l.high_latency},
                      {"error", l.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.error)}});
   nlohmann::json rails = nlohmann::json::array();
   for (const auto& r : v.rails)

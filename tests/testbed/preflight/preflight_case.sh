@@ -4,9 +4,11 @@
 # (--host-name, NCCL_IB_HCA), started by a real launcher. Runs in the guest.
 #   preflight_case.sh RAILSCOPE CASE
 #     mpirun_healthy  both rails carry ib_write_bw at once; then Open MPI's mpirun (MPMD, one rank per
-#                     "host"): exit 0, no finding, 4 links measured, every rank prints its line
+#                     "host"): exit 0, no finding, 4 links measured with both ends' counter deltas, every
+#                     rank prints its line
 #     torchrun_tbf    RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT; a tbf rate limit on vethB1: link.slow
-#                     names rail 1 and the pair, rail 0 is clean, exit 2
+#                     names rail 1 and the pair and what both ends' counters showed, rail 0 is clean,
+#                     exit 2; --html: a heat map per rail
 #     mtu_missing     vethB1 at MTU 9000 (rxe3 4096 vs rxe2 1024) and a third rank that never starts:
 #                     preflight.rail_mtu names hostB/rxe3:1, preflight.node_missing names rank 2, exit 2
 set -u
@@ -19,6 +21,19 @@ ok() { printf 'ok   %s\n' "$*"; }
 bad() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
 expect() { if eval "$1"; then ok "$2"; else bad "$2"; fi; }
 jq_py() { python3 -c "import json,sys; v=json.load(open('$OUT/verdict.json')); $1"; }
+# The --html page of the tbf case: one heat map per rail with a cell per measured link (2 per rail),
+# rail 1's slow link outlined, none on rail 0.
+html_two_rails() {
+    python3 - "$OUT/preflight.html" <<'PY'
+import sys
+h = open(sys.argv[1]).read()
+maps = [h[h.index('data-rail="%d"' % r):] for r in (0, 1)]
+maps = [m[:m.index('</svg>')] for m in maps]
+ok = (h.count('class="rail-heatmap"') == 2 and [m.count('<rect class="cell') for m in maps] == [2, 2]
+      and 'cell slow' not in maps[0] and 'cell slow' in maps[1])
+sys.exit(0 if ok else 1)
+PY
+}
 
 # Soft-RoCE under TCG on a loaded 2-core host moved 10-93 MB/s per healthy link in one run (links of a
 # step run at once and share the guest's two vCPUs), and the reported rate (10 Gb/s) means nothing here:
@@ -59,6 +74,7 @@ mpirun_healthy)
     expect "jq_py 'sys.exit(0 if v[\"findings\"] == [] else 1)'" "healthy: no finding"
     expect "jq_py 'sys.exit(0 if len(v[\"links\"]) == 4 and all(l[\"GBps\"] and l[\"GBps\"] > 0 for l in v[\"links\"]) else 1)'" "4 links measured"
     expect "jq_py 'sys.exit(0 if [n[\"nics\"][1][\"device\"] for n in v[\"nodes\"]] == [\"rxe2\", \"rxe3\"] else 1)'" "rail 1 is rxe2 / rxe3"
+    expect "jq_py 'sys.exit(0 if all(l[\"counters\"][e] and l[\"counters\"][e][\"readable\"] and l[\"counters\"][e][\"moved\"].get(\"traffic\", 0) > 0 for l in v[\"links\"] for e in (\"from\", \"to\")) else 1)'" "each link carries both ends' counter deltas (rxe's traffic moved)"
     expect "grep -q '^railscope preflight: rank 1 (hostB): cluster ok (exit 0)' '$OUT/mpi/1/rank.1/stdout'" "rank 1 prints its line"
     ;;
 torchrun_tbf)
@@ -68,7 +84,7 @@ torchrun_tbf)
     env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_B" \
         timeout 240 "$CLI" preflight "${B[@]}" "${LINKS[@]}" > "$OUT/rank1.out" 2>&1 &
     env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_A" \
-        timeout 240 "$CLI" preflight "${A[@]}" --json "${LINKS[@]}" > "$OUT/verdict.json" 2> "$OUT/rank0.err"
+        timeout 240 "$CLI" preflight "${A[@]}" --json --html "$OUT/preflight.html" "${LINKS[@]}" > "$OUT/verdict.json" 2> "$OUT/rank0.err"
     rc=$?
     wait
     expect "[[ $rc == 2 ]]" "tbf: exit 2 (got $rc)"
@@ -77,6 +93,13 @@ torchrun_tbf)
     expect "jq_py 'sys.exit(0 if not [f for f in v[\"findings\"] if \"rxe0\" in f[\"detail\"] or \"rxe1\" in f[\"detail\"]] else 1)'" "rail 0 is clean"
     expect "jq_py 'sys.exit(0 if all(f[\"id\"]==\"link.slow\" for f in v[\"findings\"]) else 1)'" "no other finding"
     expect "grep -q '\[link.slow\]' '$OUT/rank1.out'" "rank 1's line carries link.slow"
+    # Each link.slow says what both ends' rxe counters showed. tbf queues, it does not drop, so they are
+    # expected clean; but rxe under TCG on a loaded host can time out an ACK now and then (4 in 3 s seen,
+    # commit c123693), 2 loss events each, which over an 8 s test can reach the loss threshold: only the
+    # note's presence is asserted, its text is printed.
+    expect "jq_py 's=[f[\"detail\"] for f in v[\"findings\"] if f[\"id\"]==\"link.slow\"]; print([d[d.find(\"; counters\"):] for d in s]); sys.exit(0 if s and all(\"; counters clean on both ends\" in d or \"; counters: \" in d for d in s) else 1)'" "link.slow: says what both ends' counters showed"
+    # The HTML page: a heat map per rail, a cell per measured link (2 per rail), the slow ones outlined.
+    expect "html_two_rails" "--html: a heat map per rail, 2 cells each, rail 1's slow link outlined"
     ;;
 mtu_missing)
     tb_set_mtu vethB1 9000

@@ -70,7 +70,7 @@ TEST(LinkPlan, RailsLimitedToTheFewerAndToUsablePorts) {
 }
 
 TEST(LinkPlan, StepMessagesRoundTripAndRefuseBadOnes) {
-  const std::vector<LinkTask> tasks{{3, 1, false, "rxe3", "10.0.1.2", 29557, Measure::Latency}};
+  const std::vector<LinkTask> tasks{{3, 1, false, "rxe3", 1, "eth3", "10.0.1.2", 29557, Measure::Latency}};
   std::string e;
   const auto back = tasks_from_json(tasks_to_json(3, tasks), 3, &e);
   ASSERT_TRUE(back) << e;
@@ -85,11 +85,29 @@ TEST(LinkPlan, StepMessagesRoundTripAndRefuseBadOnes) {
   auto j = tasks_to_json(3, tasks);
   j["tasks"][0]["oob_port"] = 0;
   EXPECT_FALSE(tasks_from_json(j, 3, &e));
+  // The port and netdev whose counters are sampled: checked, and optional (port 1, no netdev).
+  EXPECT_EQ(back->at(0).port, 1);
+  EXPECT_EQ(back->at(0).netdev, "eth3");
+  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(256), nlohmann::json("1")}) {
+    j = tasks_to_json(3, tasks);
+    j["tasks"][0]["port"] = bad;
+    EXPECT_FALSE(tasks_from_json(j, 3, &e)) << bad;
+  }
+  j = tasks_to_json(3, tasks);
+  j["tasks"][0]["netdev"] = "eth0 --plugin=x";
+  EXPECT_FALSE(tasks_from_json(j, 3, &e));
+  j = tasks_to_json(3, tasks);
+  j["tasks"][0].erase("port");
+  j["tasks"][0].erase("netdev");
+  const auto old = tasks_from_json(j, 3, &e);
+  ASSERT_TRUE(old) << e;
+  EXPECT_EQ(old->at(0).port, 1);
+  EXPECT_EQ(old->at(0).netdev, "");
 }
 
 TEST(LinkPlan, ResultMessagesChecked) {
   std::string e;
-  const std::vector<TaskResult> ok{{0, true, 12.5, 3.2, ""}};
+  const std::vector<TaskResult> ok{{0, true, 12.5, 3.2, "", std::nullopt}};
   const auto back = results_from_json(results_to_json(7, ok), 7, 1, &e);
   ASSERT_TRUE(back) << e;
   EXPECT_EQ(back->at(0).GBps, 12.5);
@@ -104,6 +122,17 @@ TEST(LinkPlan, ResultMessagesChecked) {
   j = results_to_json(7, ok);
   j["results"][0]["lat_us"] = "fast";
   EXPECT_FALSE(results_from_json(j, 7, 1, &e));
+  // A result's counters travel with it and are checked (link_counters_test.cpp has the details).
+  std::vector<TaskResult> with = ok;
+  with[0].counters = EndCounters{"rxe3:1", true, false, 1.5, {}};
+  with[0].counters->deltas.push_back({"rcvd_seq_err", node::CounterCategory::Loss, 412, false});
+  const auto c = results_from_json(results_to_json(7, with), 7, 1, &e);
+  ASSERT_TRUE(c && c->at(0).counters) << e;
+  EXPECT_EQ(c->at(0).counters->deltas.at(0).delta, 412u);
+  j = results_to_json(7, with);
+  j["results"][0]["counters"]["deltas"][0]["name"] = "";
+  EXPECT_FALSE(results_from_json(j, 7, 1, &e));
+  EXPECT_NE(e.find("counters:"), std::string::npos) << e;
 }
 
 }  // namespace

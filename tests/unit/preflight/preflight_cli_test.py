@@ -2,8 +2,8 @@
 """`railscope preflight` end to end on this host: several processes over loopback TCP, each with its own
 fake sysfs tree (--sysfs-root) and --host-name, started with a torchrun-style environment or flags.
 Cases: healthy (no preflight finding), a rail rate that differs on one node, a rank that never starts,
-hostile connections to rank 0's port, usage errors, and links measured through netbench's loopback TCP
-test plugin (one rank given a plugin that does not load: link.failed names the pair).
+hostile connections to rank 0's port, usage errors (an --html page that cannot be written), and links measured through netbench's loopback TCP
+test plugin (--html: its heat map; one rank given a plugin that does not load: link.failed names the pair).
 Usage: preflight_cli_test.py RAILSCOPE LOOPBACK_PLUGIN"""
 import json
 import os
@@ -167,7 +167,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(outs[0][2].count("refused a connection") == 5, "hostile: each refusal logged on stderr")
 
     # 5. Usage errors: exit 2 with one clear line.
-    for env, args, text in (({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
+    for env, args, text in (({}, ["--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"], "cannot write there"),
+                            ({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
                             ({"RANK": "0"}, [], "WORLD_SIZE is not"),
                             ({}, ["--world-size", "2"], "no rank")):
         e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
@@ -181,18 +182,24 @@ with tempfile.TemporaryDirectory() as tmp:
     for r in range(2):
         root = os.path.join(tmp, f"lo{r}")
         fake_node(root, [("lo", "lo", f"127.0.0.{r + 1}", "10 Gb/sec (1X QDR)")])
+        put(root, "class/infiniband/lo/ports/1/counters/symbol_error", "0\n")  # sampled around each test
         lo_roots.append(root)
     link_args = ["--plugin", LOOPBACK, "--link-size", "65536", "--link-bytes", "4194304", "--link-timeout", "20",
                  "--min-line-percent", "0"]
     port = free_port()
-    outs = finish([start(r, 2, port, lo_roots[r], link_args + (["--json"] if r == 0 else []), links=True, hca="=lo") for r in range(2)])
+    page = os.path.join(tmp, "preflight.html")
+    outs = finish([start(r, 2, port, lo_roots[r], link_args + (["--json", "--html", page] if r == 0 else []), links=True, hca="=lo") for r in range(2)])
     v = json.loads(outs[0][1])
     links = v["links"]
+    html = open(page).read() if os.path.exists(page) else ""
+    check(html.count('class="rail-heatmap"') == 1 and html.count('<rect class="cell') == 2, "links: --html writes one heat map with 2 cells")
     check(v["links_measured"] and len(links) == 2, f"links: two directions measured ({links})")
     check({(l["from"], l["to"]) for l in links} == {("hostA/lo:1", "hostB/lo:1"), ("hostB/lo:1", "hostA/lo:1")},
           "links: hostA -> hostB and back")
     check(all(l["error"] is None and l["GBps"] > 0 for l in links), "links: bandwidth measured")
     check(any(l["lat_us"] for l in links), "links: latency measured")
+    check(all(l["counters"][e] and l["counters"][e]["port"] == "lo:1" and l["counters"][e]["readable"] and l["counters"][e]["moved"] == {}
+              for l in links for e in ("from", "to")), f"links: both ends' counters sampled, nothing moved ({links[0]['counters']})")
     check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"links: healthy, no finding ({preflight_ids(v)})")
     # Rank 1 cannot load its plugin: every link fails and is named.
     port = free_port()
