@@ -35,7 +35,7 @@ void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int
   if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
   stats.completed(req->size, static_cast<uint64_t>(
                                  std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
-  profile_stop(&req->event);
+  profile_stop(pool.index_of(req));
   pool.put(req);
 }
 
