@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "railscope/core/log.h"
+#include "railscope/core/params.h"
 
 namespace railscope::net::tcp {
 
@@ -19,6 +20,10 @@ TcpConnection::TcpConnection(Fd ctrl, std::vector<Fd> data, ConnParams params, b
   params_.nsocks = static_cast<int>(lanes_.size());
   if (params_.nthreads > params_.nsocks) params_.nthreads = params_.nsocks;
   if (params_.nthreads < 0) params_.nthreads = 0;
+  if (stats_enabled()) {
+    stats_period_ = std::chrono::seconds(params::get_int("RAILSCOPE_NET_STATS_INTERVAL"));
+    next_stats_ = opened_ + stats_period_;
+  }
 }
 
 TcpConnection::~TcpConnection() {
@@ -112,11 +117,22 @@ uint64_t TcpConnection::micros_since(Clock::time_point t0) {
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
 }
 
-void TcpConnection::emit_stats(const char* role) const {
+void TcpConnection::periodic_stats_due() {
+  const auto now = Clock::now();
+  if (now < next_stats_) return;
+  next_stats_ = now + stats_period_;
+  if (stats_.messages == stats_messages_ && stats_.inflight == stats_inflight_) return;  // idle
+  stats_messages_ = stats_.messages;
+  stats_inflight_ = stats_.inflight;
+  emit_stats(sending_ ? "send" : "recv", false);
+}
+
+void TcpConnection::emit_stats(const char* role, bool final) const {
   if (!stats_enabled()) return;
   ConnIdentity who;
   who.engine = "tcp";
   who.role = role;
+  who.final = final;
   who.local_host = params_.local_host;
   who.local_dev = params_.local_dev;
   who.local_gid = params_.local_addr;

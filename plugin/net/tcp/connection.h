@@ -46,7 +46,8 @@ class TcpConnection {
   Status start();  // helper threads
   const ConnParams& params() const { return params_; }
   std::string where() const;  // "to host (addr) over dev"
-  void emit_stats(const char* role) const;
+  // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one.
+  void emit_stats(const char* role, bool final = true) const;
 
  protected:
   // Records a failure and returns the connection's first one (later calls keep returning it).
@@ -63,6 +64,14 @@ class TcpConnection {
   void progress_lanes();
   static uint64_t micros_since(Clock::time_point t0);
   void setup_zerocopy();
+  // The periodic stats line (RAILSCOPE_NET_STATS_INTERVAL), from test() on the thread that drives the
+  // connection, as the verbs engine writes its own: a counter per call, a clock read one call in
+  // kStatsClockEvery, a line when the interval is over and the connection posted or completed a
+  // message since the last one (an idle connection writes nothing). Stats off: one comparison.
+  void periodic_stats() {
+    if (stats_period_.count() > 0 && ++stats_calls_ % kStatsClockEvery == 0) periodic_stats_due();
+  }
+  void periodic_stats_due();
 
   Fd ctrl_;
   ConnParams params_;
@@ -75,6 +84,13 @@ class TcpConnection {
   ConnStats stats_;
   Clock::time_point opened_ = Clock::now();
   bool sending_;
+
+ private:
+  static constexpr uint32_t kStatsClockEvery = 16;
+  std::chrono::seconds stats_period_{0};  // 0: no periodic line
+  Clock::time_point next_stats_{};
+  uint32_t stats_calls_ = 0;
+  uint64_t stats_messages_ = 0, stats_inflight_ = 0;  // at the last line
 };
 
 }  // namespace railscope::net::tcp

@@ -118,6 +118,7 @@ Status TcpRecvComm::test(TcpRecvReq* r, int* done, int* sizes) {
   if (!r->in_use)
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
   if (failed()) return failure();
+  periodic_stats();
   if (Status st = progress_ctrl(); !st.ok()) return st;
   progress_lanes();
   if (r->nmatched < r->n || r->pending.load(std::memory_order_acquire) != 0) return Status::success();

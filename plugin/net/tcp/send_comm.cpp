@@ -73,6 +73,7 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   *done = 0;
   if (!r->in_use) return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished send");
   if (failed()) return failure();
+  periodic_stats();
   if (Status st = flush_ctrl(); !st.ok()) return st;
   progress_lanes();
   if (r->ctrl_done < r->ctrl_total || r->pending.load(std::memory_order_acquire) != 0)

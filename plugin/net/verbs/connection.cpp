@@ -15,6 +15,7 @@
 #include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/profiler_descr.h"
 #include "plugin/net/verbs/qp.h"
+#include "plugin/net/verbs/send_comm.h"  // chunk_of
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
@@ -164,25 +165,29 @@ EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint6
 Status Connection::poll() {
   if (!error_.ok()) return error_;
   ibv_wc wcs[16];
-  for (auto& lane : lanes) {
+  for (size_t l = 0; l < lanes.size(); ++l) {
     for (;;) {
-      int n = ibv_poll_cq(lane.cq.get(), 16, wcs);
+      int n = ibv_poll_cq(lanes[l].cq.get(), 16, wcs);
       if (n < 0)
         return fail(
             Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
       for (int i = 0; i < n; ++i)
         if (Status st = on_completion(wcs[i]); !st.ok()) {
-          if (error_.ok() && wcs[i].status != IBV_WC_SUCCESS) {
-            failed_status_ = static_cast<int>(wcs[i].status);
-            failed_vendor_err_ = wcs[i].vendor_err;
-            failed_qpn_ = wcs[i].qp_num;
-          }
+          note_failed_completion(l, wcs[i]);
           return fail(explain(std::move(st)));
         }
       if (n < 16) break;
     }
   }
   return Status::success();
+}
+
+void Connection::note_failed_completion(size_t lane, const ibv_wc& wc) {
+  if (!error_.ok() || wc.status == IBV_WC_SUCCESS) return;
+  failed_status_ = static_cast<int>(wc.status);
+  failed_vendor_err_ = wc.vendor_err;
+  failed_qpn_ = wc.qp_num;
+  failed_lane_ = lane;
 }
 
 namespace {
@@ -306,27 +311,54 @@ std::string Connection::where() const {
                      r.empty() ? "?" : r, oob.peer());
 }
 
-void Connection::profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
-                               uint64_t seq, size_t size, const QpLane& ql) {
-  if (phandle == nullptr || profiler == nullptr) return;
-  descr->type = ncclProfileQp;
-  descr->qp = {ql.lane, seq, opcode, static_cast<int>(ql.qp->qp_num), size};
-  profiler(event, ncclProfilerNetEventStart, phandle,
-           static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER), descr);
+void Connection::profile_start(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
+                               bool whole) {
+  if (phandle == nullptr || profiler == nullptr || qps.empty()) return;
+  const std::span<void*> events = qp_events.of(request, qps.size());
+  if (events.empty()) return;
+  const int64_t id = static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
+  const size_t nqps = whole ? 1 : qps.size();
+  for (size_t q = 0; q < nqps; ++q) {
+    size_t off = 0, len = size;
+    if (!whole) chunk_of(size, q, nqps, &off, &len);
+    if (len == 0 && q > 0) break;  // chunk_of: the parts with bytes come first
+    const QpLane& ql = qps[q];
+    // Read by the profiler during the call only (NCCL's profiler API), so a local copy will do.
+    ncclProfilerNetIbDescr_v1_t descr{};
+    descr.type = ncclProfileQp;
+    descr.qp = {ql.lane, seq, opcode, static_cast<int>(ql.qp->qp_num), len};
+    profiler(&events[q], ncclProfilerNetEventStart, phandle, id, &descr);
+  }
 }
 
-void Connection::profile_stop(void** event) {
-  if (*event == nullptr || profiler == nullptr) return;
-  profiler(event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
-  *event = nullptr;
+void Connection::profile_stop(size_t request) {
+  if (profiler == nullptr || !qp_events.live(request)) return;
+  for (void*& event : qp_events.of(request, qps.size()))
+    if (event != nullptr) {
+      profiler(&event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
+      event = nullptr;
+    }
 }
 
-void Connection::profile_failure(void** event, void* phandle, size_t bytes) {
+const QpLane* Connection::failed_qp() const {
+  // A completion error: the QP it names, on the lane whose CQ it came from.
+  if (failed_status_ != 0)
+    for (const auto& q : qps)
+      if (static_cast<size_t>(q.lane) == failed_lane_ && q.qp->qp_num == failed_qpn_) return &q;
+  // A port that went down under the connection: its first QP.
+  for (const auto& q : qps) {
+    const Lane& lane = lanes[static_cast<size_t>(q.lane)];
+    if (lane.health != nullptr &&
+        (lane.health->generation() != lane.health_generation || lane.health->is_down()))
+      return &q;
+  }
+  return &qps[0];  // a stall, a dead peer, a bad peer message: the connection's first QP
+}
+
+void Connection::profile_failure(size_t request, void* phandle, size_t bytes) {
   if (profiler == nullptr || phandle == nullptr || qps.empty()) return;
-  profile_stop(event);
-  const QpLane* failed = &qps[0];
-  for (const auto& q : qps)
-    if (q.qp->qp_num == failed_qpn_) failed = &q;
+  profile_stop(request);
+  const QpLane* failed = failed_qp();
   const int64_t id = kProfilerRailscopePluginId;
   RailscopeQpDescr qp{
       ncclProfileQp, failed->lane, static_cast<int>(failed->qp->qp_num), IBV_WR_RDMA_WRITE_WITH_IMM, 0,

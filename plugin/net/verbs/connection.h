@@ -17,6 +17,7 @@
 #include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/oob_channel.h"
 #include "plugin/net/verbs/port_health.h"
+#include "plugin/net/verbs/qp_events.h"
 #include "railscope/ibv/handles.h"
 #include "railscope/nccl/net.h"
 
@@ -125,18 +126,21 @@ class Connection {
   // A send of `bytes` completed after `elapsed` from its posting: a large one adds to the rate of the
   // ports it used (rail_rate.h; each lane its share of the bytes). Lock-free, one clock read.
   void record_transfer(size_t bytes, Clock::duration elapsed);
-  // Starts one NetPlugin event with NCCL's IB QP descriptor (message `seq` of `size` bytes, `opcode`
-  // as NCCL's IB transport reports it) when NCCL gave a parent handle and a profiler callback. The
-  // descriptor names the QP that carries the message (`ql`) and its local device (its lane).
-  void profile_start(void** event, ncclProfilerNetIbDescr_v1_t* descr, void* phandle, int opcode,
-                     uint64_t seq, size_t size, const QpLane& ql);
-  // Ends a profiler event (NCCL's Stop) and forgets it.
-  void profile_stop(void** event);
-  // The connection failed: a request still in flight ends its event, and one railscope NetPlugin
-  // event (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that
-  // failed and its device, then UpdateAndStop with RailscopeNetCompletion_v1: the completion status,
-  // vendor error and the diagnosis id) carries the error to the profiler under the same parent.
-  void profile_failure(void** event, void* phandle, size_t bytes);
+  // Starts the QP events (NCCL's IB QP descriptor, qp_events.h) of the message in request slot
+  // `request` (message `seq` of `size` bytes, `opcode` as NCCL's IB transport reports it) when NCCL
+  // gave a parent handle and a profiler callback: one per part chunk_of gives each QP, naming that QP
+  // and its local device (its lane), with the part's length; one on QP 0 when the message has no
+  // bytes or goes `whole` through QP 0 (an eager ring message).
+  void profile_start(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
+                     bool whole = false);
+  // Ends the request slot's QP events (NCCL's Stop) and forgets them.
+  void profile_stop(size_t request);
+  bool profiling(size_t request) const { return qp_events.live(request); }
+  // The connection failed: the request slot's QP events end, and one railscope NetPlugin event
+  // (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that failed
+  // and its device, then UpdateAndStop with RailscopeNetCompletion_v1: the completion status, vendor
+  // error and the diagnosis id) carries the error to the profiler under the same parent.
+  void profile_failure(size_t request, void* phandle, size_t bytes);
 
   LinkParams link;
   EndInfo local, remote;
@@ -147,6 +151,7 @@ class Connection {
   uint8_t path_mtu = 0;
   std::chrono::microseconds stall_budget{0};
   ncclProfilerCallback_t profiler = nullptr;
+  QpEvents qp_events;  // the subclass sets its request slots
   Clock::time_point opened = Clock::now();
   const char* role = "";  // "send" / "recv" (statistics)
 
@@ -155,16 +160,22 @@ class Connection {
   // Called once, when the connection records its first error and a profiler is present: every
   // request in flight with a profiler event calls profile_failure().
   virtual void profile_in_flight_failure() {}
+  // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only): QP numbers
+  // are unique per device, so the QP that failed is (lane, wc.qp_num).
+  void note_failed_completion(size_t lane, const ibv_wc& wc);
 
  private:
   Status explain(Status st);
   std::optional<Status> port_cause(const Status& st) const;
+  // The QP an error event names (profile_failure).
+  const QpLane* failed_qp() const;
   static constexpr uint32_t kClockEvery = 16;
   Status error_;
   // The failed completion behind error_ (status 0: the error was not a completion's).
   int failed_status_ = 0;
   uint32_t failed_vendor_err_ = 0;
   uint32_t failed_qpn_ = 0;
+  size_t failed_lane_ = 0;
   Clock::time_point next_liveness_{};
   Clock::time_point next_stats_ = Clock::time_point::max();  // periodic stats line; max = never
   std::chrono::seconds stats_period_{0};

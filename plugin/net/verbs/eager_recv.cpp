@@ -90,15 +90,16 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
     const RecvBuffer& b = bufs[static_cast<size_t>(i)];
     r.sizes[i] = b.size;
     r.got[i] = 0;
-    r.events[i] = nullptr;
     t.data[i] = b.data;
     t.tags[i] = b.tag;
     t.mrs[i] = static_cast<VerbsMr*>(b.mr);
     t.parts[i] = 0;
     t.state[i] = kWaiting;
     r.phandles[i] = b.phandle;
-    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size,
-                     c_.qps[0]);
+    // A buffer within the eager limit takes its message whole from the ring (QP 0); a larger one is
+    // counted as the sender splits a message of its size over the QPs (chunk_of).
+    c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size,
+                     b.size <= c_.eager_max);
   }
   ++tail_;
   c_.stats.posted();

@@ -121,7 +121,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   c_.stats.posted();
   ++(whole ? c_.stats.eager : c_.stats.rts);
   req->phandle = phandle;
-  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, ql);
+  // Whole: the ring write on QP 0; else one event per data part post_data() gives each QP.
+  c_.profile_start(index, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, whole);
   if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
   *out = req;
   return Status::success();

@@ -57,9 +57,9 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     e.tag = b.tag;
     e.seq = seq;
     r.sizes[i] = b.size;
-    r.events[i] = nullptr;
     r.phandles[i] = b.phandle;
-    c_.profile_start(&r.events[i], &r.descr[i], b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size, c_.qps[0]);
+    // The sender cuts its message over the QPs as chunk_of does: one event per QP's part of the buffer.
+    c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
   }
   const QpLane& ql = c_.qps[static_cast<size_t>(tail_ % c_.qps.size())];
   const auto lane = static_cast<size_t>(ql.lane);

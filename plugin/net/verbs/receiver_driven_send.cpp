@@ -77,8 +77,8 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   ++s.live_reqs;
   c_.stats.posted();
   req->phandle = phandle;
-  // The message's first part (and all of it when it is small) goes on QP 0 (chunk_of).
-  c_.profile_start(&req->event, &req->descr, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, c_.qps[0]);
+  // One QP event per part: post() gives QP q the part chunk_of names.
+  c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return c_.fail(std::move(st));
     ++head_;

@@ -39,7 +39,7 @@ void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
   for (int i = 0; i < r->n; ++i) {
     if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
     total += r->got[i];
-    profile_stop(&r->events[i]);
+    profile_stop(event_slot(*r, i));
   }
   stats.completed(
       total, static_cast<uint64_t>(

@@ -21,11 +21,9 @@ struct RecvSlot : Request {
   VerbsRecvComm* comm = nullptr;
   bool in_use = false;
   int n = 0;
-  size_t sizes[kMaxRecvs] = {};  // capacities
-  size_t got[kMaxRecvs] = {};    // bytes received
-  void* events[kMaxRecvs] = {};  // profiler event handles (null once stopped)
-  void* phandles[kMaxRecvs] = {};
-  ncclProfilerNetIbDescr_v1_t descr[kMaxRecvs] = {};
+  size_t sizes[kMaxRecvs] = {};    // capacities
+  size_t got[kMaxRecvs] = {};      // bytes received
+  void* phandles[kMaxRecvs] = {};  // NCCL's parent handles of the buffers' QP events
   Connection::Clock::time_point posted_at{};
 };
 
@@ -52,6 +50,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   VerbsRecvComm() {
     role = "recv";
     for (auto& s : slots) s.comm = this;
+    qp_events.set_requests(slots.size() * kMaxRecvs);  // request slot: event_slot()
   }
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
@@ -73,6 +72,10 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   // Shared by both protocols.
   std::array<RecvSlot, kFifoDepth> slots{};
   size_t index_of(const RecvSlot& r) const { return static_cast<size_t>(&r - slots.data()); }
+  // The QP events' request slot of buffer i of r.
+  size_t event_slot(const RecvSlot& r, int i) const {
+    return index_of(r) * kMaxRecvs + static_cast<size_t>(i);
+  }
   // internal.bad_argument when a buffer with bytes has no memory handle.
   static Status check_buffers(std::span<const RecvBuffer> bufs);
   // One zero-length receive on a QP.
@@ -86,7 +89,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
     for (auto& r : slots)
       if (r.in_use)
         for (int i = 0; i < r.n; ++i)
-          if (r.events[i] != nullptr) profile_failure(&r.events[i], r.phandles[i], r.sizes[i]);
+          if (profiling(event_slot(r, i))) profile_failure(event_slot(r, i), r.phandles[i], r.sizes[i]);
   }
 
  private:

@@ -36,7 +36,7 @@ void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int
   stats.completed(req->size, static_cast<uint64_t>(
                                  std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
   record_transfer(req->size, elapsed);  // the port's rate (fabric.rail_skew)
-  profile_stop(&req->event);
+  profile_stop(pool.index_of(req));
   pool.put(req);
 }
 

@@ -33,15 +33,12 @@ struct SendReq : Request {
   size_t size = 0;
   void* data = nullptr;
   VerbsMr* mr = nullptr;
-  void* event = nullptr;    // profiler event handle (null once stopped)
-  void* phandle = nullptr;  // NCCL's parent handle of the event
-  ncclProfilerNetIbDescr_v1_t descr{};
+  void* phandle = nullptr;  // NCCL's parent handle of its QP events (Connection::qp_events)
   void start(VerbsSendComm* c, void* d, size_t n, VerbsMr* m) {
     comm = c;
     data = d;
     size = n;
     mr = m;
-    event = nullptr;
     phandle = nullptr;
   }
   // Receiver-driven protocol: the clear-to-send slot the request was matched to.
@@ -73,7 +70,10 @@ static_assert(kSendRequests == eager::kMaxTargets, "one mailbox entry per reques
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:
-  VerbsSendComm() { role = "send"; }
+  VerbsSendComm() {
+    role = "send";
+    qp_events.set_requests(kSendRequests);  // request slot = pool index
+  }
   // Allocates and registers the region the receiver writes into (after open_lanes): the
   // receiver-driven protocol's clear-to-send FIFO, then the eager protocol's mailbox and credit word.
   Status prepare();
@@ -104,10 +104,8 @@ class VerbsSendComm final : public SendComm, public Connection {
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
   void profile_in_flight_failure() override {
-    for (size_t i = 0; i < pool.capacity(); ++i) {
-      SendReq& r = pool.at(i);
-      if (r.event != nullptr) profile_failure(&r.event, r.phandle, r.size);
-    }
+    for (size_t i = 0; i < pool.capacity(); ++i)
+      if (profiling(i)) profile_failure(i, pool.at(i).phandle, pool.at(i).size);
   }
 
  private:

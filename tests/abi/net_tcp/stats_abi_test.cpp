@@ -1,0 +1,137 @@
+// The TCP engine's periodic statistics through the ABI (docs/tcp.md, "Statistics"): with
+// RAILSCOPE_NET_STATS_INTERVAL=1 a connection that moves messages writes a "final":false line while it
+// lives, an idle one writes nothing more, and close writes the "final":true lines. One process, both
+// ends on loopback.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "abi/net_tcp/net_api.h"
+
+namespace railscope::abi_test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kDev = 0;
+
+struct Lines {
+  int periodic_send = 0, periodic_recv = 0, final_lines = 0;
+};
+
+Lines read_lines(const std::string& path) {
+  Lines n;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"engine\":\"tcp\"") == std::string::npos) continue;
+    if (line.find("\"final\":true") != std::string::npos) {
+      ++n.final_lines;
+    } else if (line.find("\"final\":false") != std::string::npos) {
+      if (line.find("\"role\":\"send\"") != std::string::npos) ++n.periodic_send;
+      if (line.find("\"role\":\"recv\"") != std::string::npos) ++n.periodic_recv;
+    }
+  }
+  return n;
+}
+
+// Tests a request until it is done (bounded).
+bool wait_done(NetApi& api, void* req) {
+  const auto end = Clock::now() + std::chrono::seconds(20);
+  int done = 0;
+  while (Clock::now() < end) {
+    if (api.test(req, &done, nullptr) != ncclSuccess) return false;
+    if (done != 0) return true;
+  }
+  return false;
+}
+
+TEST(NetTcpStats, PeriodicLineWhileBusyNoneWhenIdle) {
+  const std::string path = "/tmp/railscope-tcp-stats-" + std::to_string(getpid()) + ".jsonl";
+  ::unlink(path.c_str());
+  setenv("RAILSCOPE_NET_STATS", path.c_str(), 1);
+  setenv("RAILSCOPE_NET_STATS_INTERVAL", "1", 1);
+  auto api = load_net_api(12, CapturedLog::logger);
+  ASSERT_TRUE(api);
+  ASSERT_EQ(api->init(), ncclSuccess);
+  char handle[128] = {};
+  void* lcomm = nullptr;
+  ASSERT_EQ(api->listen(kDev, handle, &lcomm), ncclSuccess);
+  void* scomm = nullptr;
+  void* rcomm = nullptr;
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while ((scomm == nullptr || rcomm == nullptr) && Clock::now() < deadline) {
+    if (scomm == nullptr) ASSERT_EQ(api->connect(kDev, handle, &scomm), ncclSuccess);
+    if (rcomm == nullptr) ASSERT_EQ(api->accept(lcomm, &rcomm), ncclSuccess);
+  }
+  ASSERT_NE(scomm, nullptr);
+  ASSERT_NE(rcomm, nullptr);
+
+  std::vector<char> src(64 * 1024, 'x'), dst(64 * 1024);
+  void *smr = nullptr, *rmr = nullptr;
+  ASSERT_EQ(api->reg_mr(scomm, src.data(), src.size(), &smr), ncclSuccess);
+  ASSERT_EQ(api->reg_mr(rcomm, dst.data(), dst.size(), &rmr), ncclSuccess);
+  auto one_message = [&] {
+    void *sreq = nullptr, *rreq = nullptr;
+    void* data = dst.data();
+    size_t size = dst.size();
+    int tag = 1;
+    while (rreq == nullptr) ASSERT_EQ(api->irecv(rcomm, 1, &data, &size, &tag, &rmr, &rreq), ncclSuccess);
+    while (sreq == nullptr) ASSERT_EQ(api->isend(scomm, src.data(), src.size(), 1, smr, &sreq), ncclSuccess);
+    ASSERT_TRUE(wait_done(*api, sreq));
+    ASSERT_TRUE(wait_done(*api, rreq));
+  };
+
+  // Busy for 1.5 s: at least one periodic line per end, written before close.
+  const auto busy_end = Clock::now() + std::chrono::milliseconds(1500);
+  while (Clock::now() < busy_end) {
+    one_message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  one_message();  // a test() after the interval is over
+  const Lines busy = read_lines(path);
+  EXPECT_GE(busy.periodic_send, 1);
+  EXPECT_GE(busy.periodic_recv, 1);
+  EXPECT_EQ(busy.final_lines, 0);
+
+  // Idle for 2.5 s with a receive posted that nothing answers and is tested all along: the post may
+  // be worth one line on the receiving end, nothing after that, and nothing on the sending end.
+  void* idle_req = nullptr;
+  {
+    void* data = dst.data();
+    size_t size = dst.size();
+    int tag = 2;
+    while (idle_req == nullptr)
+      ASSERT_EQ(api->irecv(rcomm, 1, &data, &size, &tag, &rmr, &idle_req), ncclSuccess);
+  }
+  const auto idle_end = Clock::now() + std::chrono::milliseconds(2500);
+  while (Clock::now() < idle_end) {
+    int done = 0;
+    ASSERT_EQ(api->test(idle_req, &done, nullptr), ncclSuccess);
+    ASSERT_EQ(done, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const Lines idle = read_lines(path);
+  EXPECT_EQ(idle.periodic_send, busy.periodic_send);
+  EXPECT_LE(idle.periodic_recv, busy.periodic_recv + 1);
+  // The receive completes, then close writes both ends' final lines.
+  void* sreq = nullptr;
+  while (sreq == nullptr) ASSERT_EQ(api->isend(scomm, src.data(), 16, 2, smr, &sreq), ncclSuccess);
+  ASSERT_TRUE(wait_done(*api, sreq));
+  ASSERT_TRUE(wait_done(*api, idle_req));
+
+  EXPECT_EQ(api->dereg_mr(scomm, smr), ncclSuccess);
+  EXPECT_EQ(api->dereg_mr(rcomm, rmr), ncclSuccess);
+  EXPECT_EQ(api->close_send(scomm), ncclSuccess);
+  EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
+  EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
+  EXPECT_EQ(read_lines(path).final_lines, 2);
+  ::unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace railscope::abi_test
