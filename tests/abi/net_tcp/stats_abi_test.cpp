@@ -65,8 +65,12 @@ TEST(NetTcpStats, PeriodicLineWhileBusyNoneWhenIdle) {
   void* rcomm = nullptr;
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   while ((scomm == nullptr || rcomm == nullptr) && Clock::now() < deadline) {
-    if (scomm == nullptr) ASSERT_EQ(api->connect(kDev, handle, &scomm), ncclSuccess);
-    if (rcomm == nullptr) ASSERT_EQ(api->accept(lcomm, &rcomm), ncclSuccess);
+    if (scomm == nullptr) {
+      ASSERT_EQ(api->connect(kDev, handle, &scomm), ncclSuccess);
+    }
+    if (rcomm == nullptr) {
+      ASSERT_EQ(api->accept(lcomm, &rcomm), ncclSuccess);
+    }
   }
   ASSERT_NE(scomm, nullptr);
   ASSERT_NE(rcomm, nullptr);
