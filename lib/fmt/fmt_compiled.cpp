@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 
 #ifdef FMT_HEADER_ONLY
-#error "railscope_fmt compiles fmt once: FMT_HEADER_ONLY must not be defined (link railscope_fmt, not fmt::fmt-header-only)"
+#error \
+    "railscope_fmt compiles fmt once: FMT_HEADER_ONLY must not be defined (link railscope_fmt, not fmt::fmt-header-only)"
 #endif
 
 FMT_BEGIN_NAMESPACE

@@ -281,8 +281,7 @@ int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, cons
     }
     if (plan.lat_iters > 0) {
       latency(plan.lat_iters);
-      const uint64_t want =
-          std::min(kMostMessages, messages_for_min_time(o, row.lat_iters, row.lat_seconds));
+      const uint64_t want = std::min(kMostMessages, messages_for_min_time(o, row.lat_iters, row.lat_seconds));
       if (want > row.lat_iters) latency(static_cast<uint32_t>(want));
     }
     row.few_samples =
