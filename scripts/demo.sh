@@ -13,7 +13,7 @@ cmake --build build
 TB=tests/testbed/testbed
 RS=$PWD/build/tools/railscope
 # One QEMU guest at a time on this machine.
-tb() { flock /tmp/railscope-vm.lock "$TB" run "$@"; }
+tb() { flock /tmp/railscope-testbed.lock "$TB" run "$@"; }
 # Large enough to cross both MTUs many times over, small enough for a software-emulated guest.
 NBARGS=(--min-size 8 --max-size 4M --iters 200 --lat-iters 100 --bytes-per-size 8M)
 NB=(netbench --pair rxe0,rxe1 "${NBARGS[@]}")

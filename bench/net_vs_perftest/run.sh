@@ -17,7 +17,7 @@ mkdir -p "$out"
 for ((b = 1; b <= ${BOOTS:-2}; b++)); do
     mkdir -p "$out/boot$b"
     echo "== boot $b (results in $out/boot$b)"
-    flock /tmp/railscope-vm.lock "$root/tests/testbed/testbed" run --scratch "$out/boot$b" --timeout 1200 -- \
+    flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out/boot$b" --timeout 1200 -- \
         "$root/bench/net_vs_perftest/guest.sh" "$rs" "$out/boot$b/runs" "$@"
 done
 python3 "$root/bench/net_vs_perftest/ratios.py" "$out"/boot*/runs
