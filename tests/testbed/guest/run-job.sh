@@ -36,6 +36,15 @@ for d in "${TB_BINDS[@]}"; do
 done
 
 phase "network setup"
+# A veth hands each packet to the receive backlog of the vCPU its sender runs on; rxe's requester moves
+# between the two vCPUs, so one RoCE flow can be processed on both at once and arrive out of order,
+# which RoCE's go-back-N takes as loss (out_of_seq_request, retransmissions: railscope's
+# fabric.packet_loss in a healthy run). Receive packet steering with one CPU in the map puts every
+# packet of the veth on vCPU 0's backlog, in order, as a real link delivers a flow. Measured: 7, 0, 3,
+# 0, 8 lost-packet events per 6 s stream without it, 0 in each of 4 streams with it.
+in_order_wire() {
+    echo 1 > "/sys/class/net/$1/queues/rx-0/rps_cpus" || printf '[testbed] warning: no RPS on %s\n' "$1"
+}
 for k in all default; do
     echo 0 > /proc/sys/net/ipv4/conf/$k/rp_filter
     echo 1 > /proc/sys/net/ipv4/conf/$k/accept_local
@@ -71,6 +80,7 @@ elif [[ ${TB_RAILS:-0} -gt 0 ]]; then
         for v in vethA$i vethB$i; do
             echo 0 > /proc/sys/net/ipv4/conf/$v/rp_filter
             echo 1 > /proc/sys/net/ipv4/conf/$v/accept_local
+            in_order_wire "$v"
         done
     done
     printf '%s\n' "${rdmas[@]}" | rdma -b - || fail "rdma link add (--rails $TB_RAILS) failed"
@@ -95,6 +105,7 @@ else
     for i in vethA vethB; do
         echo 0 > /proc/sys/net/ipv4/conf/$i/rp_filter
         echo 1 > /proc/sys/net/ipv4/conf/$i/accept_local
+        in_order_wire "$i"
     done
     rdma -b - <<- NET || fail "rdma link add failed"
 	link add rxe0 type rxe netdev vethA
