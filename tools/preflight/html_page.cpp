@@ -1,6 +1,8 @@
 // The verdict's HTML page (see html_page.h).
 #include "html_page.h"
 
+#include "railscope/core/html.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,21 +12,7 @@
 namespace railscope::preflight {
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-    }
-  }
-  return out;
-}
+std::string esc(const std::string& s) { return core::html_escape(s); }
 
 // Bins of the colour scale, from the best: at least `from` % of the basis.
 struct Bin {

@@ -5,23 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "railscope/core/html.h"
 #include "tools/report/render.h"
 
 namespace railscope::report {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string xml_escape(const std::string& s) { return core::html_escape(s); }
 
 namespace {
 
