@@ -8,7 +8,7 @@ set -uo pipefail
 RS=$1
 echo "running as $(id -un), ulimit -l $(ulimit -l)"
 nf_mark
-nf_start pair timeout 120 "$RS" netbench --pair rxe0,rxe1 --min-size 8 --max-size 1M --iters 10 --timeout 60
+nf_start pair timeout 120 "$RS" netbench --pair rxe0,rxe1 --min-size 8 --max-size 1M --iters 10 --min-messages 2 --min-time 0 --timeout 60
 nf_wait_diag 'memlock\.too_low' 60 "$(nf_log pair)" || nf_fail "no [memlock.too_low] diagnosis within 60 s"
 nf_wait_exit pair 100 || nf_fail "netbench hangs (killed after 100 s)"
 nf_show pair

@@ -8,7 +8,7 @@ set -uo pipefail
 RS=$1
 nf_mark
 nf_start pair timeout 240 stdbuf -oL "$RS" netbench --pair rxe0,rxe1 --min-size 8 --max-size 4M --iters 100 \
-    --lat-iters 20 --bytes-per-size 4M --timeout 60
+    --lat-iters 20 --bytes-per-size 4M --min-messages 2 --min-time 0 --timeout 60
 nf_wait_exit pair 250 || nf_fail "netbench did not finish"
 nf_show pair
 log=$(nf_log pair)
