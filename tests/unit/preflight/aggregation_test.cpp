@@ -14,32 +14,10 @@
 
 #include "html_page.h"
 #include "link_plan.h"
+#include "synthetic_node.h"
 
 namespace railscope::preflight {
 namespace {
-
-NodeReport healthy_node(int rank) {
-  NodeReport r;
-  r.rank = rank;
-  r.host = fmt::format("node{:03}", rank);
-  for (int i = 0; i < 8; ++i) {
-    NicSummary n;
-    n.device = fmt::format("mlx5_{}", i);
-    n.state = "ACTIVE";
-    n.link_layer = "Ethernet";
-    n.netdev = fmt::format("eth{}", i);
-    n.active_mtu = 4096;
-    n.speed_mbps = 400000;
-    n.fw_ver = "28.39.1002";
-    n.gid_type = "RoCE v2";
-    n.gid_family = "AF_INET";
-    n.ipv4 = fmt::format("10.{}.{}.{}", i, rank / 256, rank % 256);
-    n.subnet = fmt::format("10.{}.0.0/16", i);
-    r.nics.push_back(n);
-  }
-  r.nccl_env = {{"NCCL_IB_TC", "106"}, {"NCCL_IB_HCA", fmt::format("=mlx5_{}", rank % 2)}};
-  return r;
-}
 
 // The counters of one end of a healthy 256 MiB test on a 400 Gb/s RoCE port (mlx5-shaped).
 EndCounters port_counters(const std::string& dev, bool lossy) {
