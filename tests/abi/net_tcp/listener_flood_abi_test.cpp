@@ -23,7 +23,6 @@ namespace {
 constexpr int kDev = 0;
 constexpr int kFlood = 400;  // connections that never send a hello
 constexpr int kBound = 256;  // plugin/net/common/refusals.h kMaxUnverifiedPerListener
-using Clock = std::chrono::steady_clock;
 
 int open_fds() {
   int n = 0;
@@ -92,15 +91,8 @@ TEST(NetTcpListener, ConnectionFloodIsBoundedAndNamedOnce) {
   }
   void* scomm = nullptr;
   void* rcomm = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while ((scomm == nullptr || rcomm == nullptr) && Clock::now() < deadline) {
-    if (scomm == nullptr) {
-      ASSERT_EQ(api->connect(kDev, handle, &scomm), ncclSuccess);
-    }
-    if (rcomm == nullptr) {
-      ASSERT_EQ(api->accept(lcomm, &rcomm), ncclSuccess);
-    }
-  }
+  ASSERT_EQ(connect_and_accept(*api, kDev, handle, lcomm, &scomm, &rcomm, std::chrono::seconds(30)),
+            ncclSuccess);
   ASSERT_NE(scomm, nullptr);
   ASSERT_NE(rcomm, nullptr);
   EXPECT_EQ(api->close_send(scomm), ncclSuccess);

@@ -164,4 +164,21 @@ inline std::unique_ptr<NetApi> load_net_api(int v, ncclDebugLogger_t logger,
   return a;
 }
 
+// Connects to `handle` and accepts on `lcomm` in one thread, as NCCL's bootstrap does (both calls are
+// non-blocking and may return a null comm until the other side progresses): the first error, or
+// success once both comms exist or `timeout` passed (then one of them is still null).
+inline ncclResult_t connect_and_accept(NetApi& api, int dev, void* handle, void* lcomm, void** scomm,
+                                       void** rcomm, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while ((*scomm == nullptr || *rcomm == nullptr) && std::chrono::steady_clock::now() < deadline) {
+    if (*scomm == nullptr) {
+      if (const ncclResult_t rc = api.connect(dev, handle, scomm); rc != ncclSuccess) return rc;
+    }
+    if (*rcomm == nullptr) {
+      if (const ncclResult_t rc = api.accept(lcomm, rcomm); rc != ncclSuccess) return rc;
+    }
+  }
+  return ncclSuccess;
+}
+
 }  // namespace railscope::abi_test

@@ -63,15 +63,8 @@ TEST(NetTcpStats, PeriodicLineWhileBusyNoneWhenIdle) {
   ASSERT_EQ(api->listen(kDev, handle, &lcomm), ncclSuccess);
   void* scomm = nullptr;
   void* rcomm = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while ((scomm == nullptr || rcomm == nullptr) && Clock::now() < deadline) {
-    if (scomm == nullptr) {
-      ASSERT_EQ(api->connect(kDev, handle, &scomm), ncclSuccess);
-    }
-    if (rcomm == nullptr) {
-      ASSERT_EQ(api->accept(lcomm, &rcomm), ncclSuccess);
-    }
-  }
+  ASSERT_EQ(connect_and_accept(*api, kDev, handle, lcomm, &scomm, &rcomm, std::chrono::seconds(20)),
+            ncclSuccess);
   ASSERT_NE(scomm, nullptr);
   ASSERT_NE(rcomm, nullptr);
 
