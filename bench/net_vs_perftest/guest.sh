@@ -5,6 +5,8 @@
 # usage: guest.sh RAILSCOPE_CLI OUT [SIZES...]     SIZES default: 1M 4M
 set -uo pipefail
 . "$TESTBED_LIB"
+# shellcheck source=bench/lib/perftest.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh"
 RS=$1 OUT=$2; shift 2
 SIZES=("${@:-1M 4M}")
 [[ $# -eq 0 ]] && SIZES=(1M 4M)
@@ -15,17 +17,10 @@ tb_gid_index_v4 rxe0 g0
 tb_gid_index_v4 rxe1 g1
 seq=0
 
-bytes() { case $1 in *M) echo $(( ${1%M} << 20 ));; *K) echo $(( ${1%K} << 10 ));; *) echo "$1";; esac; }
-
 perftest() {  # perftest TOOL SIZE ITERS
     local tool=$1 size=$2 iters=$3 f
     f=$OUT/$(printf '%02d' $seq)-$tool-$size.txt
-    local port=$((18515 + seq))
-    timeout 120 "$tool" -d rxe0 -x "$g0" -s "$(bytes "$size")" -n "$iters" -F -p $port > "$f.server" 2>&1 &
-    local spid=$!
-    tb_wait_tcp_listen $port 30
-    timeout 120 stdbuf -oL "$tool" -d rxe1 -x "$g1" -s "$(bytes "$size")" -n "$iters" -F -p $port 10.0.0.1 > "$f" 2>&1
-    wait $spid
+    perftest_pair "$tool" "$size" "$iters" $((18515 + seq)) "$f" "$g0" "$g1"
     echo "$seq $tool $size $f" >> "$manifest"
     seq=$((seq + 1))
 }

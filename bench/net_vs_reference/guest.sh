@@ -13,6 +13,8 @@
 #   yields), recorded in the manifest's window column.
 set -uo pipefail
 . "$TESTBED_LIB"
+# shellcheck source=bench/lib/perftest.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh"
 RS=$1 RS_PLUGIN=$2 REF=$3 OUT=$4
 read -r -a sizes <<< "${SIZES:-64K 1M 4M}"
 read -r -a windows <<< "${WINDOWS:-8 32}"
@@ -29,16 +31,10 @@ tb_gid_index_v4 rxe1 g1
 seq=0
 { uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; } > "$OUT/guest-info.txt" 2>&1
 
-bytes() { case $1 in *M) echo $(( ${1%M} << 20 ));; *K) echo $(( ${1%K} << 10 ));; *) echo "$1";; esac; }
-
 perftest() {  # perftest TOOL SIZE ITERS
-    local tool=$1 size=$2 iters=$3 f port=$((18515 + seq))
+    local tool=$1 size=$2 iters=$3 f
     f=$OUT/$(printf '%03d' $seq)-$tool-$size.txt
-    timeout 120 "$tool" -d rxe0 -x "$g0" -s "$(bytes "$size")" -n "$iters" -F -p $port > "$f.server" 2>&1 &
-    local spid=$!
-    tb_wait_tcp_listen $port 30
-    timeout 120 stdbuf -oL "$tool" -d rxe1 -x "$g1" -s "$(bytes "$size")" -n "$iters" -F -p $port 10.0.0.1 > "$f" 2>&1
-    wait $spid
+    perftest_pair "$tool" "$size" "$iters" $((18515 + seq)) "$f" "$g0" "$g1"
     echo "$seq $tool $size - $f" >> "$manifest"
     seq=$((seq + 1))
 }
