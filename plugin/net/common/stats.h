@@ -2,9 +2,10 @@
 // as a log2-spaced histogram, errors by diagnosis id. Updated on the data path without allocation or
 // locks (a connection is driven by one proxy thread); written as JSON lines to RAILSCOPE_NET_STATS (a
 // file, or a folder that receives railscope-net-<host>-<pid>.jsonl): one at close ("final":true) and,
-// while the connection lives, one every RAILSCOPE_NET_STATS_INTERVAL seconds ("final":false), so a job
-// that hangs or is killed leaves its figures behind. The verbs engine adds its ports' counter deltas
-// since the connection was made, by category ("fabric":{"loss":..,"congestion":..,...}).
+// while the connection lives and moves data, one every RAILSCOPE_NET_STATS_INTERVAL seconds
+// ("final":false; StatsChange), so a job that hangs or is killed leaves its figures behind. The verbs engine
+// adds its ports' counter deltas since the connection was made, by category
+// ("fabric":{"loss":..,"congestion":..,...}).
 #pragma once
 
 #include <array>
@@ -72,6 +73,24 @@ struct ConnIdentity {
   std::vector<std::pair<std::string_view, uint64_t>> fabric;
   // Engine-specific members, already JSON, each with its leading comma (verbs: "rail_rate"); "" = none.
   std::string extra_json;
+};
+
+// Whether a periodic line is worth writing: only a connection that moved something since the last
+// line (a message completed, or the number in flight changed) writes one. Idle connections stay silent
+// (a rank of an all-to-all holds thousands of comms, most idle at any time), and a hung one has already
+// written the state it hangs in: the line after it last changed.
+class StatsChange {
+ public:
+  // True when `s` differs from what the previous call saw (the first call compares with zero).
+  bool moved(const ConnStats& s) {
+    if (s.messages == messages_ && s.inflight == inflight_) return false;
+    messages_ = s.messages;
+    inflight_ = s.inflight;
+    return true;
+  }
+
+ private:
+  uint64_t messages_ = 0, inflight_ = 0;
 };
 
 std::string stats_json(const ConnIdentity& who, const ConnStats& s);

@@ -121,9 +121,7 @@ void TcpConnection::periodic_stats_due() {
   const auto now = Clock::now();
   if (now < next_stats_) return;
   next_stats_ = now + stats_period_;
-  if (stats_.messages == stats_messages_ && stats_.inflight == stats_inflight_) return;  // idle
-  stats_messages_ = stats_.messages;
-  stats_inflight_ = stats_.inflight;
+  if (!stats_seen_.moved(stats_)) return;  // idle since the last line
   emit_stats(sending_ ? "send" : "recv", false);
 }
 

@@ -90,7 +90,7 @@ class TcpConnection {
   std::chrono::seconds stats_period_{0};  // 0: no periodic line
   Clock::time_point next_stats_{};
   uint32_t stats_calls_ = 0;
-  uint64_t stats_messages_ = 0, stats_inflight_ = 0;  // at the last line
+  StatsChange stats_seen_;  // what the last periodic line showed
 };
 
 }  // namespace railscope::net::tcp

@@ -277,7 +277,7 @@ Status Connection::watch(Clock::time_point now) {
   if (Status st = health(); !st.ok()) return st;
   if (now >= next_stats_) {  // periodic statistics: one comparison while they are not due
     next_stats_ = now + stats_period_;
-    emit_stats(role, false);
+    if (stats_seen_.moved(stats)) emit_stats(role, false);  // idle connections write nothing
   }
   if (now >= next_liveness_) {
     next_liveness_ = now + std::chrono::milliseconds(100);

@@ -179,6 +179,7 @@ class Connection {
   Clock::time_point next_liveness_{};
   Clock::time_point next_stats_ = Clock::time_point::max();  // periodic stats line; max = never
   std::chrono::seconds stats_period_{0};
+  StatsChange stats_seen_;  // what the last periodic line showed
   uint32_t idle_calls_ = 0;
 };
 

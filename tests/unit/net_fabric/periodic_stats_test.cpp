@@ -39,5 +39,22 @@ TEST(PeriodicStats, EngineMembersAreAppended) {
   EXPECT_EQ(j["fabric"]["loss"], 0);
 }
 
+// Periodic lines come only from connections that moved something since their last line: an idle
+// connection (thousands of them in an all-to-all) writes none; a hung one wrote its state once.
+TEST(PeriodicStats, OnlyAConnectionThatMovedWritesAPeriodicLine) {
+  StatsChange seen;
+  ConnStats s;
+  EXPECT_FALSE(seen.moved(s)) << "nothing posted yet";
+  s.posted();
+  EXPECT_TRUE(seen.moved(s)) << "a message in flight";
+  EXPECT_FALSE(seen.moved(s)) << "still the same one in flight (a hang): already written";
+  s.completed(1024, 3);
+  EXPECT_TRUE(seen.moved(s)) << "it completed";
+  EXPECT_FALSE(seen.moved(s)) << "idle";
+  s.posted();
+  s.completed(1024, 3);
+  EXPECT_TRUE(seen.moved(s)) << "one more message in the interval, none in flight at either line";
+}
+
 }  // namespace
 }  // namespace railscope::net
