@@ -15,3 +15,5 @@ alternate_init "$OUT" "$ROUNDS" RAILSCOPE_NET_FABRIC_SAMPLING 0 1 netbench
 alternate_row bw-1M --mode bw --min-size 1M --max-size 1M --iters 64 --warmup 4
 alternate_row lat-8-spin --mode lat --min-size 8 --max-size 8 --lat-iters 2000 --poll spin
 alternate_done
+# The CPU time of one fabric-watch tick per port (tick_cost.cpp), on the guest's real rxe sysfs.
+"$BUILD/bench/fabric_sampling_cost/tick_cost" --ticks 500 rxe0:1:vethA rxe1:1:vethB > "$OUT/tick_cost.txt" 2>&1
