@@ -21,6 +21,9 @@ TESTBED_PKGS=(
   qemu-system-x86 busybox-static kmod cpio xz-utils zstd iproute2 perftest iperf3 util-linux procps
 )
 TESTBED_PKGS+=(openmpi-bin)  # `mpirun` starting railscope preflight in the test bed (tests/testbed/preflight)
+# A real Slurm `srun` starting railscope preflight in the test bed (tests/testbed/preflight, slurm_healthy):
+# munged, slurmctld and slurmd run inside the guest from a private configuration on its tmpfs.
+TESTBED_PKGS+=(slurmd slurmctld slurm-client munge)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -2,7 +2,8 @@
 # `railscope preflight` across the test bed's two "hosts" with --rails 2 (host A: rxe0 @ vethA0 and
 # rxe2 @ vethA1; host B: rxe1 @ vethB0 and rxe3 @ vethB1), each rank given its host name and its ports
 # (--host-name, NCCL_IB_HCA), started by a real launcher. Runs in the guest.
-#   preflight_case.sh RAILSCOPE CASE
+#   preflight_case.sh RAILSCOPE CASE...   (several: one after the other in this boot, each in its own
+#                                          process and folder $TESTBED_SCRATCH/CASE; exit 1 if any failed)
 #     mpirun_healthy  both rails carry ib_write_bw at once; then Open MPI's mpirun (MPMD, one rank per
 #                     "host"): exit 0, no finding, 4 links measured with both ends' counter deltas, every
 #                     rank prints its line
@@ -11,11 +12,24 @@
 #                     exit 2; --html: a heat map per rail
 #     mtu_missing     vethB1 at MTU 9000 (rxe3 4096 vs rxe2 1024) and a third rank that never starts:
 #                     preflight.rail_mtu names hostB/rxe3:1, preflight.node_missing names rank 2, exit 2
+#     slurm_healthy   a private one-node Slurm cluster (slurm_cluster.sh) and `srun -N1 -n2 --multi-prog`:
+#                     rank, world and rank 0's host from Slurm's environment (no launcher flag), text
+#                     report: exit 0, no finding, 4 links measured, every rank prints its line
 set -u
 . "$TESTBED_LIB"
 CLI=$1
+if (( $# > 2 )); then
+    rc=0
+    for c in "${@:2}"; do
+        t=$EPOCHREALTIME
+        bash "${BASH_SOURCE[0]}" "$CLI" "$c" || rc=1
+        printf 'preflight %s: %d ms\n' "$c" $(( (${EPOCHREALTIME/./} - ${t/./}) / 1000 ))
+    done
+    exit $rc
+fi
 CASE=$2
-OUT=$TESTBED_SCRATCH
+OUT=$TESTBED_SCRATCH/$CASE
+mkdir -p "$OUT"
 FAILS=0
 ok() { printf 'ok   %s\n' "$*"; }
 bad() { printf 'FAIL %s\n' "$*"; FAILS=$((FAILS + 1)); }
@@ -116,6 +130,42 @@ mtu_missing)
     expect "jq_py 's=[f for f in v[\"findings\"] if f[\"id\"]==\"preflight.node_missing\"]; sys.exit(0 if len(s)==1 and \"rank 2 of 3\" in s[0][\"detail\"] else 1)'" "rank 2 named missing"
     expect "jq_py 'sys.exit(0 if v[\"joined\"] == 2 and v[\"missing\"] == [2] else 1)'" "the two others reported"
     expect "jq_py 'sys.exit(0 if any(f[\"id\"]==\"mtu.mismatch\" and f[\"detail\"].startswith(\"hostB: \") for f in v[\"findings\"]) else 1)'" "hostB's own doctor finding named by host"
+    ;;
+slurm_healthy)
+    # slurmd needs the cgroup2 file system that the guest mounts (tests/testbed/guest/init); every file
+    # of the cluster lives on the guest's tmpfs. The node is "localhost": SLURM_STEP_NODELIST names it,
+    # and the ranks resolve it to find rank 0 (the guest's own hostname does not resolve).
+    # shellcheck source=tests/testbed/preflight/slurm_cluster.sh
+    . "$(dirname "${BASH_SOURCE[0]}")/slurm_cluster.sh"
+    t0=$EPOCHREALTIME
+    slurm_start /run/railscope-slurm localhost 60
+    up=$?
+    t1=$EPOCHREALTIME
+    expect "[[ $up == 0 ]]" "munged, slurmctld and slurmd up, node idle ($(( (${t1/./} - ${t0/./}) / 1000 )) ms)"
+    if (( up == 0 )); then
+        # One line per task (srun --multi-prog, https://slurm.schedmd.com/multi_prog.html): its host name
+        # and ports; rank, world size and rank 0's address come from srun (SLURM_PROCID, SLURM_NTASKS,
+        # SLURM_STEP_NODELIST), so no --rank, --world-size or --rendezvous.
+        printf '%s\n' "0 env NCCL_IB_HCA=$HCA_A $CLI preflight ${A[*]} ${LINKS[*]}" \
+                       "1 env NCCL_IB_HCA=$HCA_B $CLI preflight ${B[*]} ${LINKS[*]}" > /run/railscope-slurm/tasks.conf
+        env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT -u PMI_RANK -u OMPI_COMM_WORLD_RANK \
+            timeout 240 srun -N1 -n2 --output "$OUT/rank%t.out" --error "$OUT/rank%t.err" \
+            --multi-prog /run/railscope-slurm/tasks.conf > "$OUT/srun.out" 2> "$OUT/srun.err"
+        rc=$?
+        t2=$EPOCHREALTIME
+        expect "[[ $rc == 0 ]]" "srun: exit 0 (got $rc, $(( (${t2/./} - ${t1/./}) / 1000 )) ms)"
+        r0=$OUT/rank0.out
+        expect "grep -q '^railscope preflight — 2 of 2 rank(s) joined (slurm), 2 rail(s)$' '$r0'" "launcher slurm, 2 joined"
+        expect "grep -Eq '^  rank +0 hostA +doctor ok  rxe0:1 ACTIVE .*, rxe2:1 ACTIVE ' '$r0' && grep -Eq '^  rank +1 hostB +doctor ok  rxe1:1 ACTIVE .*, rxe3:1 ACTIVE ' '$r0'" "rank 0 lists both ranks with their rails"
+        expect "grep -q '^Links (4 measured)$' '$r0' && [[ \$(grep -Ec '^  rail [01]: 2 link\(s\), median [0-9.e+-]+ GB/s' '$r0') == 2 ]]" "4 links measured, 2 per rail"
+        expect "grep -q '^Findings (0)$' '$r0'" "healthy: no finding"
+        expect "grep -q '^Status: ok (exit 0)$' '$r0'" "rank 0: status ok (exit 0)"
+        expect "grep -q '^railscope preflight: rank 1 (hostB): cluster ok (exit 0), 0 finding(s), 2 of 2 rank(s) joined' '$OUT/rank1.out'" "rank 1 prints its line"
+        (( FAILS )) && slurm_logs
+    fi
+    t3=$EPOCHREALTIME
+    slurm_stop
+    printf 'slurm daemons stopped in %d ms\n' $(( (${EPOCHREALTIME/./} - ${t3/./}) / 1000 ))
     ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
