@@ -5,29 +5,35 @@
 
 namespace railscope::node {
 
-NodeRailWindow::Baseline* NodeRailWindow::find(uint64_t owner, const std::string& port) {
-  for (Baseline& b : base_)
-    if (b.owner == owner && b.port == port) return &b;
+NodeRailWindow::Writer* NodeRailWindow::find(uint64_t owner, const std::string& port) {
+  for (Writer& w : writers_)
+    if (w.owner == owner && w.port == port) return &w;
   return nullptr;
 }
 
 std::vector<NodeRail> NodeRailWindow::update(const std::vector<RailBoardEntry>& entries, int64_t window_ns,
                                              int* left_out) {
   *left_out = 0;
-  std::vector<NodeRail> out;
   for (const RailBoardEntry& e : entries) {
-    Baseline* b = find(e.owner, e.port);
-    if (b == nullptr || e.bytes < b->bytes || e.busy_ns < b->busy_ns || e.transfers < b->transfers) {
-      // New in this window, or a new writer in the slot: counts from now. Bounded: one per writer
-      // and port, and the board has a fixed number of slots (a flood of new tokens is cut off).
-      if (b == nullptr) {
-        if (base_.size() >= 2 * kRailBoardSlots) continue;
-        base_.push_back({e.owner, e.port, 0, 0, 0});
-        b = &base_.back();
-      }
-      *b = {e.owner, e.port, e.bytes, e.busy_ns, e.transfers};
+    const Totals now{e.bytes, e.busy_ns, e.transfers};
+    Writer* w = find(e.owner, e.port);
+    if (w == nullptr) {
+      // New in this window: counts from now. Bounded: one per writer and port, and the board has a
+      // fixed number of slots (a flood of new tokens is cut off).
+      if (writers_.size() >= 2 * kRailBoardSlots) continue;
+      writers_.push_back({e.owner, e.port, e.pid, now, now});
+      continue;
     }
-    const RailRate d{e.port, e.bytes - b->bytes, e.busy_ns - b->busy_ns, e.transfers - b->transfers};
+    // Totals that went backwards: a new writer in the slot; it counts from now.
+    if (now.bytes < w->latest.bytes || now.busy_ns < w->latest.busy_ns || now.transfers < w->latest.transfers)
+      w->base = now;
+    w->latest = now;
+    w->pid = e.pid;
+  }
+  std::vector<NodeRail> out;
+  for (const Writer& w : writers_) {
+    const RailRate d{w.port, w.latest.bytes - w.base.bytes, w.latest.busy_ns - w.base.busy_ns,
+                     w.latest.transfers - w.base.transfers};
     if (d.transfers == 0) continue;
     // Busy time is the union of the port's send intervals within the window, plus the part of a send
     // in flight when it began: a send lasts at most the stall budget (34 s at NCCL's defaults), so
@@ -38,25 +44,26 @@ std::vector<NodeRail> NodeRailWindow::update(const std::vector<RailBoardEntry>& 
       continue;
     }
     auto same =
-        std::find_if(out.begin(), out.end(), [&](const NodeRail& r) { return r.rate.port == e.port; });
+        std::find_if(out.begin(), out.end(), [&](const NodeRail& r) { return r.rate.port == w.port; });
     if (same == out.end()) {
-      out.push_back({d, e.owner, {e.pid}});
+      out.push_back({d, w.owner, {w.pid}});
       continue;
     }
     same->rate.bytes += d.bytes;
     same->rate.transfers += d.transfers;
     same->rate.busy_ns = std::max(same->rate.busy_ns, d.busy_ns);
-    same->reporter = std::min(same->reporter, e.owner);
-    same->pids.push_back(e.pid);
+    same->reporter = std::min(same->reporter, w.owner);
+    same->pids.push_back(w.pid);
   }
   return out;
 }
 
 void NodeRailWindow::restart(const std::vector<RailBoardEntry>& entries) {
-  base_.clear();
+  writers_.clear();
   for (const RailBoardEntry& e : entries) {
-    if (base_.size() >= 2 * kRailBoardSlots) break;
-    base_.push_back({e.owner, e.port, e.bytes, e.busy_ns, e.transfers});
+    if (writers_.size() >= 2 * kRailBoardSlots) break;
+    const Totals now{e.bytes, e.busy_ns, e.transfers};
+    writers_.push_back({e.owner, e.port, e.pid, now, now});
   }
 }
 

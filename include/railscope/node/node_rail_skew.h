@@ -33,26 +33,32 @@ inline constexpr uint64_t kNodeRailBusySlackNs = 60'000'000'000;
 class NodeRailWindow {
  public:
   // The window so far from `entries` (this process's ports and the board's other writers' fresh
-  // ones): each entry's totals less its baseline (recorded now when the entry is new in the window,
-  // or when its totals went backwards: another writer took the slot). Entries of one port from
-  // several processes are added: bytes and transfers summed, busy time the largest of them (their
-  // sends share the port's link, so their busy intervals overlap). `left_out` counts entries whose
-  // window figures are not a measurement (busy time over a minute longer than the window, an
-  // impossible rate).
+  // ones) and the writers seen earlier in the window: each writer's latest totals less its baseline
+  // (recorded when it is new in the window, or when its totals went backwards: another writer took
+  // the slot). A writer that stopped (its connections closed, it ended) keeps its last figures until
+  // the window ends, as this process's own closed ports do. Writers of one port are added: bytes and
+  // transfers summed, busy time the largest of them (their sends share the port's link, so their
+  // busy intervals overlap). `left_out` counts writers whose window figures are not a measurement
+  // (busy time over a minute longer than the window, an impossible rate).
   std::vector<NodeRail> update(const std::vector<RailBoardEntry>& entries, int64_t window_ns, int* left_out);
   // A new window starts at these totals.
   void restart(const std::vector<RailBoardEntry>& entries);
 
  private:
-  struct Baseline {
-    uint64_t owner = 0;
-    std::string port;
+  struct Totals {
     uint64_t bytes = 0;
     uint64_t busy_ns = 0;
     uint64_t transfers = 0;
   };
-  Baseline* find(uint64_t owner, const std::string& port);
-  std::vector<Baseline> base_;  // bounded: the writers seen in one window (board slots + own ports)
+  struct Writer {
+    uint64_t owner = 0;
+    std::string port;
+    int32_t pid = 0;
+    Totals base;    // at the window's start or first sighting
+    Totals latest;  // last seen
+  };
+  Writer* find(uint64_t owner, const std::string& port);
+  std::vector<Writer> writers_;  // bounded: the writers seen in one window (board slots + own ports)
 };
 
 struct NodeRailSkew {

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace railscope::node {
 namespace {
@@ -96,6 +97,26 @@ TEST_F(NodeRailSkewTest, OneProcessPerRailSlowRailNamedOnceByItsOwner) {
   EXPECT_FALSE(node_rail_skew(alone.update({e}, 8 * kSecond, &left_out), 8.0, e.owner).finding);
 }
 
+TEST_F(NodeRailSkewTest, ARailWhoseProcessEndedStillCountsUntilTheWindowEnds) {
+  // The fast rail's process sends for 3 s and ends (its slots freed); the slow rail needs 6 s to carry
+  // the sends a judgement needs: the fast rail's figures of the window are still compared.
+  Process fast = process(100, 1001, "rxe1:1");
+  Process slow = process(200, 2002, "rxe3:1");
+  int named = 0;
+  for (int s = 1; s <= 8; ++s) {
+    const int64_t now = s * kSecond;
+    if (s <= 3) (void)fast.tick(40, now, 0);
+    if (s == 3) fast.board.reset();
+    const NodeRailSkew w = slow.tick(3, now, 0);
+    if (w.finding && w.mine) {
+      ++named;
+      EXPECT_GE(s, 6);
+      EXPECT_NE(w.finding->detail.find("rxe1:1 "), std::string::npos) << w.finding->detail;
+    }
+  }
+  EXPECT_GT(named, 0);
+}
+
 TEST_F(NodeRailSkewTest, HealthyRailsAcrossProcessesSayNothing) {
   Process a = process(100, 1001, "rxe1:1");
   Process b = process(200, 2002, "rxe3:1");
@@ -132,7 +153,7 @@ TEST_F(NodeRailSkewTest, SharedPortIsOneRailNamedByItsLowestWriter) {
   EXPECT_EQ(shared.rate.busy_ns, static_cast<uint64_t>(6 * kSecond));
 }
 
-TEST(NodeRailWindow, CountsFromFirstSightingAndLeavesOutImpossibleFigures) {
+TEST(NodeRailWindow, CountsFromFirstSightingKeepsStoppedWritersAndLeavesOutImpossibleFigures) {
   NodeRailWindow w;
   w.restart({});
   int left_out = 0;
@@ -146,11 +167,19 @@ TEST(NodeRailWindow, CountsFromFirstSightingAndLeavesOutImpossibleFigures) {
   ASSERT_EQ(rails.size(), 1u);
   EXPECT_EQ(rails[0].rate.bytes, 40'000'000u);
   EXPECT_EQ(rails[0].rate.transfers, 40u);
+  // The writer stops (its process ended, its slot freed): its figures stay until the window ends.
+  rails = w.update({}, 10 * kSecond, &left_out);
+  ASSERT_EQ(rails.size(), 1u);
+  EXPECT_EQ(rails[0].rate.bytes, 40'000'000u);
+  EXPECT_EQ(rails[0].pids, std::vector<int32_t>{7});
   // Totals that went backwards: another writer in the slot: a new baseline, nothing counted.
   RailBoardEntry reused = e;
   reused.bytes = 10;
   reused.transfers = 1;
   EXPECT_TRUE(w.update({reused}, 10 * kSecond, &left_out).empty());
+  // A new window forgets the writers that are gone.
+  w.restart({});
+  EXPECT_TRUE(w.update({}, kSecond, &left_out).empty());
   // Busy longer than the window allows, or a rate no NIC has: left out and counted.
   RailBoardEntry busy{"a:1", 1, 8, 0, 0, 0, 0};
   RailBoardEntry fast{"b:1", 2, 9, 0, 0, 0, 0};
