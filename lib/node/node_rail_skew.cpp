@@ -18,10 +18,14 @@ std::vector<NodeRail> NodeRailWindow::update(const std::vector<RailBoardEntry>& 
     const Totals now{e.bytes, e.busy_ns, e.transfers};
     Writer* w = find(e.owner, e.port);
     if (w == nullptr) {
-      // New in this window: counts from now. Bounded: one per writer and port, and the board has a
-      // fixed number of slots (a flood of new tokens is cut off).
+      // New in this window: counts from the start of the writer's own window (its sends before this
+      // reader first saw it; a start above the totals is not one: from now). Bounded: one per writer
+      // and port, and the board has a fixed number of slots (a flood of new tokens is cut off).
       if (writers_.size() >= 2 * kRailBoardSlots) continue;
-      writers_.push_back({e.owner, e.port, e.pid, now, now});
+      Totals start{e.start_bytes, e.start_busy_ns, e.start_transfers};
+      if (start.bytes > now.bytes || start.busy_ns > now.busy_ns || start.transfers > now.transfers)
+        start = now;
+      writers_.push_back({e.owner, e.port, e.pid, start, now});
       continue;
     }
     // Totals that went backwards: a new writer in the slot; it counts from now.

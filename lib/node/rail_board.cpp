@@ -90,6 +90,8 @@ std::string slot_problem(const RailBoardFileSlot& s, int64_t now_ns) {
   if (s.updated_ns > now_ns + 1'000'000'000) return "written in the future";
   if (s.bytes < s.transfers) return "fewer bytes than transfers";
   if (s.transfers == 0 && (s.bytes != 0 || s.busy_ns != 0)) return "bytes or busy time without transfers";
+  if (s.start_bytes > s.bytes || s.start_busy_ns > s.busy_ns || s.start_transfers > s.transfers)
+    return "window start above the totals";
   return {};
 }
 
@@ -204,6 +206,9 @@ bool RailBoard::publish(const std::vector<RailBoardEntry>& mine, int64_t now_ns,
     s.bytes = e.bytes;
     s.busy_ns = e.busy_ns;
     s.transfers = e.transfers;
+    s.start_bytes = e.start_bytes;
+    s.start_busy_ns = e.start_busy_ns;
+    s.start_transfers = e.start_transfers;
     img.slots[at] = s;  // taken for the next port of this call
     if (::pwrite(fd_, &s, sizeof s, slot_offset(at)) != static_cast<ssize_t>(sizeof s)) {
       *why = fmt::format("write: {}", std::strerror(errno));
@@ -238,7 +243,8 @@ std::vector<RailBoardEntry> RailBoard::read_others(int64_t now_ns, int* refused,
       continue;
     }
     if (s.updated_ns < now_ns - kRailBoardFreshNs) continue;  // its writer stopped: not this window's
-    out.push_back({std::string(s.port), s.pid, s.owner, s.updated_ns, s.bytes, s.busy_ns, s.transfers});
+    out.push_back({std::string(s.port), s.pid, s.owner, s.updated_ns, s.bytes, s.busy_ns, s.transfers,
+                   s.start_bytes, s.start_busy_ns, s.start_transfers});
   }
   return out;
 }

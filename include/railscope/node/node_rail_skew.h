@@ -34,12 +34,13 @@ class NodeRailWindow {
  public:
   // The window so far from `entries` (this process's ports and the board's other writers' fresh
   // ones) and the writers seen earlier in the window: each writer's latest totals less its baseline
-  // (recorded when it is new in the window, or when its totals went backwards: another writer took
-  // the slot). A writer that stopped (its connections closed, it ended) keeps its last figures until
-  // the window ends, as this process's own closed ports do. Writers of one port are added: bytes and
-  // transfers summed, busy time the largest of them (their sends share the port's link, so their
-  // busy intervals overlap). `left_out` counts writers whose window figures are not a measurement
-  // (busy time over a minute longer than the window, an impossible rate).
+  // (when it is new in the window: its totals at the start of its own window, as it published them,
+  // so the sends it made before this reader first saw it count; when its totals went backwards,
+  // another writer took the slot: from then). A writer that stopped (its connections closed, it ended) keeps
+  // its last figures until the window ends, as this process's own closed ports do. Writers of one port are
+  // added: bytes and transfers summed, busy time the largest of them (their sends share the port's link, so
+  // their busy intervals overlap). `left_out` counts writers whose window figures are not a measurement (busy
+  // time over a minute longer than the window, an impossible rate).
   std::vector<NodeRail> update(const std::vector<RailBoardEntry>& entries, int64_t window_ns, int* left_out);
   // A new window starts at these totals.
   void restart(const std::vector<RailBoardEntry>& entries);

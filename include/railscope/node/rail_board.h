@@ -6,8 +6,9 @@
 //
 // The file: a header (magic, version, slot count and size) and kRailBoardSlots fixed-size slots, one
 // per (process, port): owner token (0 = free), the writer's pid, the time it last wrote (steady clock,
-// CLOCK_MONOTONIC, one clock for every process of the node), the port name (NUL-terminated) and the
-// port's cumulative bytes, busy time and transfers. Access is pread/pwrite under flock(2) (shared to
+// CLOCK_MONOTONIC, one clock for every process of the node), the port name (NUL-terminated), the
+// port's cumulative bytes, busy time and transfers, and the same totals when the writer's current rate
+// window began. Access is pread/pwrite under flock(2) (shared to
 // read, exclusive to write; never waiting: a busy board is skipped for a second), so no reader sees a
 // half-written slot and a file truncated under us gives a short read, never a SIGBUS. Only the fabric
 // sampler's once-a-second judgement touches it: the data path never does.
@@ -25,7 +26,7 @@
 
 namespace railscope::node {
 
-// 64 (process, port) pairs: 8 GPUs' processes on a node of 8 NICs use 8, with room for several
+// 64 (process, port) pairs of 104 bytes: 8 GPUs' processes on a node of 8 NICs use 8, with room for several
 // processes per port and for slots of processes that ended without releasing theirs.
 inline constexpr size_t kRailBoardSlots = 64;
 // A writer publishes once a second while it has connections: older entries are left out of a
@@ -52,8 +53,13 @@ struct RailBoardFileSlot {
   uint64_t bytes;
   uint64_t busy_ns;
   uint64_t transfers;
+  // The same totals when the writer's current rate window began (a reader that first sees the writer
+  // counts from there: its sends before the first sighting are not lost).
+  uint64_t start_bytes;
+  uint64_t start_busy_ns;
+  uint64_t start_transfers;
 };
-static_assert(sizeof(RailBoardFileHeader) == 56 && sizeof(RailBoardFileSlot) == 80);
+static_assert(sizeof(RailBoardFileHeader) == 56 && sizeof(RailBoardFileSlot) == 104);
 inline constexpr char kRailBoardMagic[8] = {'R', 'S', 'R', 'A', 'I', 'L', 'B', 'D'};
 inline constexpr uint32_t kRailBoardVersion = 1;
 inline constexpr size_t kRailBoardFileBytes =
@@ -68,6 +74,10 @@ struct RailBoardEntry {
   uint64_t bytes = 0;
   uint64_t busy_ns = 0;
   uint64_t transfers = 0;
+  // At the start of the writer's current rate window (each at most the total above).
+  uint64_t start_bytes = 0;
+  uint64_t start_busy_ns = 0;
+  uint64_t start_transfers = 0;
 };
 
 class RailBoard {

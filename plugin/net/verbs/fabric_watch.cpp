@@ -47,6 +47,7 @@ struct FabricWatch::Port {
   int mtu_reported = 0;            // active MTU already reported as below the path MTU
   bool recovering = false;
   Clock::duration down_for{};
+  RailRateAccumulator::Totals rate_start;  // large-send totals when the rate window began (published)
 };
 
 bool FabricWatch::enabled() { return params::get_int("RAILSCOPE_NET_FABRIC_SAMPLING") != 0; }
@@ -134,7 +135,9 @@ void FabricWatch::judge_rates(Clock::time_point now) {
   std::vector<node::RailBoardEntry> sending;
   for (auto& p : ports_) {
     const auto t = p->health->rail_rate().totals();
-    entries.push_back({p->name, me_.pid, me_.owner, now_ns, t.bytes, t.busy_ns, t.transfers});
+    const auto& s = p->rate_start;
+    entries.push_back({p->name, me_.pid, me_.owner, now_ns, t.bytes, t.busy_ns, t.transfers, s.bytes,
+                       s.busy_ns, s.transfers});
     if (t.transfers > 0) sending.push_back(entries.back());
   }
   if (!board_tried_ && !sending.empty()) {
@@ -206,6 +209,8 @@ void FabricWatch::judge_rates(Clock::time_point now) {
   skew_in_window_ = false;
   rate_at_ = now;
   rail_window_.restart(entries);
+  for (size_t i = 0; i < ports_.size(); ++i)  // entries begin with this process's ports, in order
+    ports_[i]->rate_start = {entries[i].bytes, entries[i].busy_ns, entries[i].transfers};
 }
 
 void FabricWatch::run() {

@@ -148,29 +148,41 @@ TEST_F(NodeRailSkewTest, SharedPortIsOneRailNamedByItsLowestWriter) {
   const NodeRail& shared = rails[0].rate.port == "mlx5_1:1" ? rails[0] : rails[1];
   EXPECT_EQ(shared.pids.size(), 2u);
   EXPECT_EQ(shared.reporter, 3003u);
-  // Busy time: the largest of the two (s2's own 6 s; s1's counts from its first sighting, 5 s), not
-  // their sum.
+  // Busy time: the largest of the two (6 s each, s1's from the start of its window), not their sum.
   EXPECT_EQ(shared.rate.busy_ns, static_cast<uint64_t>(6 * kSecond));
 }
 
-TEST(NodeRailWindow, CountsFromFirstSightingKeepsStoppedWritersAndLeavesOutImpossibleFigures) {
+TEST(NodeRailWindow, CountsFromTheWritersWindowStartKeepsStoppedWritersAndLeavesOutImpossibleFigures) {
   NodeRailWindow w;
   w.restart({});
   int left_out = 0;
-  // A writer first seen mid-window counts from then, not from its lifetime totals.
-  RailBoardEntry e{"rxe1:1", 7, 70, 0, 1'000'000'000, 50 * kSecond, 1000};
-  EXPECT_TRUE(w.update({e}, 10 * kSecond, &left_out).empty());
+  // A writer first seen mid-window counts from the start of its own window as it published it (its
+  // sends before the first sighting), not from its lifetime totals.
+  RailBoardEntry e{"rxe1:1",
+                   7,
+                   70,
+                   0,
+                   1'000'000'000,
+                   50 * kSecond,
+                   1000,
+                   1'000'000'000 - 8'000'000,
+                   50 * kSecond - kSecond / 4,
+                   1000 - 8};
+  auto rails = w.update({e}, 10 * kSecond, &left_out);
+  ASSERT_EQ(rails.size(), 1u);
+  EXPECT_EQ(rails[0].rate.bytes, 8'000'000u);
+  EXPECT_EQ(rails[0].rate.busy_ns, static_cast<uint64_t>(kSecond / 4));
   e.bytes += 40'000'000;
   e.busy_ns += kSecond;
   e.transfers += 40;
-  auto rails = w.update({e}, 10 * kSecond, &left_out);
+  rails = w.update({e}, 10 * kSecond, &left_out);
   ASSERT_EQ(rails.size(), 1u);
-  EXPECT_EQ(rails[0].rate.bytes, 40'000'000u);
-  EXPECT_EQ(rails[0].rate.transfers, 40u);
+  EXPECT_EQ(rails[0].rate.bytes, 48'000'000u);
+  EXPECT_EQ(rails[0].rate.transfers, 48u);
   // The writer stops (its process ended, its slot freed): its figures stay until the window ends.
   rails = w.update({}, 10 * kSecond, &left_out);
   ASSERT_EQ(rails.size(), 1u);
-  EXPECT_EQ(rails[0].rate.bytes, 40'000'000u);
+  EXPECT_EQ(rails[0].rate.bytes, 48'000'000u);
   EXPECT_EQ(rails[0].pids, std::vector<int32_t>{7});
   // Totals that went backwards: another writer in the slot: a new baseline, nothing counted.
   RailBoardEntry reused = e;
@@ -180,6 +192,9 @@ TEST(NodeRailWindow, CountsFromFirstSightingKeepsStoppedWritersAndLeavesOutImpos
   // A new window forgets the writers that are gone.
   w.restart({});
   EXPECT_TRUE(w.update({}, kSecond, &left_out).empty());
+  // A published window start above the totals is not one: the writer counts from its first sighting.
+  RailBoardEntry odd{"rxe5:1", 5, 50, 0, 1000, 10, 10, 2000, 0, 0};
+  EXPECT_TRUE(w.update({odd}, kSecond, &left_out).empty());
   // Busy longer than the window allows, or a rate no NIC has: left out and counted.
   RailBoardEntry busy{"a:1", 1, 8, 0, 0, 0, 0};
   RailBoardEntry fast{"b:1", 2, 9, 0, 0, 0, 0};

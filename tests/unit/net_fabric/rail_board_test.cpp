@@ -87,11 +87,19 @@ TEST_F(RailBoardTest, TwoWritersSeeEachOthersPortsAndNotTheirOwn) {
   EXPECT_EQ(static_cast<size_t>(st.st_size), kRailBoardFileBytes);
 
   const int64_t now = 50 * kSecond;
-  ASSERT_TRUE(a->publish({entry("rxe1:1", 4 << 20, kSecond / 2, 16)}, now, &why)) << why;
+  RailBoardEntry first = entry("rxe1:1", 4 << 20, kSecond / 2, 16);
+  first.start_bytes = 1 << 20;
+  first.start_busy_ns = kSecond / 8;
+  first.start_transfers = 4;
+  ASSERT_TRUE(a->publish({first}, now, &why)) << why;
   ASSERT_TRUE(b->publish({entry("rxe3:1", 1 << 20, kSecond, 8), entry("rxe5:1", 64, 10, 1)}, now, &why))
       << why;
   // Published again: the same slots, new figures.
-  ASSERT_TRUE(a->publish({entry("rxe1:1", 8 << 20, kSecond, 32)}, now + kSecond, &why)) << why;
+  RailBoardEntry second = first;
+  second.bytes = 8 << 20;
+  second.busy_ns = kSecond;
+  second.transfers = 32;
+  ASSERT_TRUE(a->publish({second}, now + kSecond, &why)) << why;
 
   int refused = -1;
   const auto seen_by_a = a->read_others(now + kSecond, &refused, &why);
@@ -107,6 +115,9 @@ TEST_F(RailBoardTest, TwoWritersSeeEachOthersPortsAndNotTheirOwn) {
   EXPECT_EQ(seen_by_b[0].port, "rxe1:1");
   EXPECT_EQ(seen_by_b[0].bytes, 8u << 20);  // one slot per (writer, port): the latest figures
   EXPECT_EQ(seen_by_b[0].transfers, 32u);
+  EXPECT_EQ(seen_by_b[0].start_bytes, 1u << 20);  // the writer's window start travels with the totals
+  EXPECT_EQ(seen_by_b[0].start_busy_ns, static_cast<uint64_t>(kSecond / 8));
+  EXPECT_EQ(seen_by_b[0].start_transfers, 4u);
 
   // A writer that stopped publishing is left out once its entry is older than kRailBoardFreshNs.
   EXPECT_TRUE(b->read_others(now + kSecond + kRailBoardFreshNs + 1, &refused, &why).empty());
@@ -238,9 +249,12 @@ TEST_F(RailBoardTest, GarbageSlotsAreLeftOutAndCounted) {
   RailBoardFileSlot empty_name = good_slot(now);
   empty_name.port[0] = '\0';
   put_slot(6, empty_name);
+  RailBoardFileSlot start_above = good_slot(now);
+  start_above.start_transfers = start_above.transfers + 1;
+  put_slot(7, start_above);
   int refused = 0;
   const auto seen = a->read_others(now, &refused, &why);
-  EXPECT_EQ(refused, 6);
+  EXPECT_EQ(refused, 7);
   EXPECT_EQ(why, "port name not NUL-terminated");  // the first
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].port, "mlx5_5:1");
