@@ -436,12 +436,22 @@ constexpr Entry kEntries[] = {
     // --- net plugin: one rail slower than the others while the job runs (issue #15 step 3;
     //     include/railscope/node/rail_skew.h, plugin/net/verbs/fabric_watch.cpp) ---
     {"fabric.rail_skew", S::Warning, "One rail is slower than the others",
-     "the port's large transfers ran at well under the rate of the process's other rails over the same "
+     "the port's large transfers ran at well under the rate of the other rails (the process's own and, "
+     "through the node's rail board, the other processes' on the node) over the same "
      "window: collectives drive the rails in lockstep, so every rail waits for the slowest (a bad cable or "
      "optic, a switch port trained slower or erroring, a congested leaf switch on that rail)",
      "Check that rail's link, cable and switch port: `railscope doctor` (link section) on this node, "
      "`railscope preflight` across the nodes to find whether the rail is slow on every node (its leaf "
      "switch) or on this one (its cable/NIC), and the switch port's counters"},
+    // --- net plugin: the node's rail board (rail skew across processes; include/railscope/node/rail_board.h,
+    //     plugin/net/verbs/fabric_watch.cpp) ---
+    {"fabric.rail_board_refused", S::Info, "Node rail board not used",
+     "the file through which the processes of a node compare their rails' rates "
+     "(/dev/shm/railscope-rails-<uid>) is a symlink, another user's, open to others, of the wrong size or "
+     "layout, or has slots that fail the checks: it (or those slots) is left out and rail skew is judged "
+     "on what remains",
+     "Remove the file when no railscope job of this user runs on the node (it is recreated, 0600); a "
+     "file of another user at that path is worth a look; RAILSCOPE_NET_RAIL_BOARD=0 turns the board off"},
     // --- plugin loading (`railscope doctor`'s plugins section; docs/compatibility.md) ---
     {"plugin.load_failed", S::Error, "Plugin would not load",
      "the dynamic loader refuses the plugin library: a library it needs is missing, this image's glibc "

@@ -25,24 +25,33 @@ std::string figures(const RailRate& r) {
 
 }  // namespace
 
-std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds) {
-  std::vector<const RailRate*> judged;
-  for (const RailRate& r : rails)
-    if (r.judgeable()) judged.push_back(&r);
+std::optional<size_t> slow_rail(const std::vector<RailRate>& rails) {
+  std::vector<size_t> judged;
+  for (size_t i = 0; i < rails.size(); ++i)
+    if (rails[i].judgeable()) judged.push_back(i);
   if (judged.size() < 2) return std::nullopt;
-  const auto slowest = std::min_element(
-      judged.begin(), judged.end(),
-      [](const RailRate* a, const RailRate* b) { return a->bytes_per_second() < b->bytes_per_second(); });
-  const RailRate& slow = **slowest;
+  const size_t slow = *std::min_element(judged.begin(), judged.end(), [&](size_t a, size_t b) {
+    return rails[a].bytes_per_second() < rails[b].bytes_per_second();
+  });
+  std::vector<double> others;
+  for (size_t i : judged)
+    if (i != slow) others.push_back(rails[i].bytes_per_second());
+  if (!(rails[slow].bytes_per_second() < kRailSkewRatio * median(others))) return std::nullopt;
+  return slow;
+}
+
+std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds) {
+  const std::optional<size_t> at = slow_rail(rails);
+  if (!at) return std::nullopt;
+  const RailRate& slow = rails[*at];
   std::vector<double> others;
   std::string others_text;
-  for (const RailRate* r : judged) {
-    if (r == &slow) continue;
-    others.push_back(r->bytes_per_second());
-    others_text += (others_text.empty() ? "" : "; ") + figures(*r);
+  for (size_t i = 0; i < rails.size(); ++i) {
+    if (i == *at || !rails[i].judgeable()) continue;
+    others.push_back(rails[i].bytes_per_second());
+    others_text += (others_text.empty() ? "" : "; ") + figures(rails[i]);
   }
   const double med = median(others);
-  if (!(slow.bytes_per_second() < kRailSkewRatio * med)) return std::nullopt;
   return diag::make(
       "fabric.rail_skew",
       fmt::format("{}: large transfers (>= {} KiB) ran at {} while the other rails' median is {} ({:.2f}x) "

@@ -1,5 +1,7 @@
 #include "tools/report/analysis.h"
 
+#include "tools/report/rail_rates.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -242,7 +244,9 @@ void fabric(const ProfileSet& run, Report& out) {
 Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   Report out;
   out.files = run.files.size();
-  out.hosts = std::set<std::string>(run.hosts.begin(), run.hosts.end()).size();
+  std::set<std::string> hosts(run.hosts.begin(), run.hosts.end());
+  for (const RailRateSample& r : run.rail_rates) hosts.insert(r.host);
+  out.hosts = hosts.size();
   out.records = run.colls.size();
   for (const CollRow& c : run.colls) out.incomplete += c.complete ? 0 : 1;
   out.dropped_events = run.dropped_events;
@@ -252,6 +256,8 @@ Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   wait_matrix(run.colls, out);
   fabric(run, out);
   out.diags = run.diags;
+  out.rail_rates = rail_rate_table(run.rail_rates);
+  for (DiagRow& d : rail_skew_across_nodes(out.rail_rates)) out.diags.push_back(std::move(d));
   std::sort(out.diags.begin(), out.diags.end(),
             [](const DiagRow& a, const DiagRow& b) { return a.unix_ns < b.unix_ns; });
   out.problems = run.problems;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/report/profile_reader.h"
+#include "tools/report/rail_rates.h"
 
 namespace railscope::report {
 
@@ -87,6 +88,8 @@ struct Report {
   std::vector<FabricPortRow> fabric_ports;
   std::vector<FabricRow> fabric_windows;
   std::vector<std::pair<uint64_t, double>> busbw_in_time;  // (start_unix_ns, busbw GB/s), at most 2000
+  // Net stats lines' per-port large-send rates (rail_rates.h); a slow rail is among the diagnoses.
+  std::vector<RailRateRow> rail_rates;
 };
 
 // Percentile by nearest rank on a copy; 0 for an empty input.

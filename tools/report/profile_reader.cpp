@@ -145,6 +145,32 @@ void parse_fabric(const json& j, const std::string& host, std::vector<FabricRow>
   }
 }
 
+// A net stats line (no "type"; "engine" and "local" instead): each "rail_rate" entry with a port name.
+void parse_net_stats(const json& j, std::vector<RailRateSample>& out) {
+  auto rates = j.find("rail_rate");
+  if (rates == j.end() || !rates->is_array()) return;
+  std::string host = "?", dev, peer;
+  if (auto l = j.find("local"); l != j.end() && l->is_object()) {
+    host = string_or(*l, "host", "?");
+    dev = string_or(*l, "dev", "");
+  }
+  if (auto p = j.find("peer"); p != j.end() && p->is_object()) peer = string_or(*p, "addr", "");
+  const auto pid = int_or<int64_t>(j, "pid", 0);
+  const std::string connection = fmt::format("{} {} {}", string_or(j, "role", ""), dev, peer);
+  for (const json& r : *rates) {
+    if (!r.is_object()) continue;
+    RailRateSample s;
+    s.host = host;
+    s.pid = pid;
+    s.connection = connection;
+    s.port = string_or(r, "port", "");
+    s.bytes = int_or<uint64_t>(r, "bytes", 0);
+    s.busy_s = double_or(r, "busy_s", kMaxMicroseconds / 1e6);
+    s.transfers = int_or<uint64_t>(r, "transfers", 0);
+    if (!s.port.empty()) out.push_back(std::move(s));
+  }
+}
+
 uint64_t dropped_events(const json& j) {
   uint64_t sum = 0;
   if (auto it = j.find("dropped"); it != j.end() && it->is_object())
@@ -176,6 +202,8 @@ void read_line(const json& j, const std::string& where, std::string& host, Profi
     parse_fabric(j, host, out.fabric);
   } else if (type == "diag") {
     out.diags.push_back(parse_diag(j, host));
+  } else if (type.empty() && j.contains("engine")) {
+    parse_net_stats(j, out.rail_rates);
   } else if (type == "summary") {
     const uint64_t dropped = dropped_events(j);
     if (__builtin_add_overflow(out.dropped_events, dropped, &out.dropped_events))
@@ -224,6 +252,7 @@ void read_file(const fs::path& path, ProfileSet& out) {
     for (auto& f : one.fabric) out.fabric.push_back(std::move(f));
     for (auto& c : one.colls) out.colls.push_back(std::move(c));
     for (auto& d : one.diags) out.diags.push_back(std::move(d));
+    for (auto& r : one.rail_rates) out.rail_rates.push_back(std::move(r));
     if (__builtin_add_overflow(out.dropped_events, one.dropped_events, &out.dropped_events)) {
       out.dropped_events = UINT64_MAX;
       skip(fmt::format("{}: dropped: the counts of all files add up to more than 2^64 (skipped)", where));
@@ -249,7 +278,8 @@ ProfileSet read_profiles(const std::vector<std::string>& paths) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(p, ec))
       if (e.is_regular_file() && e.path().extension() == ".jsonl") files.push_back(e.path());
-    if (files.empty()) throw std::runtime_error(fmt::format("{}: no railscope profile (*.jsonl) in it", p));
+    if (files.empty())
+      throw std::runtime_error(fmt::format("{}: no railscope profile or net stats file (*.jsonl) in it", p));
     std::sort(files.begin(), files.end());
     for (const auto& f : files) read_file(f, out);
   }

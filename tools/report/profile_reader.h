@@ -1,5 +1,6 @@
-// Reads railscope profiles (docs/profile-format.md): every *.jsonl file in the given directories
-// (or the files themselves). Unknown record types and members are ignored; a line that is not valid
+// Reads railscope profiles (docs/profile-format.md) and the net plugin's stats lines
+// (RAILSCOPE_NET_STATS, their "rail_rate"): every *.jsonl file in the given directories (or the files
+// themselves). Unknown record types and members are ignored; a line that is not valid
 // JSON, or holds a number its member cannot take (an integer out of range, a negative or implausibly
 // large time or bandwidth), is reported with its file and line number and skipped, never fatal. Each
 // file lists its first 5 skipped lines, then how many there were in all.
@@ -70,6 +71,19 @@ struct FabricRow {
 inline constexpr const char* kFabricCategories[7] = {"loss",    "congestion", "pause", "link",
                                                      "discard", "traffic",    "other"};
 
+// One port's large sends in one net plugin stats line (RAILSCOPE_NET_STATS, docs/fabric-health-net.md
+// "Statistics"): a verbs connection's "rail_rate" entry, the whole port's figures (every connection of
+// the process on it) since that connection's previous line.
+struct RailRateSample {
+  std::string host;  // the line's local.host
+  int64_t pid = 0;
+  std::string connection;  // role, local.dev and peer.addr: which connection wrote the line
+  std::string port;        // "mlx5_0:1"
+  uint64_t bytes = 0;
+  double busy_s = 0;
+  uint64_t transfers = 0;
+};
+
 struct ProfileSet {
   std::vector<std::string> files;
   std::vector<std::string> hosts;
@@ -80,6 +94,7 @@ struct ProfileSet {
   std::vector<CollRow> colls;
   std::vector<FabricRow> fabric;
   std::vector<DiagRow> diags;
+  std::vector<RailRateSample> rail_rates;  // from net stats lines (their files may be given too)
   uint64_t dropped_events = 0;
   std::vector<std::string>
       problems;  // "file:line: why" for the first skipped lines of each file, then a count

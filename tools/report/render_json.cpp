@@ -72,6 +72,16 @@ std::string render_json(const Report& r) {
     ports.push_back(pj);
   }
   j["fabric_ports"] = ports;
+  json rails = json::array();
+  for (const RailRateRow& p : r.rail_rates)
+    rails.push_back({{"host", p.host},
+                     {"port", p.port},
+                     {"MBps", p.mb_per_s()},
+                     {"sends", p.sends},
+                     {"bytes", p.bytes},
+                     {"busy_s", p.busy_s},
+                     {"processes", p.processes}});
+  j["rail_rates"] = rails;
   if (r.has_baseline) {
     json b = json::array();
     for (const SizeRow& s : r.baseline_sizes)

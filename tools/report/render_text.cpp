@@ -99,6 +99,16 @@ std::string render_text(const Report& r) {
                          p.port, p.windows, p.not_active, p.counts[0], p.counts[1], p.counts[2], p.counts[3],
                          p.counts[4], p.counts[5]);
   }
+  if (!r.rail_rates.empty()) {
+    out +=
+        "\nRail rates: large sends (>= 64 KiB) per host and port over their busy time (net stats lines' "
+        "rail_rate; MB/s = 10^6 bytes per second)\n";
+    out += fmt::format("{:<16} {:<12} {:>10} {:>10} {:>12} {:>9} {:>9}\n", "host", "port", "MB/s", "sends",
+                       "MiB", "busy s", "processes");
+    for (const RailRateRow& p : r.rail_rates)
+      out += fmt::format("{:<16} {:<12} {:>10.3f} {:>10} {:>12.1f} {:>9.2f} {:>9}\n", p.host, p.port,
+                         p.mb_per_s(), p.sends, p.bytes / 1048576.0, p.busy_s, p.processes);
+  }
   if (!r.diags.empty()) {
     out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
     for (const DiagRow& d : r.diags)

@@ -24,7 +24,8 @@ void add_report(CLI::App& app) {
       "report",
       "Merge railscope profiles of all ranks: busbw per (op, size), stragglers, wait matrix, diagnoses");
   cmd->add_option("dirs", opt->dirs,
-                  "Profile directories (RAILSCOPE_PROFILE_DIR of each node) or .jsonl files")
+                  "Profile directories (RAILSCOPE_PROFILE_DIR of each node) or .jsonl files; net stats "
+                  "files (RAILSCOPE_NET_STATS) of several nodes give a rail-rate table")
       ->required();
   cmd->add_option("--baseline", opt->baseline,
                   "Profiles of a baseline run to compare with (e.g. NCCL_NET=IB)");
@@ -39,7 +40,7 @@ void add_report(CLI::App& app) {
       std::fprintf(stderr, "railscope report: %s\n", e.what());
       throw CLI::RuntimeError(2);
     }
-    if (run.colls.empty() && run.diags.empty()) {
+    if (run.colls.empty() && run.diags.empty() && run.rail_rates.empty()) {
       // Say why: lines may have been skipped (not JSON, or a number out of range).
       for (const std::string& p : run.problems)
         std::fprintf(stderr, "railscope report: warning: %s\n", p.c_str());

@@ -46,5 +46,7 @@ struct RailRate {
 // kRailSkewRatio of the median of the others: names that rail, its rate, the others' median, bytes,
 // transfers and busy time of each, and the fix. nullopt otherwise. `seconds`: the window's length.
 std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds);
+// The index in `rails` of the rail rail_skew() names; nullopt when it names none.
+std::optional<size_t> slow_rail(const std::vector<RailRate>& rails);
 
 }  // namespace railscope::node

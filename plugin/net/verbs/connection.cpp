@@ -165,12 +165,19 @@ EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint6
 Status Connection::poll() {
   if (!error_.ok()) return error_;
   ibv_wc wcs[16];
+  bool timed = false;
   for (size_t l = 0; l < lanes.size(); ++l) {
+    poll_lane_ = l;
     for (;;) {
       int n = ibv_poll_cq(lanes[l].cq.get(), 16, wcs);
       if (n < 0)
         return fail(
             Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
+      // A striped connection times its parts per lane (record_parts): one clock read per poll.
+      if (n > 0 && !timed && striped()) {
+        poll_time_ = Clock::now();
+        timed = true;
+      }
       for (int i = 0; i < n; ++i)
         if (Status st = on_completion(wcs[i]); !st.ok()) {
           note_failed_completion(l, wcs[i]);
@@ -424,11 +431,30 @@ void Connection::record_transfer(size_t bytes, Clock::duration elapsed) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   const int64_t start = end - std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
   // The QPs are striped over the lanes and a message is split evenly over the QPs (chunk_of): each
-  // lane carries about its share. A message ends when its slowest part does, so the lanes of one
-  // connection show one rate; rails are told apart across connections (one per NCCL device).
+  // lane carries about its share. Used where the parts' completions are not timed per lane (the
+  // protocols time them on striped connections: record_parts).
   const uint64_t share = bytes / lanes.size();
   for (auto& lane : lanes)
     if (lane.attached) lane.health->rail_rate().add(share, start, end);
+}
+
+void Connection::record_parts(size_t bytes, Clock::time_point posted_at, const Clock::time_point* lane_done) {
+  if (bytes < node::kRailRateMinMessageBytes || lanes.empty() || qps.empty()) return;
+  // Each lane's parts: QP q carries chunk_of's part q and sits on lane qps[q].lane.
+  uint64_t lane_bytes[kMaxDevsPerEnd] = {};
+  const size_t nqps = qps.size();
+  for (size_t q = 0; q < nqps; ++q) {
+    size_t off = 0, len = 0;
+    chunk_of(bytes, q, nqps, &off, &len);
+    const auto l = static_cast<size_t>(qps[q].lane);
+    if (l < kMaxDevsPerEnd) lane_bytes[l] += len;
+  }
+  const auto ns = [](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  for (size_t l = 0; l < lanes.size() && l < kMaxDevsPerEnd; ++l)
+    if (lanes[l].attached && lane_bytes[l] > 0 && lane_done[l] > posted_at)
+      lanes[l].health->rail_rate().add(lane_bytes[l], ns(posted_at), ns(lane_done[l]));
 }
 
 Status register_on_lanes(Connection& c, void* data, size_t size, int type, VerbsMr** out) {

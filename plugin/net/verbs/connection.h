@@ -126,6 +126,17 @@ class Connection {
   // A send of `bytes` completed after `elapsed` from its posting: a large one adds to the rate of the
   // ports it used (rail_rate.h; each lane its share of the bytes). Lock-free, one clock read.
   void record_transfer(size_t bytes, Clock::duration elapsed);
+  // The same for a connection striped over several lanes (ports), part by part: a large send of
+  // `bytes` posted at `posted_at` whose parts on lane l (chunk_of over the QPs, QP q on qps[q].lane)
+  // completed at lane_done[l] adds to each port its parts' bytes over [posted_at, lane_done[l]], so
+  // a slow port of a striped connection shows its own rate. Lock-free, no clock read.
+  void record_parts(size_t bytes, Clock::time_point posted_at, const Clock::time_point* lane_done);
+  // Whether completions are timed per lane (record_parts): the connection has several lanes.
+  bool striped() const { return lanes.size() > 1; }
+  // In on_completion(): the lane whose completion queue gave the completion, and when the poll that
+  // drained it found it (one clock read per poll() that finds completions, striped connections only).
+  size_t completion_lane() const { return poll_lane_; }
+  Clock::time_point completion_time() const { return poll_time_; }
   // Starts the QP events (NCCL's IB QP descriptor, qp_events.h) of the message in request slot
   // `request` (message `seq` of `size` bytes, `opcode` as NCCL's IB transport reports it) when NCCL
   // gave a parent handle and a profiler callback: one per part chunk_of gives each QP, naming that QP
@@ -181,6 +192,8 @@ class Connection {
   std::chrono::seconds stats_period_{0};
   StatsChange stats_seen_;  // what the last periodic line showed
   uint32_t idle_calls_ = 0;
+  size_t poll_lane_ = 0;           // completion_lane()
+  Clock::time_point poll_time_{};  // completion_time()
 };
 
 // A MemHandle from reg_mr on a connection's lanes.

@@ -91,6 +91,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   req->pending = 0;
   req->posted = whole;
   req->posted_at = Connection::Clock::time_point{};
+  for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
 
   const size_t stride = eager::slot_stride(c_.eager_max);
   const size_t offset = static_cast<size_t>((seq - 1) % eager::kRingSlots) * stride;
@@ -200,6 +201,8 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
   }
   if (data && c_.pool.at(low).pending > 0) {
     --c_.pool.at(low).pending;
+    if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
+      c_.pool.at(low).lane_done[c_.completion_lane()] = c_.completion_time();
     return Status::success();
   }
   return Status::fail(ncclInternalError, "internal.bad_argument",
@@ -271,7 +274,8 @@ Status EagerSend::test(SendReq* req, int* done, int* sizes) {
   if (Status st = c_.poll(); !st.ok()) return st;
   if (Status st = progress(); !st.ok()) return st;
   if (req->posted && req->pending == 0) {
-    c_.finish(req, Clock::now() - req->posted_at, done, sizes);
+    c_.finish(req, c_.striped() ? Clock::duration::zero() : Clock::now() - req->posted_at, done, sizes,
+              req->lane_done);
     return Status::success();
   }
   if (!c_.clock_due()) return c_.health();

@@ -1,6 +1,7 @@
 #include "plugin/net/verbs/fabric_watch.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <set>
@@ -14,6 +15,7 @@
 #include "railscope/node/ethtool_stats.h"
 #include "railscope/node/fabric_findings.h"
 #include "railscope/node/mtu.h"
+#include "railscope/node/node_rail_skew.h"
 #include "railscope/node/port_counters.h"
 #include "railscope/node/port_sampler.h"
 #include "railscope/node/rail_skew.h"
@@ -45,7 +47,7 @@ struct FabricWatch::Port {
   int mtu_reported = 0;            // active MTU already reported as below the path MTU
   bool recovering = false;
   Clock::duration down_for{};
-  RailRateAccumulator::Totals rate_start;  // large-transfer totals when the rate window began
+  RailRateAccumulator::Totals rate_start;  // large-send totals when the rate window began (published)
 };
 
 bool FabricWatch::enabled() { return params::get_int("RAILSCOPE_NET_FABRIC_SAMPLING") != 0; }
@@ -60,6 +62,10 @@ FabricWatch::FabricWatch(const std::vector<NetPort>& ports,
     p->active_mtu = static_cast<int>(ports[i].attr.active_mtu);
     ports_.push_back(std::move(p));
   }
+  // The rate window starts now, at every port's totals (zero: nothing was sent yet).
+  std::vector<node::RailBoardEntry> start;
+  for (auto& p : ports_) start.push_back({p->name, me_.pid, me_.owner, 0, 0, 0, 0});
+  rail_window_.restart(start);
   for (auto& p : ports_) p->health->set_attach_hook([this] { wake(); });
   thread_ = std::thread([this] { run(); });
 }
@@ -117,33 +123,94 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
 }  // namespace
 
 // fabric.rail_skew on the rate window so far (so it can come after a second or two of a slow rail),
-// once per episode.
+// once per episode, over this process's ports and, through the node's rail board
+// (railscope/node/rail_board.h), those of the other processes of this user on the node: the process
+// whose port is slow names it (node_rail_skew.h), the others stay silent.
 void FabricWatch::judge_rates(Clock::time_point now) {
-  // Every port that moved large sends in this window counts, also one whose connections have closed
-  // since: its figures are the window's.
-  std::vector<node::RailRate> rates;
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  // Cumulative totals; the window takes its deltas. Every port of this process is in the window
+  // from its start, also one whose connections have closed since (its figures are the window's);
+  // only those that ever moved large sends go on the board.
+  std::vector<node::RailBoardEntry> entries;
+  std::vector<node::RailBoardEntry> sending;
   for (auto& p : ports_) {
-    const auto d = p->health->rail_rate().totals().since(p->rate_start);
-    rates.push_back({p->name, d.bytes, d.busy_ns, d.transfers});
+    const auto t = p->health->rail_rate().totals();
+    const auto& s = p->rate_start;
+    entries.push_back({p->name, me_.pid, me_.owner, now_ns, t.bytes, t.busy_ns, t.transfers, s.bytes,
+                       s.busy_ns, s.transfers});
+    if (t.transfers > 0) sending.push_back(entries.back());
+  }
+  if (!board_tried_ && !sending.empty()) {
+    board_tried_ = true;
+    if (params::get_int("RAILSCOPE_NET_RAIL_BOARD") != 0) {
+      std::string why;
+      const std::string path = node::RailBoard::default_path();
+      board_ = node::RailBoard::open(path, me_, static_cast<uint32_t>(::geteuid()), &why);
+      if (!board_)
+        RS_INFO(NCCL_NET, "NET/railscope : {}",
+                diag::one_line(
+                    diag::make("fabric.rail_board_refused", diag::Severity::Info,
+                               fmt::format("{}: rail skew is judged on this process's ports only", why))));
+    }
+  }
+  if (board_) {
+    std::string why;
+    if (!board_->publish(sending, now_ns, &why) && !why.empty() && !board_logged_) {
+      board_logged_ = true;
+      RS_INFO(NCCL_NET, "NET/railscope : {}",
+              diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info,
+                                        fmt::format("{}: {}", board_->path(), why))));
+    }
+    int refused = 0;
+    why.clear();
+    std::vector<node::RailBoardEntry> others = board_->read_others(now_ns, &refused, &why);
+    if ((refused > 0 || (others.empty() && !why.empty())) && !board_logged_) {
+      board_logged_ = true;
+      RS_INFO(NCCL_NET, "NET/railscope : {}",
+              diag::one_line(diag::make(
+                  "fabric.rail_board_refused", diag::Severity::Info,
+                  fmt::format("{}: {} slot(s) refused, the first: {}", board_->path(), refused, why))));
+    }
+    entries.insert(entries.end(), others.begin(), others.end());
+  }
+  int left_out = 0;
+  const std::vector<node::NodeRail> rails = rail_window_.update(
+      entries, std::chrono::duration_cast<std::chrono::nanoseconds>(now - rate_at_).count(), &left_out);
+  if (left_out > 0 && !board_logged_) {
+    board_logged_ = true;
+    RS_INFO(NCCL_NET, "NET/railscope : {}",
+            diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info,
+                                      fmt::format("{} rail board entries with impossible figures (busy a "
+                                                  "minute longer than the window, over 10 TB/s) left out",
+                                                  left_out))));
   }
   const double window_s = seconds(now - rate_at_);
-  if (auto f = node::rail_skew(rates, window_s)) {
+  const node::NodeRailSkew skew = node::node_rail_skew(rails, window_s, me_.owner);
+  if (skew.finding && skew.mine) {
     skew_in_window_ = true;
-    if (!skew_episode_) RS_WARN("NET/railscope : {}", diag::one_line(*f));
+    if (!skew_episode_) RS_WARN("NET/railscope : {}", diag::one_line(*skew.finding));
     skew_episode_ = true;
   }
   if (now - rate_at_ < kWindow) return;
-  // The window ends: its rates at INFO, and an episode ends with a window without skew.
+  // The window ends: its rates at INFO (other processes' ports with their pid), and an episode ends
+  // with a window without skew.
   std::string text;
-  for (const auto& r : rates)
-    if (r.transfers > 0)
-      text += fmt::format("{}{} {:.4g} GB/s ({} transfers, busy {:.2f} s)", text.empty() ? "" : ", ", r.port,
-                          r.bytes_per_second() / 1e9, r.transfers, static_cast<double>(r.busy_ns) / 1e9);
+  for (const auto& r : rails) {
+    if (r.rate.transfers == 0) continue;
+    std::string who;
+    if (r.pids.size() != 1 || r.pids[0] != me_.pid)
+      for (int32_t pid : r.pids) who += fmt::format("{}{}", who.empty() ? " pid " : ",", pid);
+    text += fmt::format("{}{}{} {:.4g} GB/s ({} transfers, busy {:.2f} s)", text.empty() ? "" : ", ",
+                        r.rate.port, who, r.rate.bytes_per_second() / 1e9, r.rate.transfers,
+                        static_cast<double>(r.rate.busy_ns) / 1e9);
+  }
   if (!text.empty()) RS_INFO(NCCL_NET, "NET/railscope : rail rates over {:.1f} s: {}", window_s, text);
   if (!skew_in_window_) skew_episode_ = false;
   skew_in_window_ = false;
   rate_at_ = now;
-  for (auto& p : ports_) p->rate_start = p->health->rail_rate().totals();
+  rail_window_.restart(entries);
+  for (size_t i = 0; i < ports_.size(); ++i)  // entries begin with this process's ports, in order
+    ports_[i]->rate_start = {entries[i].bytes, entries[i].busy_ns, entries[i].transfers};
 }
 
 void FabricWatch::run() {

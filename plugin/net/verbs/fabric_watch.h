@@ -7,7 +7,9 @@
 //  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives;
 //  - [fabric.rail_skew] when one used port's large transfers run well below the other ports' rate
 //    (railscope/node/rail_skew.h), once per episode (windows in a row that show it); each window's
-//    rates at INFO.
+//    rates at INFO. The other ports are this process's and, through the node's rail board
+//    (railscope/node/rail_board.h, RAILSCOPE_NET_RAIL_BOARD), the other processes' of this user on
+//    the node: of the processes that see a slow port, the one that sends on it names it.
 // It adds category totals to PortHealth, from which each connection's stats line takes its deltas.
 //
 // Why a thread and not the progress path: a sample reads a few dozen sysfs files (tens to hundreds of
@@ -25,6 +27,9 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "railscope/node/node_rail_skew.h"
+#include "railscope/node/rail_board.h"
 
 namespace railscope::net::verbs {
 
@@ -57,6 +62,13 @@ class FabricWatch {
   std::chrono::steady_clock::time_point rate_at_ = std::chrono::steady_clock::now();
   bool skew_in_window_ = false;
   bool skew_episode_ = false;
+  // The node's rail board (railscope/node/rail_board.h): opened at the first judgement with large
+  // sends, unless RAILSCOPE_NET_RAIL_BOARD=0; a refused board is logged once and not retried.
+  node::RailBoard::Identity me_ = node::RailBoard::this_process();
+  std::unique_ptr<node::RailBoard> board_;
+  bool board_tried_ = false;
+  bool board_logged_ = false;  // one INFO line about the board's problems per process
+  node::NodeRailWindow rail_window_;
 };
 
 }  // namespace railscope::net::verbs

@@ -53,6 +53,8 @@ class ReceiverDrivenSend final : public SendProtocol {
     int pending = 0;    // signalled completions still expected
     bool posted = false;
     Connection::Clock::time_point posted_at{};
+    // Striped connections: when each lane's parts completed (Connection::record_parts).
+    Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
     CtsEntry cts[kMaxRecvs]{};
     SendReq* reqs[kMaxRecvs]{};
   };

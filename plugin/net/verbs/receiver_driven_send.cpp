@@ -149,6 +149,7 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
   s.pending = static_cast<int>(nqps);
   s.posted = true;
   s.posted_at = Clock::now();
+  for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
   return Status::success();
 }
 
@@ -163,6 +164,8 @@ Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
                         wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, c_.where()));
   }
   --slots_[index].pending;
+  if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
+    slots_[index].lane_done[c_.completion_lane()] = c_.completion_time();
   return Status::success();
 }
 
@@ -175,7 +178,8 @@ Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
       if (r == req) r = nullptr;
     --s.live_reqs;
     if (s.live_reqs == 0) s.posted = false;
-    c_.finish(req, Clock::now() - s.posted_at, done, sizes);
+    c_.finish(req, c_.striped() ? Clock::duration::zero() : Clock::now() - s.posted_at, done, sizes,
+              s.lane_done);
     return Status::success();
   }
   if (!c_.clock_due()) return c_.health();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "plugin/net/verbs/eager_protocol.h"
@@ -30,12 +31,23 @@ Status VerbsSendComm::choose_protocol(uint32_t limit) {
   return protocol_->prepare();
 }
 
-void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes) {
+void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes,
+                           const Clock::time_point* lane_done) {
+  // Striped: the send ended when its last part's completion was polled (the caller read no clock).
+  if (lane_done != nullptr && striped()) {
+    Clock::time_point last = req->posted_at;
+    for (size_t l = 0; l < lanes.size() && l < kMaxDevsPerEnd; ++l) last = std::max(last, lane_done[l]);
+    elapsed = last - req->posted_at;
+  }
   *done = 1;
   if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
   stats.completed(req->size, static_cast<uint64_t>(
                                  std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
-  record_transfer(req->size, elapsed);  // the port's rate (fabric.rail_skew)
+  // The ports' rates (fabric.rail_skew): per lane when the parts were timed per lane.
+  if (lane_done != nullptr && striped())
+    record_parts(req->size, req->posted_at, lane_done);
+  else
+    record_transfer(req->size, elapsed);
   profile_stop(pool.index_of(req));
   pool.put(req);
 }

@@ -49,6 +49,8 @@ struct SendReq : Request {
   int pending = 0;       // data parts still to complete
   bool posted = false;   // data parts posted
   Connection::Clock::time_point posted_at{};
+  // Striped connections: when each lane's last data part completed (Connection::record_parts).
+  Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
 };
 
 // What one protocol does on the sending end. Each call runs on the thread NCCL drives the comm from.
@@ -96,8 +98,11 @@ class VerbsSendComm final : public SendComm, public Connection {
   // Shared by both protocols.
   RequestPool<SendReq, kSendRequests> pool;
   RegisteredBuffer region;  // written by the peer: FIFO, mailbox, credit word
-  // A finished send reported and its request returned to the pool.
-  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes);
+  // A finished send reported and its request returned to the pool. `lane_done`: when each lane's
+  // parts completed, on a striped connection: its rate is then accounted per port (record_parts) and
+  // `elapsed` is taken from the last of them (callers pass zero, reading no clock).
+  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes,
+              const Clock::time_point* lane_done = nullptr);
   // A send posted at posted_at and not acknowledged within the QP's retry budget is an error.
   Status stall_check(const SendReq& req, Clock::time_point posted_at);
 

@@ -1,0 +1,99 @@
+// A connection striped over several ports (a merged NIC: QPs on two devices) accounts each part of a
+// large send to the port it went through, with that part's own completion time
+// (Connection::record_parts): a slow port of the connection shows its own rate, not the message's.
+// Fake QPs on two lanes, each lane's PortHealth real.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "plugin/net/verbs/connection.h"
+#include "plugin/net/verbs/port_health.h"
+#include "railscope/node/rail_skew.h"
+
+namespace railscope::net::verbs {
+namespace {
+
+using Clock = Connection::Clock;
+using std::chrono::milliseconds;
+
+class StripedConnection : public Connection {
+ public:
+  // `nqps` QPs, QP q on lane q % 2; both lanes attached to their port's health.
+  explicit StripedConnection(size_t nqps) {
+    lanes.resize(2);
+    for (size_t l = 0; l < 2; ++l) {
+      lanes[l].health = &health[l];
+      lanes[l].attached = true;
+    }
+    for (size_t q = 0; q < nqps; ++q) {
+      QpLane ql;
+      ql.qp.reset(&fake_[q]);
+      ql.lane = static_cast<int>(q % 2);
+      qps.push_back(std::move(ql));
+    }
+  }
+  ~StripedConnection() override {
+    for (auto& q : qps) (void)q.qp.release();  // not libibverbs objects
+  }
+  PortHealth health[2];
+
+ protected:
+  Status on_completion(const ibv_wc&) override { return Status::success(); }
+  void profile_in_flight_failure() override {}
+
+ private:
+  ibv_qp fake_[8]{};
+};
+
+node::RailRate rate_of(const PortHealth& h) {
+  const auto t = h.rail_rate().totals();
+  return {"", t.bytes, t.busy_ns, t.transfers};
+}
+
+TEST(StripedRailRate, EachPortGetsItsPartsBytesOverItsPartsTime) {
+  StripedConnection c(4);
+  ASSERT_TRUE(c.striped());
+  const Clock::time_point t0 = Clock::now();
+  // Lane 0's parts (QPs 0 and 2) done after 10 ms, lane 1's (QPs 1 and 3) after 50 ms: port 1 is
+  // five times slower. Two such sends, 100 ms apart.
+  for (int i = 0; i < 2; ++i) {
+    const Clock::time_point posted = t0 + milliseconds(100 * i);
+    const Clock::time_point done[kMaxDevsPerEnd] = {posted + milliseconds(10), posted + milliseconds(50)};
+    c.record_parts(1 << 20, posted, done);
+  }
+  const node::RailRate r0 = rate_of(c.health[0]), r1 = rate_of(c.health[1]);
+  EXPECT_EQ(r0.bytes, 1u << 20);  // half of each send
+  EXPECT_EQ(r1.bytes, 1u << 20);
+  EXPECT_EQ(r0.transfers, 2u);
+  EXPECT_EQ(r0.busy_ns, 20'000'000u);
+  EXPECT_EQ(r1.busy_ns, 100'000'000u);
+  EXPECT_NEAR(r0.bytes_per_second() / r1.bytes_per_second(), 5.0, 1e-9);
+}
+
+TEST(StripedRailRate, UnevenPartsAndQpCountsFollowChunkOf) {
+  StripedConnection c(3);  // QPs 0, 2 on lane 0, QP 1 on lane 1
+  const Clock::time_point t0 = Clock::now();
+  const Clock::time_point done[kMaxDevsPerEnd] = {t0 + milliseconds(20), t0 + milliseconds(20)};
+  const size_t size = 300 * 1024;  // 102400 per QP (128-aligned): 204800 on lane 0, 102400 on lane 1
+  c.record_parts(size, t0, done);
+  EXPECT_EQ(rate_of(c.health[0]).bytes, 204800u);
+  EXPECT_EQ(rate_of(c.health[1]).bytes, 102400u);
+  EXPECT_EQ(rate_of(c.health[0]).transfers, 1u);
+  EXPECT_EQ(rate_of(c.health[1]).transfers, 1u);
+}
+
+TEST(StripedRailRate, SmallSendsAndDetachedLanesAddNothing) {
+  StripedConnection c(2);
+  const Clock::time_point t0 = Clock::now();
+  const Clock::time_point done[kMaxDevsPerEnd] = {t0 + milliseconds(1), t0 + milliseconds(1)};
+  c.record_parts(node::kRailRateMinMessageBytes - 1, t0, done);  // below the size a rate means something
+  EXPECT_EQ(rate_of(c.health[0]).transfers, 0u);
+  EXPECT_EQ(rate_of(c.health[1]).transfers, 0u);
+  c.lanes[1].attached = false;  // its QPs never connected
+  c.record_parts(1 << 20, t0, done);
+  EXPECT_EQ(rate_of(c.health[0]).transfers, 1u);
+  EXPECT_EQ(rate_of(c.health[1]).transfers, 0u);
+}
+
+}  // namespace
+}  // namespace railscope::net::verbs
