@@ -42,7 +42,7 @@ export RAILSCOPE_TRANSPORT=tcp BW="$bw" ROUNDS="$rounds" RESULTS="$results"
     load=$(cut -d" " -f1 /proc/loadavg)
     ip=$(iperf)
     ip1=$(iperf -l 1M)
-    ip4=$(iperf -l 4M 2>/dev/null || echo nan)  # iperf3 before 3.16 refuses -l above 1 MiB
+    ip4=$(iperf -l 4M 2>/dev/null || echo nan)  # some iperf3 versions (3.12) refuse -l above 1 MiB
     ipz=$(iperf -Z 2>/dev/null || echo 0)
     big=$(RAILSCOPE_TCP_ZEROCOPY=off plugin --size 67108864 --count 128 --inflight 4)
     bigzc=$(RAILSCOPE_TCP_ZEROCOPY=on plugin --size 67108864 --count 128 --inflight 4)

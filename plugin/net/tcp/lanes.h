@@ -4,12 +4,12 @@
 // non-blocking send/recv and poll, and counts a request's chunks down when they are done (with
 // NCCL_SOCKET_NTHREADS=0 one worker is never started and the proxy thread runs its pass()). Queues are
 // single-producer/single-consumer rings sized so the request pools can never overflow them: the data
-// path allocates nothing and takes no lock. A socket error stops the thread's lanes and is kept
-// (first error wins) for the proxy thread to report. A sending lane may use MSG_ZEROCOPY
-// (zerocopy.h): a chunk sent that way is parked until the kernel releases its pages, and only then
-// counted down. While a helper thread sleeps in poll, the proxy thread's own isend/test calls serve
-// its lanes too (assist): NCCL's proxy loop spins on sched_yield() between calls, and on a host with
-// few CPUs that spinning otherwise takes the CPU from the helpers (docs/tcp.md, "Performance vs
+// path allocates nothing (the consumer is whichever thread holds the worker's mutex, below). A socket
+// error stops the thread's lanes and is kept (first error wins) for the proxy thread to report. A sending
+// lane may use MSG_ZEROCOPY (zerocopy.h): a chunk sent that way is parked until the kernel releases its
+// pages, and only then counted down. While a helper thread sleeps in poll, the proxy thread's own isend/test
+// calls serve its lanes too (assist): NCCL's proxy loop spins on sched_yield() between calls, and on a host
+// with few CPUs that spinning otherwise takes the CPU from the helpers (docs/tcp.md, "Performance vs
 // iperf3"). A mutex per worker keeps one thread at a time on its lanes; the proxy thread only
 // try-locks it, so it never waits for a helper.
 #pragma once
