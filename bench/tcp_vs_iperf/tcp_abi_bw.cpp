@@ -3,7 +3,10 @@
 // starts in the peer network namespace (RAILSCOPE_TEST_PEER_NETNS, see
 // tests/abi/net_tcp/in_netns_pair.sh), and prints one line: "size count seconds Gbit/s".
 // The clock runs from the first isend to the receiver's report that the last byte landed.
+// When a pass over the requests completed none, both sides call sched_yield() as NCCL's proxy
+// thread does; `--idle-us N` sleeps N microseconds instead (to measure what the spinning costs).
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +23,15 @@ struct Options {
   size_t size = size_t{64} << 20;
   int count = 64;
   int inflight = 4;
+  int idle_us = 0;  // 0: sched_yield() when a pass completed nothing (NCCL's proxy), else usleep
 };
+
+void idle(const Options& o) {
+  if (o.idle_us == 0)
+    sched_yield();
+  else
+    usleep(static_cast<useconds_t>(o.idle_us));
+}
 
 std::unique_ptr<NetApi> ready() {
   auto api = load_net_api(12, nullptr);
@@ -63,7 +74,7 @@ int receiver(int fd) {
         }
       }
     }
-    if (done == before) sched_yield();  // as NCCL's proxy thread does when a pass made no progress
+    if (done == before) idle(o);  // NCCL's proxy thread yields when a pass made no progress
   }
   char note = 1;
   write_all(fd, &note, 1);
@@ -100,7 +111,7 @@ int sender(const Options& o) {
         }
       }
     }
-    if (done == before) sched_yield();
+    if (done == before) idle(o);
   }
   char note = 0;
   if (!read_all(peer.fd, &note, 1)) return 7;
@@ -135,8 +146,10 @@ int main(int argc, char** argv) {
       o.count = static_cast<int>(v);
     else if (k == "--inflight" && v > 0 && v <= 32)
       o.inflight = static_cast<int>(v);
+    else if (k == "--idle-us" && v >= 0 && v <= 100000)
+      o.idle_us = static_cast<int>(v);
     else {
-      std::fprintf(stderr, "usage: %s [--size BYTES] [--count N] [--inflight N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--size BYTES] [--count N] [--inflight N] [--idle-us N]\n", argv[0]);
       return 1;
     }
   }

@@ -109,7 +109,11 @@ void TcpConnection::queue_chunks(std::byte* base, size_t size, uint64_t seq, std
 }
 
 void TcpConnection::progress_lanes() {
-  if (inline_ != nullptr) inline_->pass();
+  if (inline_ != nullptr) {
+    inline_->pass();
+    return;
+  }
+  for (auto& w : workers_) w->assist();
 }
 
 uint64_t TcpConnection::micros_since(Clock::time_point t0) {

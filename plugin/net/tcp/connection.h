@@ -59,8 +59,9 @@ class TcpConnection {
   bool zerocopy_enabled() const { return zc_ != nullptr; }
   // Queues a message's chunks on the lanes (pending is raised first) and wakes their threads.
   void queue_chunks(std::byte* base, size_t size, uint64_t seq, std::atomic<int>* pending);
-  // With no helper threads (nthreads 0): one non-blocking pass over the lanes, on the thread that
-  // calls isend/irecv/test. Otherwise nothing: the helper threads move the bytes.
+  // On the thread that calls isend/irecv/test: with no helper threads (nthreads 0), one non-blocking
+  // pass over the lanes; otherwise the same pass over the lanes of each helper that is not serving
+  // them right now (LaneWorker::assist).
   void progress_lanes();
   static uint64_t micros_since(Clock::time_point t0);
   void setup_zerocopy();

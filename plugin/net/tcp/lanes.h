@@ -4,10 +4,14 @@
 // non-blocking send/recv and poll, and counts a request's chunks down when they are done (with
 // NCCL_SOCKET_NTHREADS=0 one worker is never started and the proxy thread runs its pass()). Queues are
 // single-producer/single-consumer rings sized so the request pools can never overflow them: the data
-// path allocates nothing and takes no lock. A socket error stops the thread's lanes and is kept
-// (first error wins) for the proxy thread to report. A sending lane may use MSG_ZEROCOPY
-// (zerocopy.h): a chunk sent that way is parked until the kernel releases its pages, and only then
-// counted down.
+// path allocates nothing (the consumer is whichever thread holds the worker's mutex, below). A socket
+// error stops the thread's lanes and is kept (first error wins) for the proxy thread to report. A sending
+// lane may use MSG_ZEROCOPY (zerocopy.h): a chunk sent that way is parked until the kernel releases its
+// pages, and only then counted down. While a helper thread sleeps in poll, the proxy thread's own isend/test
+// calls serve its lanes too (assist): NCCL's proxy loop spins on sched_yield() between calls, and on a host
+// with few CPUs that spinning otherwise takes the CPU from the helpers (docs/tcp.md, "Performance vs
+// iperf3"). A mutex per worker keeps one thread at a time on its lanes; the proxy thread only
+// try-locks it, so it never waits for a helper.
 #pragma once
 
 #include <poll.h>
@@ -106,11 +110,16 @@ class LaneWorker {
   // started (NCCL_SOCKET_NTHREADS=0: the proxy thread moves the bytes itself). Returns whether any
   // byte moved or any chunk was released.
   bool pass();
+  // For a started worker, on NCCL's proxy thread: one non-blocking pass over the lanes (send/recv
+  // until each would block or has nothing queued) if the helper thread is not serving them right now
+  // (it sleeps in poll, or has not been scheduled since its wake-up); false at once if it is.
+  // Returns whether any byte moved or any chunk was released.
+  bool assist();
 
  private:
   void run();
   bool serve_all();  // serves every lane once; fills want_ / polled_ with the lanes that would block
-  bool serve(Lane* lane);
+  bool serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled);
   ssize_t send_some(Lane* lane, Task* t);
   bool retire(Lane* lane, Task* t);  // false: no room to park it yet
   bool reap(Lane* lane);             // reads completions, counts released chunks down
@@ -122,9 +131,14 @@ class LaneWorker {
   std::string peer_;
   int timeout_s_;
   ZeroCopyShared* zc_;
-  std::vector<pollfd> want_;   // the lanes to poll (and, in run(), wake_fd_ last)
-  std::vector<Lane*> polled_;  // the lane of each poll entry but wake_fd_
-  Fd wake_fd_;                 // eventfd
+  std::vector<pollfd> want_;         // the lanes to poll (and, in run(), wake_fd_ last)
+  std::vector<Lane*> polled_;        // the lane of each poll entry but wake_fd_
+  std::vector<pollfd> assist_want_;  // assist()'s would-block lanes (the helper polls its own)
+  std::vector<Lane*> assist_polled_;
+  // Held by whichever thread serves the lanes (the helper, or the proxy in assist()): the rings'
+  // consumer side, the zero-copy state and dead_ are touched only under it.
+  std::mutex serving_;
+  Fd wake_fd_;  // eventfd
   std::atomic<bool> stop_{false};
   bool dead_ = false;
   std::thread thread_;
