@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -128,21 +129,24 @@ bool LaneWorker::reap(Lane* lane) {
 
 // Moves bytes for the lane's queued tasks until the socket would block (then asks to poll it) or
 // the queue is empty. Returns whether any byte moved or any chunk was released.
-bool LaneWorker::serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled) {
+bool LaneWorker::serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled, size_t* budget) {
   bool moved = reap(lane);
   if (dead_) return moved;
   while (Task* t = lane->ring.front()) {
+    if (budget != nullptr && *budget == 0) return moved;  // assist(): this call's share is moved
     if (t->done == t->len) {
       if (!retire(lane, t)) break;
       lane->ring.pop();
       moved = true;
       continue;
     }
-    ssize_t n = sending_ ? send_some(lane, t)
-                         : ::recv(lane->fd.get(), t->ptr + t->done, t->len - t->done, MSG_DONTWAIT);
+    const size_t want_bytes = budget != nullptr ? std::min(t->len - t->done, *budget) : t->len - t->done;
+    ssize_t n =
+        sending_ ? send_some(lane, t) : ::recv(lane->fd.get(), t->ptr + t->done, want_bytes, MSG_DONTWAIT);
     if (n > 0) {
       moved = true;
       t->done += static_cast<size_t>(n);
+      if (budget != nullptr) *budget -= std::min(*budget, static_cast<size_t>(n));
       continue;
     }
     int err = errno;
@@ -213,7 +217,8 @@ bool LaneWorker::assist() {
   assist_want_.clear();
   assist_polled_.clear();
   bool moved = false;
-  for (Lane* lane : lanes_) moved = serve(lane, assist_want_, assist_polled_) || moved;
+  size_t budget = assist_budget_;
+  for (Lane* lane : lanes_) moved = serve(lane, assist_want_, assist_polled_, &budget) || moved;
   return moved;
 }
 

@@ -115,11 +115,18 @@ class LaneWorker {
   // (it sleeps in poll, or has not been scheduled since its wake-up); false at once if it is.
   // Returns whether any byte moved or any chunk was released.
   bool assist();
+  // What one assist() moves at most (plus what its last send/recv took beyond it): NCCL's proxy thread
+  // serves every connection of the GPU, so a call must not copy whole socket buffers (several MiB,
+  // milliseconds) while other connections wait; at ~5 GB/s this is ~0.1 ms per call.
+  // A receive reads no more than what is left of it; a send may take one send() beyond it.
+  static constexpr size_t kAssistBytesPerCall = 512 * 1024;
+  void set_assist_budget(size_t bytes) { assist_budget_ = bytes; }  // tests; before the worker starts
 
  private:
   void run();
   bool serve_all();  // serves every lane once; fills want_ / polled_ with the lanes that would block
-  bool serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled);
+  // `budget` (assist() only; null = none): bytes this call may still move; serve stops once it is spent.
+  bool serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled, size_t* budget = nullptr);
   ssize_t send_some(Lane* lane, Task* t);
   bool retire(Lane* lane, Task* t);  // false: no room to park it yet
   bool reap(Lane* lane);             // reads completions, counts released chunks down
@@ -138,6 +145,7 @@ class LaneWorker {
   // Held by whichever thread serves the lanes (the helper, or the proxy in assist()): the rings'
   // consumer side, the zero-copy state and dead_ are touched only under it.
   std::mutex serving_;
+  size_t assist_budget_ = kAssistBytesPerCall;
   Fd wake_fd_;  // eventfd
   std::atomic<bool> stop_{false};
   bool dead_ = false;

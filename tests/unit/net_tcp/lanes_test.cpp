@@ -63,6 +63,32 @@ TEST(LaneWorkerAssist, MovesQueuedBytesOnTheCallersThread) {
   EXPECT_FALSE(error.failed());
 }
 
+// One assist() moves a bounded share (NCCL's proxy thread serves every connection: a call must not
+// copy whole socket buffers while the others wait); the next call goes on from there.
+TEST(LaneWorkerAssist, OneCallMovesAtMostItsBudget) {
+  Pair p = make_pair();
+  ErrorState error;
+  LaneWorker w({p.lane.get()}, /*sending=*/false, &error, "peer", 10);
+  w.set_assist_budget(16 * 1024);
+  constexpr size_t kBytes = 96 * 1024;  // fits the socketpair's buffer: all of it is readable at once
+  std::vector<std::byte> src(kBytes);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = pattern(0, i);
+  ASSERT_EQ(::send(p.peer.get(), src.data(), src.size(), MSG_DONTWAIT), static_cast<ssize_t>(kBytes));
+  std::vector<std::byte> dst(kBytes);
+  std::atomic<int> pending{1};
+  ASSERT_TRUE(p.lane->ring.push(Task{dst.data(), dst.size(), 0, &pending}));
+  Task* t = p.lane->ring.front();
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(w.assist());
+  EXPECT_EQ(t->done, 16u * 1024) << "one call read more than its budget";
+  EXPECT_TRUE(w.assist());
+  EXPECT_EQ(t->done, 32u * 1024);
+  for (int i = 0; i < 10 && pending.load() != 0; ++i) w.assist();
+  EXPECT_EQ(pending.load(), 0);
+  EXPECT_TRUE(dst == src);
+  EXPECT_FALSE(error.failed());
+}
+
 // A started receiving worker with two lanes while the test thread, like NCCL's proxy, queues
 // chunks, wakes the helper and calls assist() in a loop: both threads move bytes, none twice.
 TEST(LaneWorkerAssist, HelperAndProxyShareTheLanes) {
