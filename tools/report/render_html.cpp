@@ -211,6 +211,19 @@ std::string render_html(const Report& r) {
   }
 
   h += render_fabric_html(r);
+  if (!r.rail_rates.empty()) {
+    h += "<h2>Rail rates</h2><p>Large sends (&ge; 64 KiB) per host and port over their busy time (net stats "
+         "lines' rail_rate; MB/s = 10<sup>6</sup> bytes per second).</p><table><tr><th class=\"l\">host</th>"
+         "<th class=\"l\">port</th><th>MB/s</th><th>sends</th><th>MiB</th><th>busy "
+         "s</th><th>processes</th></tr>";
+    for (const RailRateRow& p : r.rail_rates)
+      h += fmt::format(
+          "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.3f}</td><td>{}</td><td>{:.1f}</td>"
+          "<td>{:.2f}</td><td>{}</td></tr>",
+          xml_escape(p.host), xml_escape(p.port), p.mb_per_s(), p.sends, p.bytes / 1048576.0, p.busy_s,
+          p.processes);
+    h += "</table>";
+  }
   if (!r.diags.empty())
     h += fmt::format(
         "<h2>Diagnoses ({})</h2><table><tr><th class=\"l\">id</th><th class=\"l\">severity</th><th>rank</th>"

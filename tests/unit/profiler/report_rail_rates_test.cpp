@@ -92,6 +92,10 @@ TEST_F(RailRatesReport, TableAndTheRailSlowOnOneNode) {
   EXPECT_NE(text.find(fmt::format("{:<16} {:<12} {:>10}", "n2", "mlx5_1:1", "2000.000")), std::string::npos)
       << text;
   EXPECT_NE(text.find("[fabric.rail_skew]"), std::string::npos) << text;
+  const std::string html = render_html(r);
+  EXPECT_NE(html.find("<h2>Rail rates</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"l\">n2</td><td class=\"l\">mlx5_1:1</td><td>2000.000</td>"),
+            std::string::npos);
   const auto j = nlohmann::json::parse(render_json(r));
   ASSERT_EQ(j.at("rail_rates").size(), 6u);
   EXPECT_EQ(j.at("rail_rates").at(5).at("host"), "n2");
