@@ -6,16 +6,27 @@
 # Not a test: TCG numbers mean something only side by side within one boot (docs/testbed.md).
 # usage: bench/connection_scale/run.sh [BUILD_DIR] [COUNTS]      env: REF_PLUGIN=<path> MEM=10G
 #
-# railscope, one boot on a loaded 2-core host (2026-12-02; per connection pair = one send + one receive comm):
+# One boot, both plugins (2026-12-02 07:25-07:31 UTC, 2-core host shared with other helpers, load
+# average 5.4 at the start, 9.7 during N = 256/1,024; 10 GiB guest; per connection pair = one send +
+# one receive comm; the command: REF_PLUGIN=/path/libnccl-net-ref.so MEM=10G run.sh build):
+# railscope:
 #      N    pin_KiB    rss_KiB    QPs    CQs    MRs    fds    conn_ms   close_ms   test_ns  8B_lat_us
-#      1      624.0     3548.0   2.00   2.00   4.00   3.00    318.039     94.048       728     3618.4
-#      8      624.0     3746.5   2.00   2.00   4.00   3.00    159.736      5.073      1106     3904.7
-#     64      624.0     3824.2   2.00   2.00   4.00   3.00    112.618     13.135      1173     4052.6
-#    256      624.0     3735.5   2.00   2.00   4.00   3.00    107.718     16.606      3800      400.7
-# N = 1,024 did not fit a 4 GiB guest (two processes x 1,024 pairs x ~3.6 MiB resident: OOM), hence MEM.
-# The resident memory per pair (QP and CQ rings rxe maps into the process, request pools) is about 6x
-# the pinned bytes (docs/net-protocol.md "Memory per connection"). Times under TCG on a loaded host
-# scatter widely (the guest reported soft lockups in that boot); compare within a boot only.
+#      1      624.0     3616.0   2.00   2.00   4.00   3.00    607.211     31.533       751     3758.7
+#      8      624.0     3715.5   2.00   2.00   4.00   3.00    110.666     22.184      1033     3909.2
+#     64      624.0     3781.9   2.00   2.00   4.00   3.00    125.311     19.871      1028      447.9
+#    256      624.0     3700.4   2.00   2.00   4.00   3.00    113.740      8.360       476      280.9
+#   1024      624.0     3701.7   2.00   2.00   4.00   3.00     82.134      5.488       448       72.1
+# reference (NCCL's IB code from Mellanox/nccl-rdma-sharp-plugins, NCCL_IB_GID_INDEX=1):
+#      N    pin_KiB    rss_KiB    QPs    CQs    MRs    fds    conn_ms   close_ms   test_ns  8B_lat_us
+#      1       88.0      920.0   2.00   2.00   4.00   3.00     66.895      4.959       184      156.6
+#      8       88.0       98.5   2.00   2.00   4.00   3.00     19.022      1.454       354      171.8
+#     64       88.0      107.2   2.00   2.00   4.00   3.00     23.054      1.826       185      103.0
+#    256       88.0      114.5   2.00   2.00   4.00   3.00      6.152      3.146       285      149.7
+#   1024       88.0      213.4   2.00   2.00   4.00   3.00      5.913      1.137       160      101.5
+# N = 1,024 fits a 10 GiB guest (railscope: two processes x 1,024 pairs x 3.6 MiB resident = 7.4 GiB;
+# it did not fit 4 GiB: OOM). The reference's N = 1 row carries its one-time start-up (920 KiB).
+# Times under TCG on a loaded host scatter widely (the first rows ran while the load rose); compare
+# within a boot only. docs/net-protocol.md "Memory per connection" explains each figure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
