@@ -6,6 +6,7 @@
 # Not a test: TCG numbers mean something only side by side within one boot (docs/testbed.md).
 # usage: bench/connection_scale/run.sh [BUILD_DIR] [COUNTS]
 #        env: REF_PLUGIN=<path> MEM=10G RAILSCOPE_NET_EAGER_MAX=<bytes, 0: receiver-driven>
+#             RAILSCOPE_TESTBED_APPEND (guest kernel arguments; default: the TSC clock)
 #
 # One boot, both plugins (2026-12-02 07:25-07:31 UTC, 2-core host shared with other helpers, load
 # average 5.4 at the start, 9.7 during N = 256/1,024; 10 GiB guest; per connection pair = one send +
@@ -56,6 +57,9 @@ drv=$build/bench/connection_scale/conn_scale
 ref=${REF_PLUGIN:-}
 if [[ -n $ref && ! -e $ref ]]; then echo "REF_PLUGIN=$ref does not exist: reference skipped" >&2; ref=; fi
 # Two processes of up to 1,024 send + 1,024 receive comms each: far more guest memory than the default.
+# Guest clock from the TSC as on real hosts (the emulated HPET makes every clock read a system call,
+# which test() pays once in 16 calls); RAILSCOPE_TESTBED_APPEND= (empty) measures on the HPET instead.
+export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 # RAILSCOPE_NET_EAGER_MAX, when set, travels into the guest (0: the receiver-driven protocol).
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --mem "${MEM:-10G}" --timeout 1800 \
     ${RAILSCOPE_NET_EAGER_MAX:+--env "RAILSCOPE_NET_EAGER_MAX=$RAILSCOPE_NET_EAGER_MAX"} -- \
