@@ -40,6 +40,18 @@
 #     64       88.0      107.2   2.00   2.00   4.00   3.00     31.914      2.743       881     3981.1
 #    256       88.0       93.8   2.00   2.00   4.00   3.00     26.636      4.504       213     3985.3
 #   1024       88.0      252.6   2.00   2.00   4.00   3.00     18.783      2.802       170      296.2
+# Same code, guest clock on the TSC (now the default), quiet host (load average 2.2), 2026-12-02 08:36 UTC:
+# railscope:
+#      N    pin_KiB    rss_KiB    QPs    CQs    MRs    fds    conn_ms   close_ms   test_ns  8B_lat_us
+#      1      624.0     1240.0   2.00   2.00   4.00   3.00     68.577      8.010       353       37.0
+#      8      624.0      837.0   2.00   2.00   4.00   3.00     12.868      1.679       358       52.4
+#     64      624.0      857.5   2.00   2.00   4.00   3.00     13.778      1.932       345       63.7
+#   1024      624.0      903.7   2.00   2.00   4.00   3.00     13.738      1.173       331       91.2
+# reference:
+#      1       88.0      840.0   2.00   2.00   4.00   3.00     20.965      3.205       166       67.7
+#      8       88.0       99.0   2.00   2.00   4.00   3.00      9.752      1.138       172       76.5
+#     64       88.0      107.2   2.00   2.00   4.00   3.00      5.186      1.041       174      101.9
+#   1024       88.0      240.8   2.00   2.00   4.00   3.00      5.104      1.769       173       72.8
 # Resident memory per pair 3.7 -> 0.77 MiB, flat in N, and connect time per pair about halved; what
 # is left above the reference is the eager ring (pinned 624 KiB against 88 KiB, and it is resident
 # too; RAILSCOPE_NET_EAGER_MAX bounds it, docs/net-protocol.md). Latency and test() in the second boot
