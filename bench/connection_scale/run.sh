@@ -52,6 +52,12 @@
 #      8       88.0       99.0   2.00   2.00   4.00   3.00      9.752      1.138       172       76.5
 #     64       88.0      107.2   2.00   2.00   4.00   3.00      5.186      1.041       174      101.9
 #   1024       88.0      240.8   2.00   2.00   4.00   3.00      5.104      1.769       173       72.8
+# RAILSCOPE_NET_EAGER_MAX=0 (receiver-driven; the reference's rows above apply), TSC, 08:48 UTC:
+#      1       72.0      740.0   2.00   2.00   4.00   3.00     63.995      9.735       384      149.6
+#      8       72.0     2682.0   2.00   2.00   4.00   3.00     24.205      2.582       330      105.7
+#     64       72.0     2776.7   2.00   2.00   4.00   3.00     25.786      2.431       317      143.5
+#   1024       72.0     2829.9   2.00   2.00   4.00   3.00     31.376      3.794       321       76.2
+# (pinned below the reference; resident is its queues, still sized for the worst case: 4096 CQ entries)
 # Resident memory per pair 3.7 -> 0.77 MiB, flat in N, and connect time per pair about halved; what
 # is left above the reference is the eager ring (pinned 624 KiB against 88 KiB, and it is resident
 # too; RAILSCOPE_NET_EAGER_MAX bounds it, docs/net-protocol.md). Latency and test() in the second boot
