@@ -6,6 +6,7 @@ set -uo pipefail
 . "$TESTBED_LIB"
 drv=$1 counts=$2 ref=${3:-}
 rc=0
+echo "guest clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>&1)"
 echo "== railscope"
 "$drv" --counts "$counts" || rc=1
 if [[ -n $ref ]]; then

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/eager_queues.h"
 #include "plugin/net/verbs/qp.h"
 #include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
@@ -18,24 +19,20 @@ namespace {
 
 constexpr int kCqe = 4 * kFifoDepth * kMaxQpsPerConn;
 
-// Completion queue entries per lane. The eager protocol can have, per QP, a data part of every receive
-// target in flight (each a completion at both ends), plus the ring and the control writes; the
-// receiver-driven protocol stays well under kCqe. create_cq clamps to the device's limit.
-int cq_entries(bool eager, size_t qps_per_lane) {
-  if (!eager) return kCqe;
-  const size_t need = eager::kRingSlots + eager::kMaxTargets * qps_per_lane + eager::kMaxTargets + 64;
-  return static_cast<int>(std::max<size_t>(kCqe, need));
-}
+// Completion queue entries per lane, once the protocol is agreed. The eager protocol's queues are
+// sized by what it lets be in flight (eager_queues.h), and its CQ holds a completion for every work
+// request they can hold; the receiver-driven protocol stays well under kCqe. create_cq clamps to the
+// device's limit.
+int cq_entries(bool eager, size_t qps_per_lane) { return eager ? eager::cq_depth(qps_per_lane) : kCqe; }
 
-// Eager protocol: ring writes (credit-bounded) and one data part per request; on the receiver,
-// standing receives for ring messages and data parts, and clear-to-sends plus credit writes.
+// Eager protocol: ring writes (credit-bounded), data parts and closeSend's write on the sender; on the
+// receiver, standing receives for ring messages and data parts, and control writes (eager_queues.h).
 QpCaps sender_caps(bool eager) {
-  if (eager) return QpCaps{eager::kRingSlots + static_cast<uint32_t>(eager::kMaxTargets) + 16, 4, 256};
+  if (eager) return QpCaps{eager::kSenderSendDepth, 4, 256};
   return QpCaps{kFifoDepth * (kMaxRecvs + 1) + 16, 4, 64};
 }
 QpCaps receiver_caps(bool eager) {
-  constexpr auto targets = static_cast<uint32_t>(eager::kMaxTargets);
-  if (eager) return QpCaps{targets + eager::kRingSlots + 64, static_cast<uint32_t>(eager::kReceivePool), 128};
+  if (eager) return QpCaps{eager::kControlDepth, eager::kReceiverRecvDepth, 128};
   return QpCaps{kFifoDepth + ReceiverDrivenRecv::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
 }
 
@@ -124,14 +121,9 @@ Status SendConnector::step(VerbsSendComm** out) {
             "Check that the peer process is alive and that its address is reachable from this host");
       return Status::success();
     }
-    // QPs per local lane: qps_per_conn x the larger device count of the two ends, over this end's lanes
-    // (the peer's count is not known yet: assume the most).
-    const size_t lanes = dev_.ports.size();
-    const size_t qps_per_lane = c.local.qps_per_conn * ((kMaxDevsPerEnd + lanes - 1) / lanes);
-    if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches,
-                                 cq_entries(c.local.eager_max > 0, qps_per_lane));
-        !st.ok())
-      return st;
+    // The completion queues wait for the receiver's reply: their depth depends on the protocol it
+    // agrees to and on its device count.
+    if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches); !st.ok()) return st;
     if (Status st = c.prepare(); !st.ok()) return st;
     Message hello;
     hello.type = MessageType::Hello;
@@ -189,8 +181,11 @@ Status SendConnector::on_reply(const Message& m) {
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} created {} QPs, {} expected", c.oob.peer(),
                                     c.remote.qpns.size(), expected));
+  // QPs per local lane: the QPs spread round robin over this end's lanes.
+  const size_t nlanes = c.lanes.size();
   if (Status st = c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote.devs.size()),
-                               sender_caps(c.eager_max > 0));
+                               sender_caps(c.eager_max > 0),
+                               cq_entries(c.eager_max > 0, (expected + nlanes - 1) / nlanes));
       !st.ok())
     return st;
   if (Status st = c.connect_qps(c.remote.qpns); !st.ok()) return st;
@@ -263,12 +258,11 @@ Status RecvAcceptor::on_hello(const Message& m) {
         !st.ok())
       return reject(kRejectIncompatible, std::move(st));
   }
-  if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches,
-                               cq_entries(c.eager_max > 0, (nqps + nl - 1) / nl));
-      !st.ok())
+  if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches); !st.ok())
     return reject(kRejectResources, std::move(st));
   if (Status st = c.prepare(); !st.ok()) return reject(kRejectResources, std::move(st));
-  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max > 0));
+  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max > 0),
+                               cq_entries(c.eager_max > 0, (nqps + nl - 1) / nl));
       !st.ok())
     return reject(kRejectResources, std::move(st));
   Message r;

@@ -57,15 +57,13 @@ Connection::~Connection() {
 }
 
 Status Connection::open_lanes(const std::vector<const NetPort*>& ports,
-                              const std::vector<PortHealth*>& health, const std::vector<MrCache*>& caches,
-                              int cqe) {
+                              const std::vector<PortHealth*>& health, const std::vector<MrCache*>& caches) {
   for (size_t i = 0; i < ports.size(); ++i) {
     Lane lane;
     lane.port = ports[i];
     lane.health = health[i];
     lane.health_generation = health[i]->generation();
     lane.mr_cache = caches[i];
-    if (Status st = create_cq(*ports[i], cqe, &lane.cq); !st.ok()) return st;
     lanes.push_back(std::move(lane));
   }
   return Status::success();
@@ -91,7 +89,10 @@ Status Connection::register_buffer(size_t size, int access, RegisteredBuffer* ou
   return Status::success();
 }
 
-Status Connection::create_qps(int nqps, int remote_ndevs, const QpCaps& caps) {
+Status Connection::create_qps(int nqps, int remote_ndevs, const QpCaps& caps, int cqe) {
+  for (Lane& lane : lanes)
+    if (!lane.cq)
+      if (Status st = create_cq(*lane.port, cqe, &lane.cq); !st.ok()) return st;
   for (int q = 0; q < nqps; ++q) {
     QpLane ql;
     ql.lane = q % static_cast<int>(lanes.size());
@@ -167,6 +168,7 @@ Status Connection::poll() {
   ibv_wc wcs[16];
   bool timed = false;
   for (size_t l = 0; l < lanes.size(); ++l) {
+    if (!lanes[l].cq) continue;  // the handshake did not get as far as creating it
     poll_lane_ = l;
     for (;;) {
       int n = ibv_poll_cq(lanes[l].cq.get(), 16, wcs);

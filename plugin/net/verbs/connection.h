@@ -93,9 +93,11 @@ class Connection {
 
   // Resources, in handshake order.
   Status open_lanes(const std::vector<const NetPort*>& ports, const std::vector<PortHealth*>& health,
-                    const std::vector<MrCache*>& caches, int cqe);
+                    const std::vector<MrCache*>& caches);
   Status register_buffer(size_t size, int access, RegisteredBuffer* out);
-  Status create_qps(int nqps, int remote_ndevs, const QpCaps& caps);
+  // Creates each lane's completion queue of `cqe` entries (once the protocol, and so the queue depths,
+  // are agreed), then the QPs.
+  Status create_qps(int nqps, int remote_ndevs, const QpCaps& caps, int cqe);
   // Checks every (local lane, remote device) pair used, logs mtu warnings, moves QPs to RTR and RTS.
   Status connect_qps(const std::vector<uint32_t>& remote_qpns);
   std::vector<uint32_t> qpns() const;

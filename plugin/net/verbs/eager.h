@@ -32,11 +32,9 @@ namespace railscope::net::verbs::eager {
 inline constexpr int kRingSlots = 64;          // credits: ring messages in flight per connection
 inline constexpr uint32_t kSignalEvery = 16;   // ring writes: one signalled completion per this many
 inline constexpr size_t kMaxTargets = 64 * 8;  // receive buffers in flight (kFifoDepth x kMaxRecvs)
-// Standing receives per QP: every ring message (QP 0) and every data part (one per QP) that can be in
-// flight consumes one; consumed ones are given back in batches of kRepostBatch, which the pool also
-// covers, with a margin of 16.
+// Standing receives consumed by ring messages and data parts are given back in batches of this many
+// (eager_queues.h sizes the pool of standing receives).
 inline constexpr int kRepostBatch = 16;
-inline constexpr int kReceivePool = kRingSlots + static_cast<int>(kMaxTargets) + kRepostBatch + 16;
 
 enum Kind : uint32_t { kData = 1, kRequestToSend = 2 };
 

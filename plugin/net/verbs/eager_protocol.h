@@ -5,6 +5,7 @@
 #include <array>
 
 #include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/eager_queues.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
@@ -31,6 +32,7 @@ class EagerSend final : public SendProtocol {
   uint64_t ring_retired_ = 0;                           // ring messages whose send completed locally
   std::array<uint16_t, eager::kMaxTargets> waiting_{};  // requests-to-send awaiting their clear-to-send
   size_t nwaiting_ = 0;
+  uint32_t large_open_ = 0;  // large messages from isend until their data parts completed
 };
 
 class EagerRecv final : public RecvProtocol {
@@ -49,8 +51,9 @@ class EagerRecv final : public RecvProtocol {
   void close() override;
 
  private:
-  // Per receive slot, per buffer where it stands; matched by tag in posting order.
-  enum : uint8_t { kWaiting = 0, kIncoming = 1, kDone = 2 };
+  // Per receive slot, per buffer where it stands; matched by tag in posting order. kAsked: matched to
+  // a request-to-send whose clear-to-send waits for room (eager_queues.h).
+  enum : uint8_t { kWaiting = 0, kIncoming = 1, kDone = 2, kAsked = 3 };
   struct Targets {
     uint64_t seq = 0;  // 1, 2, 3 ... receives posted on the connection
     int unfinished = 0;
@@ -71,6 +74,9 @@ class EagerRecv final : public RecvProtocol {
                             bool signalled);
   Status return_credits();
   Status write_credits(uint64_t released);
+  // Posts the clear-to-sends queued, oldest first, while fewer than kMaxLargeInFlight large
+  // messages are coming and the send queue has room; then credits queued.
+  Status post_queued();
   Status repost_receives();
   std::span<const std::byte> ring() const { return {static_cast<const std::byte*>(ring_.get()), ring_.size}; }
   VerbsRecvComm& c_;
@@ -83,8 +89,18 @@ class EagerRecv final : public RecvProtocol {
   uint64_t tail_ = 0;  // receives posted so far
   uint64_t ring_arrived_ = 0;
   uint64_t credits_returned_ = 0;
-  uint64_t match_from_ = 0;  // receives before this one have every buffer matched
-  uint64_t control_posted_ = 0;
+  uint64_t match_from_ = 0;       // receives before this one have every buffer matched
+  eager::ControlWindow control_;  // control writes in the send queue of QP 0
+  // Clear-to-sends queued (receive target, the sender's request index), oldest first: each target
+  // at most once, so kMaxTargets bounds them.
+  struct QueuedCts {
+    uint16_t target;
+    uint16_t req;
+  };
+  std::array<QueuedCts, eager::kMaxTargets> queued_cts_{};
+  size_t queued_head_ = 0, nqueued_ = 0;
+  uint32_t large_incoming_ = 0;  // clear-to-sends posted whose data parts have not all arrived
+  bool credits_queued_ = false;  // a credit write found the send queue full
   eager::ReleasedPrefix released_;
   std::array<uint64_t, eager::kRingSlots> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;

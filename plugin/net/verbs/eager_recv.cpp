@@ -40,7 +40,7 @@ std::vector<uint32_t> EagerRecv::advertised_rkeys() const {
 
 Status EagerRecv::start() {
   for (size_t q = 0; q < c_.qps.size(); ++q)
-    for (int i = 0; i < eager::kReceivePool; ++i)
+    for (uint32_t i = 0; i < eager::kReceiverRecvDepth; ++i)
       if (Status st = c_.post_recv(c_.qps[q], kWrRecv | q); !st.ok()) return st;
   return Status::success();
 }
@@ -155,7 +155,13 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
     return Status::fail(
         ncclRemoteError,
         wc_finding(wc.status, wc.vendor_err, kind == kWrCts ? Phase::Cts : Phase::Recv, 0, c_.where()));
-  if (kind == kWrCts) return Status::success();
+  if (kind == kWrCts) {  // a signalled control write: it and every one before it left the send queue
+    if (!control_.retire(low))
+      return Status::fail(
+          ncclInternalError, "internal.bad_argument",
+          fmt::format("unexpected control completion (wr_id {:#x}) on {}", wc.wr_id, c_.where()));
+    return post_queued();
+  }
   if (kind != kWrRecv || low >= c_.qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
     return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                 static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
@@ -225,12 +231,24 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     c.seq = h.seq;
     r.got[i] = h.size;
     t.parts[i] = static_cast<int>(c_.qps.size());
-    t.state[i] = kIncoming;
-    if (Status st = post_control(&c, sizeof c, kMailboxOffset + sizeof c * h.req); !st.ok()) return st;
-    if (c.status == eager::kTooSmall)
+    if (c.status == eager::kTooSmall) {
+      // The connection fails here; the sender learns the sizes too when the send queue has room.
+      t.state[i] = kDone;
+      if (control_.has_room())
+        if (Status st = post_control(&c, sizeof c, kMailboxOffset + sizeof c * h.req); !st.ok()) return st;
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sends {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
+    }
+    // Queued, and posted at once unless kMaxLargeInFlight large messages are already coming or the
+    // send queue is full (eager_queues.h).
+    t.state[i] = kAsked;
+    if (nqueued_ >= queued_cts_.size())
+      return Status::fail(ncclInternalError, "internal.bad_argument",
+                          fmt::format("more clear-to-sends queued than receive targets on {}", c_.where()));
+    queued_cts_[(queued_head_ + nqueued_++) % queued_cts_.size()] =
+        QueuedCts{static_cast<uint16_t>(target), static_cast<uint16_t>(h.req)};
+    if (Status st = post_queued(); !st.ok()) return st;
   }
   released_.release(seq);
   return Status::success();
@@ -246,6 +264,28 @@ Status EagerRecv::on_data_part(uint32_t target) {
   if (--t->parts[i] == 0) {
     t->state[i] = kDone;
     --t->unfinished;
+    --large_incoming_;
+    return post_queued();
+  }
+  return Status::success();
+}
+
+Status EagerRecv::post_queued() {
+  const auto* replies = static_cast<const eager::ClearToSend*>(replies_.get());
+  while (nqueued_ > 0 && large_incoming_ < eager::kMaxLargeInFlight && control_.has_room()) {
+    const QueuedCts h = queued_cts_[queued_head_];
+    queued_head_ = (queued_head_ + 1) % queued_cts_.size();
+    --nqueued_;
+    targets_[h.target / kMaxRecvs].state[h.target % kMaxRecvs] = kIncoming;
+    ++large_incoming_;
+    if (Status st = post_control(&replies[h.target], sizeof(eager::ClearToSend),
+                                 kMailboxOffset + sizeof(eager::ClearToSend) * h.req);
+        !st.ok())
+      return st;
+  }
+  if (credits_queued_ && control_.has_room()) {
+    credits_queued_ = false;
+    return return_credits();
   }
   return Status::success();
 }
@@ -270,8 +310,15 @@ Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t r
   return Status::success();
 }
 
+// The caller checked control_.has_room().
 Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_offset) {
-  return post_control_write(src, bytes, remote_offset, kWrCts, ++control_posted_ % eager::kSignalEvery == 0);
+  const uint64_t seq = control_.next();
+  if (Status st =
+          post_control_write(src, bytes, remote_offset, kWrCts | seq, eager::ControlWindow::signalled(seq));
+      !st.ok())
+    return st;
+  control_.posted(seq);
+  return Status::success();
 }
 
 Status EagerRecv::return_credits() {
@@ -281,6 +328,10 @@ Status EagerRecv::return_credits() {
 }
 
 Status EagerRecv::write_credits(uint64_t released) {
+  if (!control_.has_room()) {  // written once a signalled control write completes (post_queued)
+    credits_queued_ = true;
+    return Status::success();
+  }
   // The staging word only grows, so a write that reads it late still tells the truth.
   auto* word = reinterpret_cast<uint64_t*>(static_cast<char*>(replies_.get()) + eager::kMailboxBytes);
   *word = released;

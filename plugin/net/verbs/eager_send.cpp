@@ -10,6 +10,7 @@
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
+#include "plugin/net/verbs/eager_queues.h"
 #include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 
@@ -59,7 +60,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   // The send queue completes only every kSignalEvery-th ring write (and the data of large messages,
   // whose tests poll): an isend polls when one of those can be waiting, not on every call. A failed
   // write completes in error at the latest with the next signalled one, which this poll then sees.
-  if (ring_posted_ - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0) {
+  if (ring_posted_ - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0 ||
+      large_open_ >= eager::kMaxLargeInFlight) {
     if (Status st = c_.poll(); !st.ok()) return st;
     if (Status st = progress(); !st.ok()) return st;
   }
@@ -77,13 +79,16 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
                                             released, ring_posted_, c_.where())));
   if (ring_posted_ - released >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots)
     return c_.not_ready();
+  // A large message holds a data part in every QP's send queue until it completes: their number is
+  // bounded so the queues can be (eager_queues.h).
+  const bool whole = size <= c_.eager_max;
+  if (!whole && large_open_ >= eager::kMaxLargeInFlight) return c_.not_ready();
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
     ++c_.stats.not_ready;
     return Status::success();
   }
   const uint64_t seq = ring_posted_ + 1;
-  const bool whole = size <= c_.eager_max;
   const auto index = c_.pool.index_of(req);
   req->start(&c_, data, size, mr);
   req->eager = whole;
@@ -124,7 +129,10 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   req->phandle = phandle;
   // Whole: the ring write on QP 0; else one event per data part post_data() gives each QP.
   c_.profile_start(index, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, whole);
-  if (!whole) waiting_[nwaiting_++] = static_cast<uint16_t>(index);
+  if (!whole) {
+    waiting_[nwaiting_++] = static_cast<uint16_t>(index);
+    ++large_open_;
+  }
   *out = req;
   return Status::success();
 }
@@ -200,7 +208,8 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
     return Status::success();
   }
   if (data && c_.pool.at(low).pending > 0) {
-    --c_.pool.at(low).pending;
+    // post_data posts every part before anything is polled, so 0 means the message is done.
+    if (--c_.pool.at(low).pending == 0) --large_open_;
     if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
       c_.pool.at(low).lane_done[c_.completion_lane()] = c_.completion_time();
     return Status::success();

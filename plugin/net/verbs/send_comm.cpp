@@ -13,7 +13,10 @@ namespace railscope::net::verbs {
 
 Status VerbsSendComm::prepare() {
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  return register_buffer(kFifoBytes + eager::kMailboxBytes + eager::kCreditWordBytes, remote_write, &region);
+  // The eager mailbox and credit word only where this end offers eager (the receiver cannot choose it
+  // otherwise): a receiver-driven connection pins the FIFO alone.
+  const size_t eager_part = local.eager_max > 0 ? eager::kMailboxBytes + eager::kCreditWordBytes : 0;
+  return register_buffer(kFifoBytes + eager_part, remote_write, &region);
 }
 
 std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {

@@ -77,7 +77,8 @@ class VerbsSendComm final : public SendComm, public Connection {
     qp_events.set_requests(kSendRequests);  // request slot = pool index
   }
   // Allocates and registers the region the receiver writes into (after open_lanes): the
-  // receiver-driven protocol's clear-to-send FIFO, then the eager protocol's mailbox and credit word.
+  // receiver-driven protocol's clear-to-send FIFO, then, where this end offers eager, the eager
+  // protocol's mailbox and credit word.
   Status prepare();
   uint64_t fifo_addr() const { return reinterpret_cast<uint64_t>(region.get()); }
   std::vector<uint32_t> fifo_rkeys() const;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,7 @@
 
 #include "abi/plugin_loader.h"
 #include "check.h"
+#include "large_window.h"
 #include "progress.h"
 #include "railscope/nccl/net.h"
 
@@ -409,9 +411,27 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     for (int i = 0; i < 40; ++i)
       transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, static_cast<size_t>(i * 97), seed++);
   for (int n = 1; n <= 8; ++n) grouped(net, sc, rc, sbuf, rbuf, smr, rmr, n, seed++);
-  if (eager_limit() > 0)
+  if (eager_limit() > 0) {
     for (int rep = 0; rep < 8; ++rep)  // more ring messages than the ring has slots
       sends_first(net, sc, rc, sbuf, rbuf, smr, rmr, seed++);
+    // More large messages than may be in flight (large_window.h), on a fresh connection: every ring
+    // credit free, so only the bound on large messages can refuse a send.
+    void *wsc = nullptr, *wrc = nullptr, *wsmr = nullptr, *wrmr = nullptr;
+    CHECK(connect_pair(net, a, b, &wsc, &wrc), "second connection for the large-message window");
+    if (wsc != nullptr && wrc != nullptr) {
+      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
+      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
+      const size_t slice = std::max<size_t>(64 << 10, eager_limit() + 1 + 512 * kLargeWindowMessages);
+      fill(sbuf, kLargeWindowMessages * slice, seed++);
+      std::string why;
+      CHECK(large_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr,
+                                eager_limit() + 1, &why),
+            "large sends beyond the window: %s", why.c_str());
+      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
+    }
+    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (window)");
+    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (window)");
+  }
   // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
   {
     fill(sbuf, 1000, seed);

@@ -1,0 +1,82 @@
+// More large sends than may be in flight on one eager connection, posted before their receives (as
+// NCCL may post sends early): the engine takes NCCL_NET_MAX_REQUESTS of them, answers "call again"
+// (request NULL, never an error) for the rest, and takes each of those once an earlier one is done, so
+// its queues stay within the depths plugin/net/verbs/eager_queues.h gives them. Every message, all
+// with one tag, lands in the receive posted in the same place in order, whole.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "railscope/nccl/net.h"
+
+// sbuf/rbuf: at least kLargeWindowMessages x slice bytes, registered as smr/rmr; the caller filled
+// sbuf. Message k is base + 512 k bytes (base above the eager limit, base + 512 x 39 <= slice).
+inline constexpr size_t kLargeWindowMessages = NCCL_NET_MAX_REQUESTS + 8;
+
+inline bool large_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, const uint8_t* sbuf,
+                                uint8_t* rbuf, size_t slice, void* smr, void* rmr, size_t base,
+                                std::string* why) {
+  constexpr size_t n = kLargeWindowMessages;
+  constexpr int kTag = 50;
+  auto size_of = [&](size_t k) { return base + 512 * k; };
+  std::vector<void*> sreq(n, nullptr), rreq(n, nullptr);
+  std::vector<int> ssz(n, -1), rsz(n, -1), sdone(n, 0), rdone(n, 0);
+  auto isend = [&](size_t k) {
+    return t->isend(sc, const_cast<uint8_t*>(sbuf) + k * slice, size_of(k), kTag, smr, nullptr, &sreq[k]);
+  };
+  size_t taken = 0;
+  for (; taken < n; ++taken) {
+    if (isend(taken) != ncclSuccess) return *why = "isend before its receive failed", false;
+    if (sreq[taken] == nullptr) break;
+  }
+  if (taken != static_cast<size_t>(NCCL_NET_MAX_REQUESTS))
+    return *why = std::to_string(taken) + " large sends taken before their receives, " +
+                  std::to_string(NCCL_NET_MAX_REQUESTS) + " expected",
+           false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  for (size_t k = 0; k < n; ++k) {
+    void* data = rbuf + k * slice;
+    size_t size = slice;
+    int tag = kTag;
+    while (rreq[k] == nullptr) {
+      if (t->irecv(rc, 1, &data, &size, &tag, &rmr, nullptr, &rreq[k]) != ncclSuccess)
+        return *why = "irecv failed", false;
+      if (std::chrono::steady_clock::now() > deadline) return *why = "irecv: no request within 90 s", false;
+    }
+  }
+  // Round robin, as NCCL's proxy thread: the sends not taken yet are posted again, in order, while every
+  // request in flight is tested.
+  for (size_t left = 2 * n; left > 0;) {
+    if (taken < n) {
+      if (isend(taken) != ncclSuccess) return *why = "isend failed", false;
+      if (sreq[taken] != nullptr) ++taken;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (k < taken && !sdone[k]) {
+        if (t->test(sreq[k], &sdone[k], &ssz[k]) != ncclSuccess) return *why = "test of a send failed", false;
+        left -= static_cast<size_t>(sdone[k]);
+      }
+      if (!rdone[k]) {
+        if (t->test(rreq[k], &rdone[k], &rsz[k]) != ncclSuccess)
+          return *why = "test of a receive failed", false;
+        left -= static_cast<size_t>(rdone[k]);
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() > deadline)
+      return *why = std::to_string(left) + " requests not done within 90 s", false;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const auto want = static_cast<int>(size_of(k));
+    if (ssz[k] != want || rsz[k] != want)
+      return *why = "message " + std::to_string(k) + ": sent " + std::to_string(ssz[k]) + ", received " +
+                    std::to_string(rsz[k]) + " bytes, " + std::to_string(want) + " expected",
+             false;
+    if (std::memcmp(sbuf + k * slice, rbuf + k * slice, size_of(k)) != 0)
+      return *why = "message " + std::to_string(k) + " payload differs", false;
+  }
+  return true;
+}
