@@ -14,11 +14,11 @@ build=$(cd "$1" && pwd) rounds=${2:-5}
 out=${OUT:-$(mktemp -d /var/tmp/fabric_sampling_cost.XXXXXX)}
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 scratch=$out/boot1
-# The guest sees the host's files, but not its /tmp and /var/tmp: the build travels in the scratch folder.
-mkdir -p "$scratch/build/tools" "$scratch/build/plugin/net" "$scratch/build/bench/fabric_sampling_cost"
-cp "$build/tools/railscope" "$scratch/build/tools/"
+# shellcheck source=bench/lib/stage_build.sh
+source "$root/bench/lib/stage_build.sh"
+stage_build "$build" "$scratch/build"  # the guest does not see the host's /tmp and /var/tmp
+mkdir -p "$scratch/build/bench/fabric_sampling_cost"
 cp "$build/bench/fabric_sampling_cost/tick_cost" "$scratch/build/bench/fabric_sampling_cost/"
-cp "$build/plugin/net/libnccl-net-railscope.so" "$scratch/build/plugin/net/"
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$scratch" --timeout 1500 -- \
   "$root/bench/fabric_sampling_cost/guest.sh" "$scratch/build" "$scratch/runs" "$rounds"
 echo "base = sampling off, new = sampling on"

@@ -11,18 +11,15 @@ for b in "$base" "$new"; do
   [[ -x $b/tools/railscope && -f $b/plugin/net/libnccl-net-railscope.so ]] || { echo "no build in $b" >&2; exit 2; }
 done
 out=${OUT:-$(mktemp -d /var/tmp/net_vs_build.XXXXXX)}
+# shellcheck source=bench/lib/stage_build.sh
+source "$root/bench/lib/stage_build.sh"
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 for ((b = 1; b <= ${BOOTS:-1}; b++)); do
   scratch=$out/boot$b
   echo "== boot $b (results in $scratch)"
-  # The guest sees the host's files, but not every folder (its /tmp and /var/tmp are its own): each
-  # build's CLI and plugin travel in the scratch folder, which the guest shares at the same path.
-  for which in base new; do
-    [[ $which == base ]] && from=$base || from=$new
-    mkdir -p "$scratch/$which/tools" "$scratch/$which/plugin/net"
-    cp "$from/tools/railscope" "$scratch/$which/tools/"
-    cp "$from/plugin/net/libnccl-net-railscope.so" "$scratch/$which/plugin/net/"
-  done
+  # Each build's CLI and plugin travel in the scratch folder, which the guest shares at the same path.
+  stage_build "$base" "$scratch/base"
+  stage_build "$new" "$scratch/new"
   flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$scratch" --timeout 1500 -- \
     "$root/bench/net_vs_build/guest.sh" "$scratch/base" "$scratch/new" "$scratch/runs" "$rounds"
 done

@@ -269,7 +269,7 @@ Status Connection::explain(Status st) {
   return st;
 }
 
-Status Connection::health() {
+Status Connection::health_failure() {
   if (!error_.ok()) return error_;
   for (auto& lane : lanes)
     if (lane.health->generation() != lane.health_generation) {
@@ -279,8 +279,6 @@ Status Connection::health() {
     }
   return Status::success();
 }
-
-Status Connection::watch() { return clock_due() ? watch(Clock::now()) : health(); }
 
 Status Connection::watch(Clock::time_point now) {
   if (Status st = health(); !st.ok()) return st;

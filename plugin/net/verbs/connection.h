@@ -111,14 +111,24 @@ class Connection {
   // The same from a polling loop that found nothing: port health on every call, the clock-based
   // checks one call in kClockEvery (a clock read costs more than a CQ poll on hosts without a vDSO
   // clock, the soft-RoCE test bed among them, and the loop is NCCL's proxy thread spinning on test()).
-  Status watch();
+  // Inline, as health(): every test() that finds nothing comes here (bench/net_instructions).
+  Status watch() { return clock_due() ? watch(Clock::now()) : health(); }
   // isend/irecv answering "call again" (counted): the watch's checks decide whether that is all.
   Status not_ready() {
     ++stats.not_ready;
     return watch();
   }
   bool clock_due() { return ++idle_calls_ % kClockEvery == 0; }
-  Status health();
+  // The first error, or a port failure recorded since this connection attached to its ports (which
+  // fails the connection). The check inline, the failure out of line.
+  Status health() { return healthy() ? Status::success() : health_failure(); }
+  bool healthy() const {
+    if (!error_.ok()) return false;
+    for (const auto& lane : lanes)
+      if (lane.health->generation() != lane.health_generation) return false;
+    return true;
+  }
+  Status health_failure();
   Status fail(Status st);  // records the first error (and counts it), returns it
   const Status& error() const { return error_; }
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"

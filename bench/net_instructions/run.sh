@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# bench/net_instructions: user-space instructions per message of railscope's verbs engine against the reference
+# plugin (NCCL's IB transport, bench/net_vs_reference/build-reference.sh), counted by callgrind inside the
+# soft-RoCE test bed, per NCCL entry point (isend, irecv, test) and per object (plugin, libibverbs, rxe provider,
+# libc, vDSO); railscope also with its fabric sampler off (RAILSCOPE_NET_FABRIC_SAMPLING=0). One boot, then the
+# table (table.py). Not a test: instruction counts are exact where timings under TCG are not, but the number of
+# idle test() calls depends on timing; table.py separates them (README.md).
+# usage: bench/net_instructions/run.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
+#        env: OUT=<folder>  CELLS="8:1000 64K:300" (size:round trips or messages)  MODES="fast slow"
+#             SIDES="pingpong" (or "send recv": the two ends of a window-1 stream; guest.sh)
+#             VARIANTS="nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0"  TOP=12 (functions listed per side)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+for a in "$@"; do
+  case $a in
+    REF_PLUGIN=*) REF_PLUGIN=${a#REF_PLUGIN=} ;;
+    *) build=$a ;;
+  esac
+done
+[[ -x $build/tools/railscope && -f $build/plugin/net/libnccl-net-railscope.so ]] ||
+  { echo "no build in $build (cmake --build build)" >&2; exit 2; }
+[[ -n ${REF_PLUGIN:-} && -f $REF_PLUGIN ]] ||
+  { echo "give REF_PLUGIN=/path/libnccl-net-ref.so (bench/net_vs_reference/README.md builds it)" >&2; exit 2; }
+command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+# Per-function counts need the symbol tables (.symtab): a stripped plugin would show as one '???'.
+for so in "$build/plugin/net/libnccl-net-railscope.so" "$REF_PLUGIN"; do
+  [[ -n $(nm "$so" 2> /dev/null | head -1) ]] || { echo "$so has no symbol table (stripped?)" >&2; exit 2; }
+done
+out=${OUT:-$(mktemp -d /var/tmp/net_instructions.XXXXXX)}
+scratch=$out/boot1
+# shellcheck source=bench/lib/stage_build.sh
+source "$root/bench/lib/stage_build.sh"
+stage_build "$build" "$scratch/build"
+mkdir -p "$scratch/ref"
+cp "$REF_PLUGIN" "$scratch/ref/"
+echo "== one boot (results in $scratch); host: $(uptime)"
+flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$scratch" --timeout 3600 \
+  --env "CELLS=${CELLS:-8:1000 64K:300}" --env "MODES=${MODES:-fast slow}" --env "SIDES=${SIDES:-pingpong}" \
+  --env "VARIANTS=${VARIANTS-nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0}" -- \
+  "$root/bench/net_instructions/guest.sh" "$scratch/build/tools/railscope" \
+  "$scratch/build/plugin/net/libnccl-net-railscope.so" "$scratch/ref/$(basename "$REF_PLUGIN")" "$scratch/runs"
+python3 "$root/bench/net_instructions/table.py" --top "${TOP:-12}" "$scratch/runs"
