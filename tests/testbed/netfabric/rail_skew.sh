@@ -8,6 +8,15 @@
 # Measured on a loaded host: healthy rails 5.15 and 4.43 MB/s (0.86x); a 24mbit tbf left rail 1 at
 # 0.55x of rail 0 (rxe itself was near 4 MB/s), too close to the 0.5 threshold: the limit is 8mbit
 # (0.99 against 4.53 MB/s, 0.22x). About 30 s of guest time.
+# Then the same with one process per rail, as a job runs one GPU's process per NIC (two netbench
+# client/server pairs: rxe1 -> rxe0 and rxe3 -> rxe2): neither process can compare alone, the node's
+# rail board (/dev/shm/railscope-rails-<uid>, railscope/node/rail_board.h) lets them:
+#  3. healthy twin: no fabric.* line in either process;
+#  4. tbf on vethB1: exactly one [fabric.rail_skew] across both clients' logs, naming rxe3:1, in the
+#     log of the process that drives rxe3.
+# Measured on a loaded host (two runs): phases 3 and 4 add 8.8 + 11.3 s and 15.6 + 17.0 s of guest
+# time (rail 0 at 7.5-23 MB/s alone in its process; rail 1, limited to ~1 MB/s, named after 6.7 and
+# 12.5 s with rail 0's figures through the board, 0.04x and 0.12x).
 # Each phase's per-rail rates (the stats lines' "rail_rate", RAILSCOPE_NET_STATS) are printed: the
 # healthy spread is what the threshold in railscope/node/rail_skew.h keeps clear of.
 # usage: rail_skew.sh RAILSCOPE_CLI
@@ -36,13 +45,36 @@ rails_transfer() {
         --bytes-per-size 4096M --poll sleep
 }
 
+# pairs_transfer NAME PORT ITERS0 ITERS1 LIMIT: as rails_transfer, but one client process per rail
+# (rxe1 to the server on rxe0 at PORT, ITERS0 messages; rxe3 to the server on rxe2 at PORT+1,
+# ITERS1), logs NAME-client0/-client1.
+pairs_transfer() {
+    local name=$1 port=$2 limit=$5 r dev iters
+    local -a counts=("$3" "$4")
+    nf_start "$name-server0" timeout $((limit + 30)) "$RS" netbench server --dev rxe0 --oob-port "$port" \
+        --timeout "$limit"
+    nf_start "$name-server1" timeout $((limit + 30)) "$RS" netbench server --dev rxe2 --oob-port $((port + 1)) \
+        --timeout "$limit"
+    tb_wait_tcp_listen "$port" 30 || nf_fail "$name: server 0 did not listen"
+    tb_wait_tcp_listen $((port + 1)) 30 || nf_fail "$name: server 1 did not listen"
+    for r in 0 1; do
+        dev=rxe$((2 * r + 1)) iters=${counts[r]}
+        RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/$name-stats.jsonl nf_start "$name-client$r" \
+            timeout $((limit + 30)) stdbuf -oL "$RS" netbench client --dev "$dev" --oob-host 127.0.0.1 \
+            --oob-port $((port + r)) --min-size 256K --max-size 256K --iters "$iters" --window 8 --warmup 1 \
+            --mode bw --timeout "$limit" --bytes-per-size 4096M --poll sleep
+    done
+}
+
 rails_wait() {
-    local name=$1 limit=$2 end
-    for end in client server0 server1; do
+    local name=$1 limit=$2 end ends=${3:-client server0 server1}
+    for end in $ends; do
         nf_wait_exit "$name-$end" "$limit" || nf_fail "$name: $end hangs (killed after $limit s)"
         [[ ${NF_RC[$name-$end]} == 0 ]] || nf_fail "$name: $end ended with status ${NF_RC[$name-$end]}"
     done
-    grep -h 'MB/s\|GB/s' "$(nf_log "$name-client")"
+    for end in $ends; do
+        [[ $end == client* ]] && grep -h 'MB/s\|GB/s' "$(nf_log "$name-$end")"
+    done
     # The senders' per-rail rates (each connection's lines; the last one covers the end of the run).
     grep -h '"role":"send"' "$TESTBED_SCRATCH/$name-stats.jsonl" | grep -o '"rail_rate":\[[^]]*\]'
 }
@@ -52,6 +84,14 @@ rails_transfer healthy 18720 64 60
 rails_wait healthy 90
 echo "healthy: $(nf_elapsed) s"
 fb_no_fabric_line "$(nf_log healthy-client)" "$(nf_log healthy-server0)" "$(nf_log healthy-server1)"
+
+# One process per rail, healthy: the board carries each process's rate to the other; no finding.
+nf_mark
+pairs_transfer pairs_healthy 18740 256 256 60
+rails_wait pairs_healthy 90 "client0 client1 server0 server1"
+echo "pairs healthy: $(nf_elapsed) s"
+fb_no_fabric_line "$(nf_log pairs_healthy-client0)" "$(nf_log pairs_healthy-client1)" \
+    "$(nf_log pairs_healthy-server0)" "$(nf_log pairs_healthy-server1)"
 
 tc qdisc add dev vethB1 root tbf rate 8mbit burst 64kb limit 32mb || nf_fail "tbf: tc qdisc add failed"
 nf_mark
@@ -72,5 +112,27 @@ n=$(grep -chE 'NCCL WARN.*\[fabric\.rail_skew\]' "$log")
 [[ $n == 1 ]] || nf_fail "[fabric.rail_skew] logged $n times (once per episode)"
 other=$(grep -hE 'NCCL WARN.*\[fabric\.' "$log" | grep -v rail_skew | head -n1)
 [[ -z $other ]] || nf_fail "a rate limit is not loss: $other"
-if (( NF_FAILED )); then nf_show healthy-client skewed-client; fi
+
+# One process per rail, rail 1 rate-limited: exactly one [fabric.rail_skew] across both processes,
+# from the one that drives rxe3.
+tc qdisc add dev vethB1 root tbf rate 8mbit burst 64kb limit 32mb || nf_fail "tbf: tc qdisc add failed"
+nf_mark
+# Rail 0 sends more so that it runs while rail 1's first 16 sends (a judgement's minimum) crawl.
+pairs_transfer pairs_skewed 18750 256 32 90
+nf_wait_diag 'fabric\.rail_skew' 60 "$(nf_log pairs_skewed-client1)" ||
+    nf_fail "one process per rail: no [fabric.rail_skew] within 60 s of a tbf rate limit on vethB1"
+rails_wait pairs_skewed 120 "client0 client1 server0 server1"
+tc qdisc del dev vethB1 root
+echo "pairs skewed: $(nf_elapsed) s"
+logs=("$(nf_log pairs_skewed-client0)" "$(nf_log pairs_skewed-client1)" "$(nf_log pairs_skewed-server0)"
+    "$(nf_log pairs_skewed-server1)")
+n=$(cat "${logs[@]}" | grep -cE 'NCCL WARN.*\[fabric\.rail_skew\]')
+[[ $n == 1 ]] || nf_fail "one process per rail: [fabric.rail_skew] logged $n times across the processes"
+line=$(grep -hE 'NCCL WARN.*\[fabric\.rail_skew\]' "$(nf_log pairs_skewed-client1)" | head -n1)
+echo "client1: $line"
+[[ $line == *"[fabric.rail_skew] rxe3:1: "* ]] || nf_fail "one process per rail: rxe3:1 not named: $line"
+[[ $line == *"rxe1:1 "* ]] || nf_fail "one process per rail: no figures of the other process's rxe1:1: $line"
+other=$(grep -hE 'NCCL WARN.*\[fabric\.' "${logs[@]}" | grep -v rail_skew | head -n1)
+[[ -z $other ]] || nf_fail "one process per rail: a rate limit is not loss: $other"
+if (( NF_FAILED )); then nf_show healthy-client skewed-client pairs_skewed-client0 pairs_skewed-client1; fi
 nf_result
