@@ -11,17 +11,9 @@
 #             VARIANTS="nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0"  TOP=12 (functions listed per side)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-for a in "$@"; do
-  case $a in
-    REF_PLUGIN=*) REF_PLUGIN=${a#REF_PLUGIN=} ;;
-    *) build=$a ;;
-  esac
-done
-[[ -x $build/tools/railscope && -f $build/plugin/net/libnccl-net-railscope.so ]] ||
-  { echo "no build in $build (cmake --build build)" >&2; exit 2; }
-[[ -n ${REF_PLUGIN:-} && -f $REF_PLUGIN ]] ||
-  { echo "give REF_PLUGIN=/path/libnccl-net-ref.so (bench/net_vs_reference/README.md builds it)" >&2; exit 2; }
+# shellcheck source=bench/lib/reference_args.sh
+source "$root/bench/lib/reference_args.sh"
+reference_args "$@"
 command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 # Per-function counts need the symbol tables (.symtab): a stripped plugin would show as one '???'.
 for so in "$build/plugin/net/libnccl-net-railscope.so" "$REF_PLUGIN"; do

@@ -10,19 +10,11 @@
 #             LAT_REPS=4 (pairs per latency cell)  LAT_SIZES="8 64K" (ping-pong sizes, default 8)  LAT_POLLS="spin yield" (netbench --poll of the 8 B latency runs; default spin, as ib_write_lat)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build
-for a in "$@"; do
-    case $a in
-        REF_PLUGIN=*) REF_PLUGIN=${a#REF_PLUGIN=} ;;
-        *) build=$a ;;
-    esac
-done
+# shellcheck source=bench/lib/reference_args.sh
+source "$root/bench/lib/reference_args.sh"
+reference_args "$@"
 rs=$build/tools/railscope
 rs_plugin=$build/plugin/net/libnccl-net-railscope.so
-[[ -x $rs && -f $rs_plugin ]] || { echo "no $rs or $rs_plugin: build first (cmake --build build)" >&2; exit 2; }
-[[ -n ${REF_PLUGIN:-} && -f $REF_PLUGIN ]] ||
-    { echo "give REF_PLUGIN=/path/libnccl-net-ref.so (bench/net_vs_reference/README.md builds it)" >&2; exit 2; }
-REF_PLUGIN=$(cd "$(dirname "$REF_PLUGIN")" && pwd)/$(basename "$REF_PLUGIN")
 # The test bed hides the host's /tmp from the guest: the plugin and OUT must live elsewhere.
 [[ $REF_PLUGIN != /tmp/* ]] || { echo "REF_PLUGIN under /tmp is not visible in the test-bed guest" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /var/tmp/net_vs_reference.XXXXXX)}
