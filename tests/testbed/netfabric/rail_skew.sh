@@ -28,17 +28,24 @@ RS=$1
 export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET
 [[ ${TESTBED_RAILS:-1} -ge 2 ]] || { echo "FAIL: needs testbed run --rails 2"; exit 1; }
 
+# rails_servers NAME PORT LIMIT: netbench servers on rxe0 (PORT) and rxe2 (PORT+1), listening.
+rails_servers() {
+    local name=$1 port=$2 limit=$3 r
+    for r in 0 1; do
+        nf_start "$name-server$r" timeout $((limit + 30)) "$RS" netbench server --dev rxe$((2 * r)) \
+            --oob-port $((port + r)) --timeout "$limit"
+    done
+    for r in 0 1; do
+        tb_wait_tcp_listen $((port + r)) 30 || nf_fail "$name: server $r did not listen"
+    done
+}
+
 # rails_transfer NAME PORT ITERS LIMIT: servers on rxe0 (PORT) and rxe2 (PORT+1), one client on
 # rxe1,rxe3 streaming ITERS 256 KiB messages on each rail (payload verified). 256 KiB (large: >= 64 KiB)
 # so a rail reaches the 16 transfers a judgement needs within seconds even when rate-limited.
 rails_transfer() {
     local name=$1 port=$2 iters=$3 limit=$4
-    nf_start "$name-server0" timeout $((limit + 30)) "$RS" netbench server --dev rxe0 --oob-port "$port" \
-        --timeout "$limit"
-    nf_start "$name-server1" timeout $((limit + 30)) "$RS" netbench server --dev rxe2 --oob-port $((port + 1)) \
-        --timeout "$limit"
-    tb_wait_tcp_listen "$port" 30 || nf_fail "$name: server 0 did not listen"
-    tb_wait_tcp_listen $((port + 1)) 30 || nf_fail "$name: server 1 did not listen"
+    rails_servers "$name" "$port" "$limit"
     RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/$name-stats.jsonl nf_start "$name-client" timeout $((limit + 30)) \
         stdbuf -oL "$RS" netbench client --dev rxe1,rxe3 --oob-host 127.0.0.1 --oob-port "$port" \
         --min-size 256K --max-size 256K --iters "$iters" --window 8 --warmup 1 --mode bw --timeout "$limit" \
@@ -51,12 +58,7 @@ rails_transfer() {
 pairs_transfer() {
     local name=$1 port=$2 limit=$5 r dev iters
     local -a counts=("$3" "$4")
-    nf_start "$name-server0" timeout $((limit + 30)) "$RS" netbench server --dev rxe0 --oob-port "$port" \
-        --timeout "$limit"
-    nf_start "$name-server1" timeout $((limit + 30)) "$RS" netbench server --dev rxe2 --oob-port $((port + 1)) \
-        --timeout "$limit"
-    tb_wait_tcp_listen "$port" 30 || nf_fail "$name: server 0 did not listen"
-    tb_wait_tcp_listen $((port + 1)) 30 || nf_fail "$name: server 1 did not listen"
+    rails_servers "$name" "$port" "$limit"
     for r in 0 1; do
         dev=rxe$((2 * r + 1)) iters=${counts[r]}
         RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/$name-stats.jsonl nf_start "$name-client$r" \
