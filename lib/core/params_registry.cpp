@@ -64,10 +64,10 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_NET_FABRIC_SAMPLING", T::Int, "1", 0, 1, "net",
      "Verbs: sample the used ports' counters and active MTU once a second on a helper thread (fabric.*, "
      "mtu.changed, link.recovered findings); 0 = off"},
-    {"RAILSCOPE_NET_RAIL_BOARD", T::Int, "1", 0, 1, "net",
-     "Verbs: the processes of one user on a node compare their ports' large-send rates through "
-     "/dev/shm/railscope-rails-<uid> (fabric.rail_skew across processes, one GPU per process); 0 = each "
-     "process judges its own ports only"},
+    {"RAILSCOPE_NET_RAIL_BOARD", T::Int, "0", 0, 1, "net",
+     "Verbs, 1 = the processes of one user on a node compare their ports' large-send rates through "
+     "/dev/shm/railscope-rails-<uid> (fabric.rail_skew across processes, one GPU per process): for jobs "
+     "whose ranks run the same collectives in lockstep; 0 (default) = each process judges its own ports"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
      "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
 

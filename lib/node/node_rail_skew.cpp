@@ -72,14 +72,23 @@ void NodeRailWindow::restart(const std::vector<RailBoardEntry>& entries) {
 }
 
 NodeRailSkew node_rail_skew(const std::vector<NodeRail>& rails, double seconds, uint64_t me) {
+  // Rails of several processes: see kNodeRailMinBusyNs.
+  bool several = false;
+  for (const NodeRail& r : rails)
+    several = several || r.reporter != rails.front().reporter || r.pids.size() > 1;
   std::vector<RailRate> rates;
+  std::vector<size_t> at;  // index in `rails` of each rate
   rates.reserve(rails.size());
-  for (const NodeRail& r : rails) rates.push_back(r.rate);
+  for (size_t i = 0; i < rails.size(); ++i) {
+    if (several && rails[i].rate.busy_ns < kNodeRailMinBusyNs) continue;
+    rates.push_back(rails[i].rate);
+    at.push_back(i);
+  }
   NodeRailSkew out;
   const std::optional<size_t> slow = slow_rail(rates);
   if (!slow) return out;
   out.finding = rail_skew(rates, seconds);
-  out.mine = rails[*slow].reporter == me;
+  out.mine = rails[at[*slow]].reporter == me;
   return out;
 }
 

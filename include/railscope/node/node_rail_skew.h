@@ -30,6 +30,13 @@ inline constexpr double kNodeRailMaxBytesPerSecond = 1e13;
 // up to the stall budget): more is a corrupt entry.
 inline constexpr uint64_t kNodeRailBusySlackNs = 60'000'000'000;
 
+// Rails of several processes are judged only once each has this much busy time in the window (one
+// process's rails need kRailSkewMinBusyNs): processes start at different times and do not move in
+// lockstep as one process's rails do, so their first second is start-up, not pace. Measured on the
+// soft-RoCE test bed: two healthy processes, one per rail, ended at 0.85x of each other, but 1.2 s into
+// the window one rail showed 0.35x after 0.8 s of busy time (netfabric.rail_skew's healthy twin).
+inline constexpr uint64_t kNodeRailMinBusyNs = 2'000'000'000;
+
 class NodeRailWindow {
  public:
   // The window so far from `entries` (this process's ports and the board's other writers' fresh
@@ -67,8 +74,9 @@ struct NodeRailSkew {
   bool mine = false;                     // `me` is the slow port's reporter: it logs the finding
 };
 
-// rail_skew() over `rails`; `mine` when the slow port's reporter is `me`, so that of all the
-// processes of the node that see it exactly one names it.
+// rail_skew() over `rails` (of several processes: those with kNodeRailMinBusyNs of busy time); `mine`
+// when the slow port's reporter is `me`, so that of all the processes of the node that see it exactly
+// one names it.
 NodeRailSkew node_rail_skew(const std::vector<NodeRail>& rails, double seconds, uint64_t me);
 
 }  // namespace railscope::node

@@ -63,7 +63,7 @@ class FabricWatch {
   bool skew_in_window_ = false;
   bool skew_episode_ = false;
   // The node's rail board (railscope/node/rail_board.h): opened at the first judgement with large
-  // sends, unless RAILSCOPE_NET_RAIL_BOARD=0; a refused board is logged once and not retried.
+  // sends, when RAILSCOPE_NET_RAIL_BOARD=1 (off by default); a refused board is logged once and not retried.
   node::RailBoard::Identity me_ = node::RailBoard::this_process();
   std::unique_ptr<node::RailBoard> board_;
   bool board_tried_ = false;

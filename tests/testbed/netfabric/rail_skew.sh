@@ -10,7 +10,7 @@
 # (0.99 against 4.53 MB/s, 0.22x). About 30 s of guest time.
 # Then the same with one process per rail, as a job runs one GPU's process per NIC (two netbench
 # client/server pairs: rxe1 -> rxe0 and rxe3 -> rxe2): neither process can compare alone, the node's
-# rail board (/dev/shm/railscope-rails-<uid>, railscope/node/rail_board.h) lets them:
+# rail board (/dev/shm/railscope-rails-<uid>, railscope/node/rail_board.h; RAILSCOPE_NET_RAIL_BOARD=1) lets them:
 #  3. healthy twin: no fabric.* line in either process;
 #  4. tbf on vethB1: exactly one [fabric.rail_skew] across both clients' logs, naming rxe3:1, in the
 #     log of the process that drives rxe3.
@@ -61,7 +61,7 @@ pairs_transfer() {
     rails_servers "$name" "$port" "$limit"
     for r in 0 1; do
         dev=rxe$((2 * r + 1)) iters=${counts[r]}
-        RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/$name-stats.jsonl nf_start "$name-client$r" \
+        RAILSCOPE_NET_RAIL_BOARD=1 RAILSCOPE_NET_STATS=$TESTBED_SCRATCH/$name-stats.jsonl nf_start "$name-client$r" \
             timeout $((limit + 30)) stdbuf -oL "$RS" netbench client --dev "$dev" --oob-host 127.0.0.1 \
             --oob-port $((port + r)) --min-size 256K --max-size 256K --iters "$iters" --window 8 --warmup 1 \
             --mode bw --timeout "$limit" --bytes-per-size 4096M --poll sleep

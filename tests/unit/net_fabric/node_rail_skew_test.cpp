@@ -126,6 +126,20 @@ TEST_F(NodeRailSkewTest, HealthyRailsAcrossProcessesSayNothing) {
   }
 }
 
+TEST_F(NodeRailSkewTest, AProcessFirstSecondIsStartUpNotSkew) {
+  // As netfabric.rail_skew's healthy twin measured: one process's first second at a third of the
+  // other's pace (connection set-up, the other process started earlier), then both level. Rails of
+  // several processes are judged only after kNodeRailMinBusyNs of busy time each: nothing is named.
+  Process a = process(100, 1001, "rxe1:1");
+  Process b = process(200, 2002, "rxe3:1");
+  for (int s = 1; s <= 8; ++s) {
+    const NodeRailSkew fa = a.tick(s == 1 ? 20 : 60, s * kSecond, 0);
+    const NodeRailSkew fb = b.tick(60, s * kSecond, 0);
+    EXPECT_FALSE(fa.finding) << "second " << s << ": " << fa.finding->detail;
+    EXPECT_FALSE(fb.finding) << "second " << s << ": " << fb.finding->detail;
+  }
+}
+
 TEST_F(NodeRailSkewTest, SharedPortIsOneRailNamedByItsLowestWriter) {
   // Two processes share the slow port (their busy intervals overlap): one rail, bytes added, named
   // by one of them; a third drives a fast rail.
