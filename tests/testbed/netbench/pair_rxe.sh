@@ -22,7 +22,7 @@ echo "== netbench --pair rxe0,rxe1, 8 B .. 64 MiB, verified"
 # --min-messages 2 --min-time 0: the budget alone sizes each row, as before (16 verified 64 MiB round
 # trips would cost CI a minute under TCG; the minimums are unit-tested, NetbenchOptions.*).
 if ! timeout 600 stdbuf -oL "$RS" netbench --pair rxe0,rxe1 --min-size 8 --max-size 64M --iters 200 \
-        --lat-iters 50 --bytes-per-size 16M --min-messages 2 --min-time 0 --buffer-bytes 134217728 --timeout 60 --json > "$out" 2> "$err"; then
+        --lat-iters 50 --bytes-per-size 8M --min-messages 2 --min-time 0 --buffer-bytes 134217728 --timeout 60 --json > "$out" 2> "$err"; then
     echo "FAIL: netbench --pair exited non-zero"; fail=1
 fi
 cat "$err" "$out"
