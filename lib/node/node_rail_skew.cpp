@@ -72,6 +72,7 @@ void NodeRailWindow::restart(const std::vector<RailBoardEntry>& entries) {
 }
 
 NodeRailSkew node_rail_skew(const std::vector<NodeRail>& rails, double seconds, uint64_t me) {
+  if (rails.empty() || !(seconds >= kNodeRailMinWindowSeconds)) return {};
   // Rails of several processes: see kNodeRailMinBusyNs.
   bool several = false;
   for (const NodeRail& r : rails)

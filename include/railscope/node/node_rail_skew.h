@@ -36,6 +36,11 @@ inline constexpr uint64_t kNodeRailBusySlackNs = 60'000'000'000;
 // soft-RoCE test bed: two healthy processes, one per rail, ended at 0.85x of each other, but 1.2 s into
 // the window one rail showed 0.35x after 0.8 s of busy time (netfabric.rail_skew's healthy twin).
 inline constexpr uint64_t kNodeRailMinBusyNs = 2'000'000'000;
+// Nothing is judged in a window's first seconds, for any rails: the rails of one process, too, start
+// at different moments (a thread or a connection each), and on a loaded host one ran at 0.50x its
+// sibling 1.5 s into the window and 0.83x over the whole run (netfabric.rail_skew's one-process
+// healthy twin). A slow rail is named a few seconds later; a job runs for hours.
+inline constexpr double kNodeRailMinWindowSeconds = 3.0;
 
 class NodeRailWindow {
  public:
@@ -74,7 +79,8 @@ struct NodeRailSkew {
   bool mine = false;                     // `me` is the slow port's reporter: it logs the finding
 };
 
-// rail_skew() over `rails` (of several processes: those with kNodeRailMinBusyNs of busy time); `mine`
+// rail_skew() over `rails` (of several processes: those with kNodeRailMinBusyNs of busy time), once the
+// window has run kNodeRailMinWindowSeconds; `mine`
 // when the slow port's reporter is `me`, so that of all the processes of the node that see it exactly
 // one names it.
 NodeRailSkew node_rail_skew(const std::vector<NodeRail>& rails, double seconds, uint64_t me);
