@@ -451,7 +451,8 @@ constexpr Entry kEntries[] = {
      "layout, or has slots that fail the checks: it (or those slots) is left out and rail skew is judged "
      "on what remains",
      "Remove the file when no railscope job of this user runs on the node (it is recreated, 0600); a "
-     "file of another user at that path is worth a look; RAILSCOPE_NET_RAIL_BOARD=0 (the default) keeps the board off"},
+     "file of another user at that path is worth a look; RAILSCOPE_NET_RAIL_BOARD=0 (the default) keeps the "
+     "board off"},
     // --- plugin loading (`railscope doctor`'s plugins section; docs/compatibility.md) ---
     {"plugin.load_failed", S::Error, "Plugin would not load",
      "the dynamic loader refuses the plugin library: a library it needs is missing, this image's glibc "
