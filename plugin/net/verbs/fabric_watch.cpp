@@ -32,6 +32,12 @@ constexpr auto kWindow = std::chrono::seconds(10);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// A rail board that cannot be used, or entries of it that were left out: INFO, never fatal.
+void log_board_refused(const std::string& detail) {
+  RS_INFO(NCCL_NET, "NET/railscope : {}",
+          diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info, detail)));
+}
+
 }  // namespace
 
 struct FabricWatch::Port {
@@ -147,29 +153,21 @@ void FabricWatch::judge_rates(Clock::time_point now) {
       const std::string path = node::RailBoard::default_path();
       board_ = node::RailBoard::open(path, me_, static_cast<uint32_t>(::geteuid()), &why);
       if (!board_)
-        RS_INFO(NCCL_NET, "NET/railscope : {}",
-                diag::one_line(
-                    diag::make("fabric.rail_board_refused", diag::Severity::Info,
-                               fmt::format("{}: rail skew is judged on this process's ports only", why))));
+        log_board_refused(fmt::format("{}: rail skew is judged on this process's ports only", why));
     }
   }
   if (board_) {
     std::string why;
     if (!board_->publish(sending, now_ns, &why) && !why.empty() && !board_logged_) {
       board_logged_ = true;
-      RS_INFO(NCCL_NET, "NET/railscope : {}",
-              diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info,
-                                        fmt::format("{}: {}", board_->path(), why))));
+      log_board_refused(fmt::format("{}: {}", board_->path(), why));
     }
     int refused = 0;
     why.clear();
     std::vector<node::RailBoardEntry> others = board_->read_others(now_ns, &refused, &why);
     if ((refused > 0 || (others.empty() && !why.empty())) && !board_logged_) {
       board_logged_ = true;
-      RS_INFO(NCCL_NET, "NET/railscope : {}",
-              diag::one_line(diag::make(
-                  "fabric.rail_board_refused", diag::Severity::Info,
-                  fmt::format("{}: {} slot(s) refused, the first: {}", board_->path(), refused, why))));
+      log_board_refused(fmt::format("{}: {} slot(s) refused, the first: {}", board_->path(), refused, why));
     }
     entries.insert(entries.end(), others.begin(), others.end());
   }
@@ -178,11 +176,10 @@ void FabricWatch::judge_rates(Clock::time_point now) {
       entries, std::chrono::duration_cast<std::chrono::nanoseconds>(now - rate_at_).count(), &left_out);
   if (left_out > 0 && !board_logged_) {
     board_logged_ = true;
-    RS_INFO(NCCL_NET, "NET/railscope : {}",
-            diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info,
-                                      fmt::format("{} rail board entries with impossible figures (busy a "
-                                                  "minute longer than the window, over 10 TB/s) left out",
-                                                  left_out))));
+    log_board_refused(
+        fmt::format("{} rail board entries with impossible figures (busy a minute longer than "
+                    "the window, over 10 TB/s) left out",
+                    left_out));
   }
   const double window_s = seconds(now - rate_at_);
   const node::NodeRailSkew skew = node::node_rail_skew(rails, window_s, me_.owner);
