@@ -5,14 +5,10 @@
 
 #include <algorithm>
 
+#include "railscope/core/median.h"
+
 namespace railscope::node {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 // "0.0142 GB/s" or "11.9 GB/s": three significant digits, 10^9 bytes per second (issue #18).
 std::string rate_text(double bytes_per_second) { return fmt::format("{:.3g} GB/s", bytes_per_second / 1e9); }
@@ -36,7 +32,7 @@ std::optional<size_t> slow_rail(const std::vector<RailRate>& rails) {
   std::vector<double> others;
   for (size_t i : judged)
     if (i != slow) others.push_back(rails[i].bytes_per_second());
-  if (!(rails[slow].bytes_per_second() < kRailSkewRatio * median(others))) return std::nullopt;
+  if (!(rails[slow].bytes_per_second() < kRailSkewRatio * core::median(others))) return std::nullopt;
   return slow;
 }
 
@@ -51,7 +47,7 @@ std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, doubl
     others.push_back(rails[i].bytes_per_second());
     others_text += (others_text.empty() ? "" : "; ") + figures(rails[i]);
   }
-  const double med = median(others);
+  const double med = core::median(others);
   return diag::make(
       "fabric.rail_skew",
       fmt::format("{}: large transfers (>= {} KiB) ran at {} while the other rails' median is {} ({:.2f}x) "

@@ -18,16 +18,6 @@ std::string gbps(double v) { return v >= 10 ? fmt::format("{:.1f}", v) : fmt::fo
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
-}
-
 std::string link_name(const LinkMeasurement& m) {
   return fmt::format("{}/{} → {}/{}", m.src_node, m.src_nic, m.dst_node, m.dst_nic);
 }

@@ -10,6 +10,7 @@
 
 #include "link_counters.h"
 #include "railscope/core/diagnosis.h"
+#include "railscope/core/median.h"
 
 namespace railscope::preflight {
 
@@ -51,7 +52,7 @@ struct LinkVerdict {
   std::vector<size_t> high_latency;     // link.high_latency
 };
 
-double median(std::vector<double> v);  // 0 for none; mean of the middle two for an even count
+using core::median;  // 0 for none; mean of the middle two for an even count
 LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPolicy& policy);
 
 // "node07/mlx5_3 → node12/mlx5_3"

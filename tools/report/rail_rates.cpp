@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "railscope/core/median.h"
 #include "railscope/node/rail_skew.h"
 
 namespace railscope::report {
@@ -84,9 +85,8 @@ std::vector<DiagRow> rail_skew_across_nodes(const std::vector<RailRateRow>& rows
         others_text += fmt::format("{}{} {:.1f} MB/s", others_text.empty() ? "" : ", ", rows[begin + i].host,
                                    rows[begin + i].mb_per_s());
       }
-      std::sort(others.begin(), others.end());
       const size_t n = others.size();
-      const double median = n % 2 == 1 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2.0;
+      const double median = core::median(others);
       DiagRow d;
       d.id = "fabric.rail_skew";
       d.severity = "warning";
