@@ -63,22 +63,25 @@ def verbs_seeds():
         write(h, "body_" + name, bytes([mtype + 1]) + body)
 
 
-# --- verbs eager ring: control, limit, seq, ring size delta (cache lines), header, scattered writes
+# --- verbs eager ring: control, limit, seq, previous message's end, immediate (offset in cache
+# lines), ring size delta (cache lines), header, scattered writes
 def eager_seeds():
     h = "verbs_eager"
 
-    def seed(control, limit, seq, lines, hseq, size, tag, kind, req, writes=b""):
+    def seed(control, limit, seq, prev, imm, lines, hseq, size, tag, kind, req, writes=b""):
         lim = struct.pack("<I", limit) if control & 1 else struct.pack("<H", limit)
-        return (bytes([control]) + lim + struct.pack("<Qb", seq, lines) +
+        return (bytes([control]) + lim + struct.pack("<QIHb", seq, prev, imm, lines) +
                 struct.pack("<QQiIII", hseq, size, tag, kind, req, 0) + writes)
 
-    write(h, "data", seed(0, 4096, 1, 0, 1, 100, 5, 1, 3, struct.pack("<H", 1) + b"payload!"))
-    write(h, "data_full", seed(0, 4096, 64, 0, 64, 4096, -1, 1, 511))
-    write(h, "rts", seed(0, 4096, 65, 0, 65, 1 << 20, 7, 2, 0))
-    write(h, "hostile_rewrite", seed(2, 256, 130, 0, 130, 256, 1, 1, 9, struct.pack("<H", 4) + b"\xff" * 8))
-    write(h, "ring_short", seed(0, 1024, 3, -1, 3, 10, 0, 1, 0))
-    write(h, "limit_too_big", seed(1, 70000, 1, 0, 1, 10, 0, 1, 0))
-    write(h, "no_eager", seed(0, 0, 2, 0, 2, 1, 0, 2, 0))
+    ring = 32768  # ring_bytes(4096)
+    write(h, "data", seed(0, 4096, 1, 0, 0, 0, 1, 100, 5, 1, 0, struct.pack("<H", 1) + b"payload!"))
+    write(h, "data_full", seed(0, 4096, 64, 640, 10, 0, 64, 4096, -1, 1, 0))
+    write(h, "data_wraps", seed(0, 4096, 70, 3 * ring - 64, 0, 0, 70, 100, 3, 1, 0))
+    write(h, "rts", seed(0, 4096, 65, 128, 2, 0, 65, 1 << 20, 7, 2, 31))
+    write(h, "hostile_rewrite", seed(2, 256, 130, 0, 0, 0, 130, 256, 1, 1, 0, struct.pack("<H", 4) + b"\xff" * 8))
+    write(h, "ring_short", seed(0, 1024, 3, 0, 0, -1, 3, 10, 0, 1, 0))
+    write(h, "limit_too_big", seed(1, 70000, 1, 0, 0, 0, 1, 10, 0, 1, 0))
+    write(h, "no_eager", seed(0, 0, 2, 64, 1, 0, 2, 1, 0, 2, 0))
 
 
 # --- TCP wire (fixed offsets, host = little-endian)

@@ -4,15 +4,18 @@
 // The receiver-driven protocol (send_comm.h, recv_comm.h) costs the receiver one clear-to-send per
 // receive. Under soft-RoCE every message is CPU work on both hosts, and that clear-to-send doubles
 // the work of a small ping-pong. The eager protocol removes it:
-//   - a message of at most eager_max bytes is written with its header into the next slot of a ring
-//     the receiver registered (RDMA write with immediate on QP 0); the receiver matches it to a
-//     posted receive by tag, in order, and copies it out (or holds it until such a receive is posted);
+//   - a message of at most eager_max bytes is written with its header into the ring the receiver
+//     registered (RDMA write with immediate on QP 0), right after the previous message; the receiver
+//     matches it to a posted receive by tag, in order, and copies it out (or holds it until such a
+//     receive is posted);
 //   - a larger message sends only its header (a request-to-send) the same way; once matched, the
 //     receiver writes a clear-to-send for exactly that message into the sender's mailbox, and the
 //     sender RDMA-writes the data straight into the receive buffer, split across the QPs, each QP's
 //     part ending with an immediate that names the receive buffer;
-//   - ring slots are credits: the receiver returns them in batches by writing how many leading slots
-//     it has released into the sender's credit word.
+//   - the ring is allocated by bytes: a message takes its header and payload rounded to a cache line
+//     (64 bytes for a request-to-send or a message of up to 32 bytes), so small messages do not each
+//     hold eager_max bytes. The receiver returns ring space in batches by writing, into the sender's
+//     credit word, the ring position up to which it has released every message.
 // Messages of one tag are matched to receive buffers of that tag in posting order: the k-th send
 // with tag T lands in the k-th buffer posted with tag T, which is also what the receiver-driven
 // protocol (and NCCL's own) gives.
@@ -26,10 +29,11 @@
 #include <string>
 
 #include "plugin/net/verbs/handshake.h"
+#include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs::eager {
 
-inline constexpr int kRingSlots = 64;          // credits: ring messages in flight per connection
+inline constexpr int kRingMessages = 64;       // credits: ring messages in flight per connection
 inline constexpr uint32_t kSignalEvery = 16;   // ring writes: one signalled completion per this many
 inline constexpr size_t kMaxTargets = 64 * 8;  // receive buffers in flight (kFifoDepth x kMaxRecvs)
 // Standing receives consumed by ring messages and data parts are given back in batches of this many
@@ -38,13 +42,13 @@ inline constexpr int kRepostBatch = 16;
 
 enum Kind : uint32_t { kData = 1, kRequestToSend = 2 };
 
-// At the start of every ring slot, written by the sender with the message.
+// At the start of every ring message, written by the sender with the message.
 struct Header {
   uint64_t seq;   // 1, 2, 3 ... per connection: which ring message this is
   uint64_t size;  // payload bytes (kData) or bytes to come (kRequestToSend)
   int32_t tag;
   uint32_t kind;  // Kind
-  uint32_t req;   // the sender's request index: the mailbox entry the clear-to-send goes to
+  uint32_t req;   // request-to-send: the sender's mailbox entry the clear-to-send goes to (else 0)
   uint32_t reserved;
 };
 static_assert(sizeof(Header) == 32);
@@ -62,51 +66,117 @@ static_assert(sizeof(ClearToSend) == 64);
 enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
 
 // The sender's mailbox follows its receiver-driven FIFO in the same registered region:
-// [FIFO][ClearToSend x kMaxTargets][credit word].
-inline constexpr size_t kMailboxEntries = kMaxTargets;
+// [FIFO][ClearToSend x kMailboxEntries][credit word]. One entry per large message in flight (NCCL
+// keeps at most NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h).
+inline constexpr size_t kMailboxEntries = NCCL_NET_MAX_REQUESTS;
 inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
 inline constexpr size_t kCreditWordBytes = 64;
 
-// Immediate data: ring messages carry the ring slot; data parts of a large message carry the flag
-// and the receive target.
+// Bytes a ring message takes: header and payload, rounded to a cache line.
+inline constexpr size_t message_stride(uint64_t payload) { return (sizeof(Header) + payload + 63) / 64 * 64; }
+// The largest: a message of eager_max bytes.
+inline constexpr size_t max_stride(uint32_t eager_max) { return message_stride(eager_max); }
+
+// The ring: at least 32 KiB, and at least four of the largest messages, in whole pages. With the
+// default limit (4096 B) that is 32 KiB at each end where 64 fixed slots of eager_max took 260 KiB.
+inline constexpr size_t kMinRingBytes = 32 * 1024;
+inline constexpr size_t ring_bytes(uint32_t eager_max) {
+  const size_t want = std::max(kMinRingBytes, 4 * max_stride(eager_max));
+  return (want + 4095) / 4096 * 4096;
+}
+
+// Ring positions count bytes since the connection opened and never wrap; a message at position p
+// lies at offset p % ring. Each message starts where the previous one ended or, when it would cross
+// the ring's end, at the ring's start (the tail stays unused until the next round).
+struct RingPlace {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  constexpr size_t offset(size_t ring) const { return static_cast<size_t>(start % ring); }
+};
+inline constexpr RingPlace place_after(uint64_t end_of_previous, size_t stride, size_t ring) {
+  const uint64_t off = end_of_previous % ring;
+  const uint64_t start = off + stride > ring ? end_of_previous + (ring - off) : end_of_previous;
+  return RingPlace{start, start + stride};
+}
+
+// Immediate data: ring messages carry their offset in the ring in cache lines; data parts of a large
+// message carry the flag and the receive target.
 inline constexpr uint32_t kImmData = 0x80000000u;
-inline constexpr uint32_t imm_ring(uint64_t seq) { return static_cast<uint32_t>(seq % kRingSlots); }
+inline constexpr uint32_t imm_ring(const RingPlace& p, size_t ring) {
+  return static_cast<uint32_t>(p.offset(ring) / 64);
+}
 inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target; }
-
-// Bytes of one ring slot: the header and eager_max bytes, rounded to a cache line.
-inline constexpr size_t slot_stride(uint32_t eager_max) {
-  return (sizeof(Header) + eager_max + 63) / 64 * 64;
-}
-
-// Where ring message `seq` (1, 2, 3 ...) starts in the ring: its slot, kRingSlots slots round.
-inline constexpr size_t slot_offset(uint64_t seq, uint32_t eager_max) {
-  return static_cast<size_t>((seq - 1) % kRingSlots) * slot_stride(eager_max);
-}
-inline constexpr size_t ring_bytes(uint32_t eager_max) { return slot_stride(eager_max) * kRingSlots; }
 
 // The peer RDMA-writes the ring whenever it likes, also after a message was checked and while it is
 // held for a receive not yet posted. So the receiver copies a message's header out of the ring once,
 // on arrival, checks the copy and from then on uses only the copy: the payload copied out later is
-// bounded by the copied size, which keeps it inside the message's slot whatever the ring holds by then.
-// `ring` is the whole registered ring (at least ring_bytes(eager_max)). Returns the copy when it is
-// message `seq` as the protocol allows it (kind, size against eager_max, request index in range), else
-// nullopt and *why.
-std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq, uint32_t eager_max,
-                                  std::string* why);
-// The payload bytes of message `seq` whose checked header copy says `size` (<= eager_max).
-std::span<const std::byte> payload(std::span<const std::byte> ring, uint64_t seq, uint32_t eager_max,
-                                   const Header& checked);
+// bounded by the copied size, which keeps it inside the message's place whatever the ring holds by then.
+// `ring` is the whole registered ring (ring_bytes(eager_max)); message `seq` arrived with immediate
+// `imm`, and the message before it ended at ring position `end_of_previous`. Returns the copy when it
+// is message `seq` as the protocol allows it (kind, size against eager_max, request index in range)
+// and lies where the sender must have put it (*place), else nullopt and *why.
+std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq, uint64_t end_of_previous,
+                                  uint32_t imm, uint32_t eager_max, RingPlace* place, std::string* why);
+// The payload bytes of the message at `place` whose checked header copy says `size` (<= eager_max).
+std::span<const std::byte> payload(std::span<const std::byte> ring, const RingPlace& place,
+                                   uint32_t eager_max, const Header& checked);
 
-// Ring slots are released out of order (a message no receive has been posted for is held while later
-// ones are copied out); the sender may reuse a slot only once every slot before it was released too.
-// Tracks the released prefix.
+// Which ring writes the sender signals (the others complete silently): one in kSignalEvery, and each
+// that ends in another quarter of the ring than the message before it. A sender out of room waits for
+// more than half the ring's bytes to complete here (the largest message and the tail it may skip are
+// at most half the ring), and those bytes then always include a signalled write whose completion
+// retires them.
+inline constexpr bool ring_write_signalled(uint64_t seq, const RingPlace& p, uint64_t end_of_previous,
+                                           size_t ring) {
+  return seq % kSignalEvery == 0 || p.end / (ring / 4) != end_of_previous / (ring / 4);
+}
+
+// The sender's view of the ring: where each message in flight ends, how many the receiver released
+// (its credit word holds the ring position up to which it released every message) and how many
+// completed here (their staging bytes may be written again).
+class SenderRing {
+ public:
+  explicit SenderRing(size_t ring = 0) : ring_(ring) {}
+  size_t size() const { return ring_; }
+  uint64_t posted() const { return posted_; }
+  uint64_t released() const { return released_; }
+  // Where message `seq` (0 <= posted - seq < kRingMessages) ends; 0 before the first.
+  uint64_t end_of(uint64_t seq) const { return seq == 0 ? 0 : ends_[(seq - 1) % kRingMessages]; }
+  // The receiver's credit word: counts the messages it wholly covers. False when it claims more than
+  // was posted (a receiver that is not following the protocol).
+  bool credit(uint64_t released_position) {
+    if (released_position > end_of(posted_)) return false;
+    while (released_ < posted_ && end_of(released_ + 1) <= released_position) ++released_;
+    return true;
+  }
+  // Where the next message of `stride` bytes goes, when neither the receiver (released) nor this
+  // end's staging (`retired` messages completed here) still holds the bytes or the credit it needs.
+  std::optional<RingPlace> reserve(size_t stride, uint64_t retired) const {
+    if (posted_ - released_ >= kRingMessages || posted_ - retired >= kRingMessages) return std::nullopt;
+    const RingPlace p = place_after(end_of(posted_), stride, ring_);
+    const uint64_t free_from = std::min(end_of(released_), end_of(std::min(retired, posted_)));
+    if (p.end - free_from > ring_) return std::nullopt;
+    return p;
+  }
+  void post(const RingPlace& p) { ends_[posted_++ % kRingMessages] = p.end; }
+
+ private:
+  size_t ring_;
+  uint64_t posted_ = 0;
+  uint64_t released_ = 0;
+  uint64_t ends_[kRingMessages] = {};
+};
+
+// Ring messages are released out of order (a message no receive has been posted for is held while later
+// ones are copied out); the sender may reuse their bytes only once every message before them was released
+// too. Tracks the released prefix.
 class ReleasedPrefix {
  public:
-  void release(uint64_t seq) { released_[(seq - 1) % kRingSlots] = true; }
+  void release(uint64_t seq) { released_[(seq - 1) % kRingMessages] = true; }
   // Advances over released slots; returns the count of leading messages fully released.
   uint64_t advance() {
-    while (released_[prefix_ % kRingSlots]) {
-      released_[prefix_ % kRingSlots] = false;
+    while (released_[prefix_ % kRingMessages]) {
+      released_[prefix_ % kRingMessages] = false;
       ++prefix_;
     }
     return prefix_;
@@ -114,15 +184,25 @@ class ReleasedPrefix {
   uint64_t prefix() const { return prefix_; }
 
  private:
-  bool released_[kRingSlots] = {};
+  bool released_[kRingMessages] = {};
   uint64_t prefix_ = 0;
 };
 
-// Whether the receiver should write its released count back now: in batches of half a ring, or at
-// once when the sender may be about to wait (three quarters of the ring unreturned) and there is news.
-inline constexpr bool credits_due(uint64_t released, uint64_t arrived, uint64_t returned) {
-  if (released <= returned) return false;
-  return released - returned >= kRingSlots / 2 || arrived - returned >= kRingSlots * 3 / 4;
+// Messages and ring bytes (positions) counted together.
+struct RingCount {
+  uint64_t messages = 0;
+  uint64_t position = 0;
+};
+// Whether the receiver should write its released position back now: in batches of half the credits,
+// or at once when there is news and the sender may be about to wait: three quarters of the credits
+// unreturned, or half the ring's bytes (the largest message and the tail it may skip are at most half
+// the ring, ring_bytes(), so a sender out of room always finds the receiver past this mark).
+inline constexpr bool credits_due(const RingCount& released, const RingCount& arrived,
+                                  const RingCount& returned, size_t ring) {
+  if (released.messages <= returned.messages) return false;
+  return released.messages - returned.messages >= kRingMessages / 2 ||
+         arrived.messages - returned.messages >= kRingMessages * 3 / 4 ||
+         arrived.position - returned.position >= ring / 2;
 }
 
 // Closing a sender: its small messages were reported done once posted, so before it goes it learns

@@ -22,17 +22,22 @@ class EagerSend final : public SendProtocol {
   void drain() override;
 
  private:
-  Status post_data(SendReq* req);           // once its clear-to-send arrived
-  Status progress();                        // posts every waiting request whose clear-to-send arrived
-  uint64_t credits() const;                 // leading ring slots the receiver released
+  Status post_data(SendReq* req);  // once its clear-to-send arrived
+  Status progress();               // posts every waiting request whose clear-to-send arrived
+  uint64_t credit_word() const;    // the ring position up to which the receiver released it
+  bool mailbox_full() const { return mailbox_used_ == kAllMailbox; }
   void read_closing(eager::CloseFacts* f);  // the receiver's CLOSING message, if it came
   VerbsSendComm& c_;
-  RegisteredBuffer stage_;                              // ring slots as sent: header + payload
-  uint64_t ring_posted_ = 0;                            // ring messages posted
-  uint64_t ring_retired_ = 0;                           // ring messages whose send completed locally
-  std::array<uint16_t, eager::kMaxTargets> waiting_{};  // requests-to-send awaiting their clear-to-send
+  static_assert(eager::kMailboxEntries <= 64);
+  static constexpr uint64_t kAllMailbox =
+      eager::kMailboxEntries == 64 ? ~uint64_t{0} : (uint64_t{1} << eager::kMailboxEntries) - 1;
+  RegisteredBuffer stage_;     // the ring as sent (header + payload), at the offsets the receiver's has
+  eager::SenderRing ring_;     // what of the ring is in flight, released, completed here
+  uint64_t ring_retired_ = 0;  // ring messages whose send completed locally
+  std::array<uint16_t, eager::kMailboxEntries> waiting_{};  // requests-to-send awaiting their clear-to-send
   size_t nwaiting_ = 0;
-  uint32_t large_open_ = 0;  // large messages from isend until their data parts completed
+  // Mailbox entries held by large messages, from isend until their data parts completed (one bit each).
+  uint64_t mailbox_used_ = 0;
 };
 
 class EagerRecv final : public RecvProtocol {
@@ -72,8 +77,11 @@ class EagerRecv final : public RecvProtocol {
   Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
   Status post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
                             bool signalled);
+  // Writes the released ring position into the sender's credit word when due (eager::credits_due).
   Status return_credits();
-  Status write_credits(uint64_t released);
+  // The leading ring messages released (each matched and copied out, or answered) and where the
+  // newest of them ends.
+  eager::RingCount released();
   // Posts the clear-to-sends queued, oldest first, while fewer than kMaxLargeInFlight large
   // messages are coming and the send queue has room; then credits queued.
   Status post_queued();
@@ -81,28 +89,31 @@ class EagerRecv final : public RecvProtocol {
   std::span<const std::byte> ring() const { return {static_cast<const std::byte*>(ring_.get()), ring_.size}; }
   VerbsRecvComm& c_;
   RegisteredBuffer ring_;     // eager ring, written by the peer
-  RegisteredBuffer replies_;  // ClearToSend[kMaxTargets] + credit word, source of control writes
+  RegisteredBuffer staging_;  // control writes as sent, one slot per write in the send queue
   std::array<Targets, kFifoDepth> targets_{};
   // The checked copy of each ring message's header, taken once on arrival (eager::take_header): the
   // only header the rest of the protocol reads.
-  std::array<eager::Header, eager::kRingSlots> held_{};
-  uint64_t tail_ = 0;  // receives posted so far
-  uint64_t ring_arrived_ = 0;
-  uint64_t credits_returned_ = 0;
-  uint64_t match_from_ = 0;       // receives before this one have every buffer matched
-  eager::ControlWindow control_;  // control writes in the send queue of QP 0
-  // Clear-to-sends queued (receive target, the sender's request index), oldest first: each target
-  // at most once, so kMaxTargets bounds them.
+  std::array<eager::Header, eager::kRingMessages> held_{};
+  std::array<eager::RingPlace, eager::kRingMessages> held_place_{};  // where each lies in the ring
+  uint64_t tail_ = 0;                                                // receives posted so far
+  eager::RingCount ring_arrived_;      // ring messages arrived, and where the last one ends
+  eager::RingCount released_at_;       // released(), as last read
+  eager::RingCount credits_returned_;  // what the sender's credit word says
+  uint64_t match_from_ = 0;            // receives before this one have every buffer matched
+  eager::ControlWindow control_;       // control writes in the send queue of QP 0
+  // Clear-to-sends queued (and the sender's mailbox entry each goes to), oldest first: one per
+  // request-to-send, each holding a mailbox entry of the sender until its data arrived, so the
+  // mailbox bounds them.
   struct QueuedCts {
-    uint16_t target;
-    uint16_t req;
+    eager::ClearToSend cts;
+    uint32_t req;
   };
-  std::array<QueuedCts, eager::kMaxTargets> queued_cts_{};
+  std::array<QueuedCts, eager::kMailboxEntries> queued_cts_{};
   size_t queued_head_ = 0, nqueued_ = 0;
   uint32_t large_incoming_ = 0;  // clear-to-sends posted whose data parts have not all arrived
   bool credits_queued_ = false;  // a credit write found the send queue full
   eager::ReleasedPrefix released_;
-  std::array<uint64_t, eager::kRingSlots> unexpected_{};  // ring messages no receive matched yet, in order
+  std::array<uint64_t, eager::kRingMessages> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;
   // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
   std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};

@@ -1,6 +1,6 @@
 // How deep the eager protocol's queues are (eager.h), derived from what the protocol lets be in flight
 // on one connection rather than from the worst case its bookkeeping could index:
-//   - ring messages: at most kRingSlots (credits);
+//   - ring messages: at most kRingMessages (credits);
 //   - large messages (request-to-send, then data): at most kMaxLargeInFlight per connection. The sender
 //     answers "call again" (request NULL) beyond it; the receiver holds back a clear-to-send while as
 //     many large messages are already coming to it, so a data part always finds a standing receive;
@@ -25,24 +25,29 @@ namespace railscope::net::verbs::eager {
 // NCCL keeps at most NCCL_NET_MAX_REQUESTS requests in flight per comm (its net plugin contract,
 // include/railscope/nccl/net.h); more large messages than that on one connection wait for a call again.
 inline constexpr uint32_t kMaxLargeInFlight = NCCL_NET_MAX_REQUESTS;
+static_assert(kMaxLargeInFlight == kMailboxEntries, "a large message holds one mailbox entry");
 
 // Sender, send queue (QP 0 carries the most): every ring write not yet retired by a signalled
 // completion, one data part per large message in flight, and closeSend's zero-byte write.
 inline constexpr uint32_t kSenderSendDepth = 127;
-inline constexpr uint32_t kSenderSendNeed = static_cast<uint32_t>(kRingSlots) + kMaxLargeInFlight + 1;
+inline constexpr uint32_t kSenderSendNeed = static_cast<uint32_t>(kRingMessages) + kMaxLargeInFlight + 1;
 static_assert(kSenderSendNeed <= kSenderSendDepth);
 
 // Receiver, standing receives per QP: ring messages in flight (QP 0), data parts in flight (one per
 // large message per QP), and those consumed but not yet given back (fewer than a batch).
 inline constexpr uint32_t kReceiverRecvDepth = 127;
 inline constexpr uint32_t kReceiverRecvNeed =
-    static_cast<uint32_t>(kRingSlots) + kMaxLargeInFlight + static_cast<uint32_t>(kRepostBatch - 1);
+    static_cast<uint32_t>(kRingMessages) + kMaxLargeInFlight + static_cast<uint32_t>(kRepostBatch - 1);
 static_assert(kReceiverRecvNeed <= kReceiverRecvDepth);
 
 // Receiver, send queue: control writes posted and not yet retired (ControlWindow enforces it). One in
 // kSignalEvery is signalled, so a full window always holds a signalled write whose completion frees it.
-inline constexpr uint32_t kControlDepth = 127;
+inline constexpr uint32_t kControlDepth = 63;
 static_assert(kControlDepth >= kSignalEvery);
+// Each control write is staged in a slot of its own until it leaves the send queue: one slot more
+// than the writes the queue may hold, used round robin by write sequence number.
+inline constexpr size_t kControlSlots = kControlDepth + 1;
+inline constexpr size_t kControlSlotBytes = 64;  // a clear-to-send, or the 8-byte credit word
 
 // Completion queue entries per lane: every work request its QPs can hold may complete before a poll.
 inline constexpr int cq_depth(size_t qps_per_lane) {

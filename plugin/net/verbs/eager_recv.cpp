@@ -28,8 +28,8 @@ Status EagerRecv::prepare() {
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max), remote_write, &ring_); !st.ok())
     return st;
-  return c_.register_buffer(eager::kMailboxBytes + eager::kCreditWordBytes, IBV_ACCESS_LOCAL_WRITE,
-                            &replies_);
+  return c_.register_buffer(eager::kControlSlots * eager::kControlSlotBytes, IBV_ACCESS_LOCAL_WRITE,
+                            &staging_);
 }
 
 std::vector<uint32_t> EagerRecv::advertised_rkeys() const {
@@ -109,7 +109,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   for (int i = 0; i < n; ++i)
     for (size_t u = 0; u < nunexpected_; ++u) {
       const uint64_t seq = unexpected_[u];
-      if (held_[(seq - 1) % eager::kRingSlots].tag != t.tags[i]) continue;
+      if (held_[(seq - 1) % eager::kRingMessages].tag != t.tags[i]) continue;
       std::copy(unexpected_.begin() + static_cast<std::ptrdiff_t>(u + 1),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(nunexpected_),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
@@ -176,16 +176,32 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
   return on_ring_message(imm);
 }
 
+eager::RingCount EagerRecv::released() {
+  // Read before the entry of the newest released message can be reused: every arrival asks first.
+  const uint64_t prefix = released_.advance();
+  if (prefix != released_at_.messages)
+    released_at_ = {prefix, held_place_[(prefix - 1) % eager::kRingMessages].end};
+  return released_at_;
+}
+
 Status EagerRecv::on_ring_message(uint32_t imm) {
-  const uint64_t seq = ring_arrived_ + 1;
-  if (imm != eager::imm_ring(seq))
-    return bad_peer(fmt::format("ring message in slot {} where slot {} was due on {}", imm,
-                                eager::imm_ring(seq), c_.where()));
+  const uint64_t seq = ring_arrived_.messages + 1;
+  // A sender keeps to its credits: messages and bytes the receiver has not released yet.
+  const eager::RingCount free_from = released();
+  if (seq - free_from.messages > eager::kRingMessages)
+    return bad_peer(fmt::format("ring message {} with only {} released: more than {} in flight on {}", seq,
+                                free_from.messages, eager::kRingMessages, c_.where()));
   std::string why;
-  const std::optional<eager::Header> h = eager::take_header(ring(), seq, c_.eager_max, &why);
+  eager::RingPlace place;
+  const std::optional<eager::Header> h =
+      eager::take_header(ring(), seq, ring_arrived_.position, imm, c_.eager_max, &place, &why);
   if (!h) return bad_peer(fmt::format("{} on {}", why, c_.where()));
-  held_[(seq - 1) % eager::kRingSlots] = *h;
-  ring_arrived_ = seq;
+  if (place.end - free_from.position > ring_.size)
+    return bad_peer(
+        fmt::format("ring message {} written over ring bytes not released yet on {}", seq, c_.where()));
+  held_[(seq - 1) % eager::kRingMessages] = *h;
+  held_place_[(seq - 1) % eager::kRingMessages] = place;
+  ring_arrived_ = {seq, place.end};
   RecvSlot* r = nullptr;
   int i = 0;
   if (find_waiting(h->tag, &r, &i)) {
@@ -202,7 +218,7 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
 // clear-to-send naming this buffer. Either way its ring slot is free afterwards. Only the header copy
 // taken on arrival is read here.
 Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
-  const eager::Header& h = held_[(seq - 1) % eager::kRingSlots];
+  const eager::Header& h = held_[(seq - 1) % eager::kRingMessages];
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
   const auto target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
@@ -211,7 +227,8 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sent {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
-    const std::span<const std::byte> bytes = eager::payload(ring(), seq, c_.eager_max, h);
+    const std::span<const std::byte> bytes =
+        eager::payload(ring(), held_place_[(seq - 1) % eager::kRingMessages], c_.eager_max, h);
     if (!bytes.empty()) std::memcpy(t.data[i], bytes.data(), bytes.size());
     r.got[i] = bytes.size();
     t.state[i] = kDone;
@@ -219,9 +236,7 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     ++c_.stats.eager;
   } else {
     ++c_.stats.rts;
-    auto* replies = static_cast<eager::ClearToSend*>(replies_.get());
-    eager::ClearToSend& c = replies[target];
-    c = eager::ClearToSend{};
+    eager::ClearToSend c{};
     c.addr = reinterpret_cast<uint64_t>(t.data[i]);
     c.size = r.sizes[i];
     for (int d = 0; d < kMaxDevsPerEnd; ++d)
@@ -244,10 +259,11 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     // send queue is full (eager_queues.h).
     t.state[i] = kAsked;
     if (nqueued_ >= queued_cts_.size())
-      return Status::fail(ncclInternalError, "internal.bad_argument",
-                          fmt::format("more clear-to-sends queued than receive targets on {}", c_.where()));
-    queued_cts_[(queued_head_ + nqueued_++) % queued_cts_.size()] =
-        QueuedCts{static_cast<uint16_t>(target), static_cast<uint16_t>(h.req)};
+      return Status::fail(
+          ncclInternalError, "internal.bad_argument",
+          fmt::format("more requests-to-send waiting than the sender's mailbox has entries on {}",
+                      c_.where()));
+    queued_cts_[(queued_head_ + nqueued_++) % queued_cts_.size()] = QueuedCts{c, h.req};
     if (Status st = post_queued(); !st.ok()) return st;
   }
   released_.release(seq);
@@ -271,16 +287,13 @@ Status EagerRecv::on_data_part(uint32_t target) {
 }
 
 Status EagerRecv::post_queued() {
-  const auto* replies = static_cast<const eager::ClearToSend*>(replies_.get());
   while (nqueued_ > 0 && large_incoming_ < eager::kMaxLargeInFlight && control_.has_room()) {
-    const QueuedCts h = queued_cts_[queued_head_];
+    const QueuedCts& q = queued_cts_[queued_head_];
     queued_head_ = (queued_head_ + 1) % queued_cts_.size();
     --nqueued_;
-    targets_[h.target / kMaxRecvs].state[h.target % kMaxRecvs] = kIncoming;
+    targets_[q.cts.target / kMaxRecvs].state[q.cts.target % kMaxRecvs] = kIncoming;
     ++large_incoming_;
-    if (Status st = post_control(&replies[h.target], sizeof(eager::ClearToSend),
-                                 kMailboxOffset + sizeof(eager::ClearToSend) * h.req);
-        !st.ok())
+    if (Status st = post_control(&q.cts, sizeof q.cts, kMailboxOffset + sizeof q.cts * q.req); !st.ok())
       return st;
   }
   if (credits_queued_ && control_.has_room()) {
@@ -294,7 +307,7 @@ Status EagerRecv::post_queued() {
 Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
                                      bool signalled) {
   const QpLane& ql = c_.qps[0];
-  ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, replies_.mrs[static_cast<size_t>(ql.lane)]->lkey};
+  ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.opcode = IBV_WR_RDMA_WRITE;
@@ -310,11 +323,14 @@ Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t r
   return Status::success();
 }
 
-// The caller checked control_.has_room().
+// The caller checked control_.has_room(), so the staging slot of this write was last used by one that
+// has left the send queue (eager_queues.h kControlSlots).
 Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_offset) {
   const uint64_t seq = control_.next();
+  void* slot = static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
+  std::memcpy(slot, src, std::min<size_t>(bytes, eager::kControlSlotBytes));
   if (Status st =
-          post_control_write(src, bytes, remote_offset, kWrCts | seq, eager::ControlWindow::signalled(seq));
+          post_control_write(slot, bytes, remote_offset, kWrCts | seq, eager::ControlWindow::signalled(seq));
       !st.ok())
     return st;
   control_.posted(seq);
@@ -322,21 +338,14 @@ Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_
 }
 
 Status EagerRecv::return_credits() {
-  const uint64_t released = released_.advance();
-  if (!eager::credits_due(released, ring_arrived_, credits_returned_)) return Status::success();
-  return write_credits(released);
-}
-
-Status EagerRecv::write_credits(uint64_t released) {
+  const eager::RingCount now = released();
+  if (!eager::credits_due(now, ring_arrived_, credits_returned_, ring_.size)) return Status::success();
   if (!control_.has_room()) {  // written once a signalled control write completes (post_queued)
     credits_queued_ = true;
     return Status::success();
   }
-  // The staging word only grows, so a write that reads it late still tells the truth.
-  auto* word = reinterpret_cast<uint64_t*>(static_cast<char*>(replies_.get()) + eager::kMailboxBytes);
-  *word = released;
-  credits_returned_ = released;
-  return post_control(word, sizeof *word, kMailboxOffset + eager::kMailboxBytes);
+  credits_returned_ = now;
+  return post_control(&now.position, sizeof now.position, kMailboxOffset + eager::kMailboxBytes);
 }
 
 void EagerRecv::close() {
@@ -345,7 +354,7 @@ void EagerRecv::close() {
   // acknowledgement) would not survive. A few bytes into an idle socket: the send does not block.
   Message m;
   m.type = MessageType::Closing;
-  m.released = released_.advance();
+  m.released = released().messages;
   c_.oob.send(m);
   bool done = false;
   (void)c_.oob.flush(&done);

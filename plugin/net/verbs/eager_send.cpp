@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <bit>
 #include <climits>
 #include <cstring>
 #include <thread>
@@ -45,10 +46,11 @@ std::string_view pointer_kind(int type) {
 }  // namespace
 
 Status EagerSend::prepare() {
-  return c_.register_buffer(eager::ring_bytes(c_.eager_max), IBV_ACCESS_LOCAL_WRITE, &stage_);
+  ring_ = eager::SenderRing(eager::ring_bytes(c_.eager_max));
+  return c_.register_buffer(ring_.size(), IBV_ACCESS_LOCAL_WRITE, &stage_);
 }
 
-uint64_t EagerSend::credits() const {
+uint64_t EagerSend::credit_word() const {
   const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(c_.region.get()) +
                                                                 kMailboxOffset + eager::kMailboxBytes);
   return *word;
@@ -57,52 +59,60 @@ uint64_t EagerSend::credits() const {
 Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
-  // The send queue completes only every kSignalEvery-th ring write (and the data of large messages,
-  // whose tests poll): an isend polls when one of those can be waiting, not on every call. A failed
-  // write completes in error at the latest with the next signalled one, which this poll then sees.
-  if (ring_posted_ - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0 ||
-      large_open_ >= eager::kMaxLargeInFlight) {
+  // The send queue completes only some ring writes (eager::ring_write_signalled) and the data of large
+  // messages: an isend polls when one of those can be waiting, or when the ring has no room, not on
+  // every call. A failed write completes in error at the latest with the next signalled one.
+  bool polled = false;
+  auto poll = [&] {
+    polled = true;
     if (Status st = c_.poll(); !st.ok()) return st;
-    if (Status st = progress(); !st.ok()) return st;
-  }
+    return progress();
+  };
+  if (ring_.posted() - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0 || mailbox_full())
+    if (Status st = poll(); !st.ok()) return st;
   if (size > 0 && mr == nullptr)
     return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
   if (mr != nullptr && mr->type != NCCL_PTR_HOST)
     return Status::fail(ncclInvalidArgument, "internal.bad_argument",
                         fmt::format("isend of {} memory on a host-memory (eager) connection {}",
                                     pointer_kind(mr->type), c_.where()));
-  // A ring slot is free once the receiver released it and its write completed here.
-  const uint64_t released = credits();
-  if (released > ring_posted_)
-    return c_.fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
-                                fmt::format("the receiver returned {} ring credits after {} messages on {}",
-                                            released, ring_posted_, c_.where())));
-  if (ring_posted_ - released >= eager::kRingSlots || ring_posted_ - ring_retired_ >= eager::kRingSlots)
-    return c_.not_ready();
-  // A large message holds a data part in every QP's send queue until it completes: their number is
-  // bounded so the queues can be (eager_queues.h).
+  // Ring bytes are free once the receiver released them and their write completed here.
+  if (const uint64_t word = credit_word(); !ring_.credit(word))
+    return c_.fail(
+        Status::fail(ncclRemoteError, "peer.bad_handshake",
+                     fmt::format("the receiver released the ring up to byte {} when {} bytes were sent on {}",
+                                 word, ring_.end_of(ring_.posted()), c_.where())));
+  // A large message holds a mailbox entry and a data part in every QP's send queue until it
+  // completes: their number is bounded so the queues can be (eager_queues.h).
   const bool whole = size <= c_.eager_max;
-  if (!whole && large_open_ >= eager::kMaxLargeInFlight) return c_.not_ready();
+  if (!whole && mailbox_full()) return c_.not_ready();
+  const size_t stride = eager::message_stride(whole ? size : 0);
+  std::optional<eager::RingPlace> place = ring_.reserve(stride, ring_retired_);
+  if (!place && !polled) {  // the signalled write the ring waits for may have completed
+    if (Status st = poll(); !st.ok()) return st;
+    place = ring_.reserve(stride, ring_retired_);
+  }
+  if (!place) return c_.not_ready();
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
     ++c_.stats.not_ready;
     return Status::success();
   }
-  const uint64_t seq = ring_posted_ + 1;
+  const uint64_t seq = ring_.posted() + 1;
   const auto index = c_.pool.index_of(req);
+  const auto box = static_cast<uint32_t>(std::countr_one(mailbox_used_));  // a free entry: !mailbox_full()
   req->start(&c_, data, size, mr);
   req->eager = whole;
   req->rts_seq = whole ? 0 : seq;
+  req->mailbox = whole ? 0 : box;
   req->pending = 0;
   req->posted = whole;
   req->posted_at = Connection::Clock::time_point{};
   for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
 
-  const size_t stride = eager::slot_stride(c_.eager_max);
-  const size_t offset = static_cast<size_t>((seq - 1) % eager::kRingSlots) * stride;
+  const size_t offset = place->offset(ring_.size());
   char* slot = static_cast<char*>(stage_.get()) + offset;
-  const eager::Header h{
-      seq, size, tag, whole ? eager::kData : eager::kRequestToSend, static_cast<uint32_t>(index), 0};
+  const eager::Header h{seq, size, tag, whole ? eager::kData : eager::kRequestToSend, req->mailbox, 0};
   std::memcpy(slot, &h, sizeof h);
   if (whole && size > 0) std::memcpy(slot + sizeof h, data, size);
   const QpLane& ql = c_.qps[0];
@@ -113,17 +123,18 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  wr.imm_data = htonl(eager::imm_ring(seq));
+  wr.imm_data = htonl(eager::imm_ring(*place, ring_.size()));
   wr.wr.rdma.remote_addr = c_.remote.addr + offset;
   wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
   if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-  if (seq % eager::kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  if (eager::ring_write_signalled(seq, *place, ring_.end_of(ring_.posted()), ring_.size()))
+    wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
     c_.pool.put(req);
     return c_.fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (eager)", rc, c_.where())));
   }
-  ring_posted_ = seq;
+  ring_.post(*place);
   c_.stats.posted();
   ++(whole ? c_.stats.eager : c_.stats.rts);
   req->phandle = phandle;
@@ -131,7 +142,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   c_.profile_start(index, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, whole);
   if (!whole) {
     waiting_[nwaiting_++] = static_cast<uint16_t>(index);
-    ++large_open_;
+    mailbox_used_ |= uint64_t{1} << box;
   }
   *out = req;
   return Status::success();
@@ -144,7 +155,7 @@ Status EagerSend::progress() {
   Status result = Status::success();
   for (size_t i = 0; i < nwaiting_; ++i) {
     SendReq& r = c_.pool.at(waiting_[i]);
-    if (!result.ok() || mailbox_entry(c_.region, waiting_[i]).seq != r.rts_seq) {
+    if (!result.ok() || mailbox_entry(c_.region, r.mailbox).seq != r.rts_seq) {
       waiting_[kept++] = waiting_[i];
       continue;
     }
@@ -158,7 +169,7 @@ Status EagerSend::progress() {
 Status EagerSend::post_data(SendReq* req) {
   const auto index = c_.pool.index_of(req);
   // The receiver may rewrite its mailbox entry at any time: read it once, check and use the copy.
-  const eager::ClearToSend c = read_mailbox(c_.region, index);
+  const eager::ClearToSend c = read_mailbox(c_.region, req->mailbox);
   if (c.status == eager::kTooSmall || req->size > c.size)
     return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                         fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",
@@ -203,13 +214,13 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS)
     return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send,
                                                     data ? c_.pool.at(low).size : 0, c_.where()));
-  if (kind == kWrRing && low <= ring_posted_) {
+  if (kind == kWrRing && low <= ring_.posted()) {
     ring_retired_ = std::max(ring_retired_, low);
     return Status::success();
   }
   if (data && c_.pool.at(low).pending > 0) {
     // post_data posts every part before anything is polled, so 0 means the message is done.
-    if (--c_.pool.at(low).pending == 0) --large_open_;
+    if (--c_.pool.at(low).pending == 0) mailbox_used_ &= ~(uint64_t{1} << c_.pool.at(low).mailbox);
     if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
       c_.pool.at(low).lane_done[c_.completion_lane()] = c_.completion_time();
     return Status::success();
@@ -239,9 +250,10 @@ void EagerSend::read_closing(eager::CloseFacts* f) {
 void EagerSend::drain() {
   eager::CloseFacts f;
   auto verdict = [&] {
-    f.posted = ring_posted_;
+    (void)ring_.credit(credit_word());  // a word beyond what was posted settles nothing
+    f.posted = ring_.posted();
     f.acked = ring_retired_;
-    f.credits = credits();
+    f.credits = ring_.released();
     return eager::close_verdict(f);
   };
   if (!c_.error().ok() || c_.qps.empty() || verdict().kind == eager::CloseVerdict::kSettled) return;
@@ -249,7 +261,7 @@ void EagerSend::drain() {
   // receiver that closes first says out of band how many messages it took instead.
   const QpLane& ql = c_.qps[0];
   ibv_send_wr wr{};
-  wr.wr_id = kWrRing | ring_posted_;
+  wr.wr_id = kWrRing | ring_.posted();
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = c_.remote.addr;

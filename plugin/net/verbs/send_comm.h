@@ -46,6 +46,7 @@ struct SendReq : Request {
   // Eager protocol.
   bool eager = false;    // the payload went whole into the ring: done once posted
   uint64_t rts_seq = 0;  // request-to-send: ring sequence its clear-to-send will echo
+  uint32_t mailbox = 0;  // request-to-send: the mailbox entry its clear-to-send is written to
   int pending = 0;       // data parts still to complete
   bool posted = false;   // data parts posted
   Connection::Clock::time_point posted_at{};
@@ -68,7 +69,6 @@ class SendProtocol {
 
 // Requests in flight per connection: one per receive buffer the receiver can advertise.
 inline constexpr size_t kSendRequests = static_cast<size_t>(kFifoDepth) * kMaxRecvs;
-static_assert(kSendRequests == eager::kMaxTargets, "one mailbox entry per request");
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:

@@ -279,14 +279,18 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   net::verbs::RegisteredBuffer forged;
   CHECK(c.register_buffer(4096, IBV_ACCESS_LOCAL_WRITE, &forged).ok(), "register_buffer");
   const auto rkey = c.remote.devs[static_cast<size_t>(c.qps[0].remote_dev)].rkey;
+  const size_t ring = net::verbs::eager::ring_bytes(c.eager_max);
+  uint64_t end = 0;  // where the previous message ended: the messages lie one after the other
   for (int i = 0; i < kMessages; ++i) {
     const uint64_t seq = static_cast<uint64_t>(i) + 1;
+    const auto place =
+        net::verbs::eager::place_after(end, net::verbs::eager::message_stride(message_size(i)), ring);
+    end = place.end;
     net::verbs::eager::Header h{seq, kBig, kHeldTagBase + i, net::verbs::eager::kData, 7777, 0};
     auto* at = static_cast<char*>(forged.get()) + 64 * static_cast<size_t>(i);
     std::memcpy(at, &h, sizeof h);
-    CHECK(raw_write(c, at, sizeof h, forged.mrs[0]->lkey,
-                    c.remote.addr + net::verbs::eager::slot_offset(seq, c.eager_max), rkey),
-          "rewrite of ring slot %d", i);
+    CHECK(raw_write(c, at, sizeof h, forged.mrs[0]->lkey, c.remote.addr + place.offset(ring), rkey),
+          "rewrite of ring message %d", i);
   }
   touch(dir + (mode == "ring-held" ? "/forged" : "/sent"));  // ring-early: the victim looks only now
   wait_file(dir + "/done");

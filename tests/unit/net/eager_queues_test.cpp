@@ -14,9 +14,11 @@ namespace {
 constexpr bool fills_power_of_two(uint32_t depth) { return std::has_single_bit(depth + 1); }
 
 TEST(NetEagerQueues, DepthsCoverWhatCanBeInFlight) {
-  EXPECT_GE(kSenderSendDepth, static_cast<uint32_t>(kRingSlots) + kMaxLargeInFlight + 1);
-  EXPECT_GE(kReceiverRecvDepth, static_cast<uint32_t>(kRingSlots) + kMaxLargeInFlight + kRepostBatch - 1);
+  EXPECT_GE(kSenderSendDepth, static_cast<uint32_t>(kRingMessages) + kMaxLargeInFlight + 1);
+  EXPECT_GE(kReceiverRecvDepth, static_cast<uint32_t>(kRingMessages) + kMaxLargeInFlight + kRepostBatch - 1);
   EXPECT_GE(kControlDepth, kSignalEvery) << "a full window must hold a signalled write";
+  EXPECT_GT(kControlSlots, kControlDepth) << "a staging slot is reused only after its write left the queue";
+  EXPECT_GE(kControlSlotBytes, sizeof(ClearToSend));
   EXPECT_GE(kMaxLargeInFlight, static_cast<uint32_t>(NCCL_NET_MAX_REQUESTS)) << "NCCL's requests per comm";
   EXPECT_TRUE(fills_power_of_two(kSenderSendDepth));
   EXPECT_TRUE(fills_power_of_two(kReceiverRecvDepth));
