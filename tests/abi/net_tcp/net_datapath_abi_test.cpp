@@ -246,6 +246,15 @@ TEST_P(DataIntegrity, EverySizeByteForByte) {
   void *rcomm = nullptr, *lcomm = nullptr;
   ASSERT_EQ(establish_recv(*api, kDev, peer.fd, &rcomm, &lcomm), ncclSuccess);
   std::vector<unsigned char> buf((size_t{64} << 20) + 64);
+  // A failed ASSERT below returns at once, and buf is freed on the way out while the plugin's lane
+  // threads may still be receiving into it: the comm is closed first, whatever the way out.
+  struct CloseBeforeFree {
+    NetApi& api;
+    void*& rcomm;
+    ~CloseBeforeFree() {
+      if (rcomm != nullptr) (void)api.close_recv(rcomm);
+    }
+  } close_first{*api, rcomm};
   void* mh = nullptr;
   ASSERT_EQ(api->reg_mr(rcomm, buf.data(), buf.size(), &mh), ncclSuccess);
   for (size_t size : integrity_sizes()) {
@@ -265,6 +274,7 @@ TEST_P(DataIntegrity, EverySizeByteForByte) {
   write_all(peer.fd, &ok, 1);
   EXPECT_EQ(api->dereg_mr(rcomm, mh), ncclSuccess);
   EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
+  rcomm = nullptr;
   EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
   EXPECT_EQ(peer.wait(), 0);
   EXPECT_EQ(api->finalize(), ncclSuccess);
