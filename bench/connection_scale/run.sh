@@ -58,6 +58,15 @@
 #     64       72.0     2776.7   2.00   2.00   4.00   3.00     25.786      2.431       317      143.5
 #   1024       72.0     2829.9   2.00   2.00   4.00   3.00     31.376      3.794       321       76.2
 # (pinned below the reference; resident is its queues, still sized for the worst case: 4096 CQ entries)
+# Receiver-driven queues bounded (plugin/net/verbs/receiver_driven_queues.h), one boot, this code as
+# "railscope" and main's plugin (2890224) as the "reference" rows, 2026-12-02 11:24 UTC, load ~10:
+# RAILSCOPE_NET_EAGER_MAX=0 REF_PLUGIN=build-before/build/plugin/net/libnccl-net-railscope.so MEM=4G \
+#     bench/connection_scale/run.sh build 8,64
+#      N    pin_KiB    rss_KiB    QPs    CQs    MRs    fds    conn_ms   close_ms   test_ns  8B_lat_us
+# now  8       40.0      281.5   2.00   2.00   4.00   3.00     41.405      2.444       272      173.0
+#     64       40.0      256.3   2.00   2.00   4.00   3.00     17.373      2.547       629       85.5
+# main 8       72.0     2407.5   2.00   2.00   4.00   3.00     57.865      4.904       592      164.2
+#     64       72.0     2758.6   2.00   2.00   4.00   3.00     42.518      6.904       324      187.9
 # Resident memory per pair 3.7 -> 0.77 MiB, flat in N, and connect time per pair about halved; what
 # is left above the reference is the eager ring (pinned 624 KiB against 88 KiB, and it is resident
 # too; RAILSCOPE_NET_EAGER_MAX bounds it, docs/net-protocol.md). Latency and test() in the second boot

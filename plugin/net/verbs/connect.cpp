@@ -17,23 +17,24 @@
 namespace railscope::net::verbs {
 namespace {
 
-constexpr int kCqe = 4 * kFifoDepth * kMaxQpsPerConn;
-
-// Completion queue entries per lane, once the protocol is agreed. The eager protocol's queues are
-// sized by what it lets be in flight (eager_queues.h), and its CQ holds a completion for every work
-// request they can hold; the receiver-driven protocol stays well under kCqe. create_cq clamps to the
-// device's limit.
-int cq_entries(bool eager, size_t qps_per_lane) { return eager ? eager::cq_depth(qps_per_lane) : kCqe; }
+// Completion queue entries per lane, once the protocol is agreed. Each protocol's queues are sized by
+// what it lets be in flight (eager_queues.h, receiver_driven_queues.h), and its CQ holds a completion
+// for every work request they can hold. create_cq clamps to the device's limit.
+int cq_entries(bool eager, size_t qps_per_lane) {
+  return eager ? eager::cq_depth(qps_per_lane) : receiver_driven::cq_depth(qps_per_lane);
+}
 
 // Eager protocol: ring writes (credit-bounded), data parts and closeSend's write on the sender; on the
 // receiver, standing receives for ring messages and data parts, and control writes (eager_queues.h).
+// Receiver-driven: the data writes of matched slots on the sender; on the receiver, one standing
+// receive per receive in flight and the clear-to-send writes (receiver_driven_queues.h).
 QpCaps sender_caps(bool eager) {
   if (eager) return QpCaps{eager::kSenderSendDepth, 4, 256};
-  return QpCaps{kFifoDepth * (kMaxRecvs + 1) + 16, 4, 64};
+  return QpCaps{receiver_driven::kSenderSendDepth, receiver_driven::kSenderRecvDepth, 64};
 }
 QpCaps receiver_caps(bool eager) {
   if (eager) return QpCaps{eager::kControlDepth, eager::kReceiverRecvDepth, 128};
-  return QpCaps{kFifoDepth + ReceiverDrivenRecv::kCtsSignalEvery + 16, kFifoDepth + 4, 128};
+  return QpCaps{receiver_driven::kCtsDepth, receiver_driven::kReceiverRecvDepth, 128};
 }
 
 // What this end offers for the eager protocol: RAILSCOPE_NET_EAGER_MAX where every port carries host

@@ -30,7 +30,9 @@ struct NetPort;  // discovery.h
 class MrCache;   // mr_cache.h
 struct QpCaps;   // qp.h
 
-inline constexpr int kFifoDepth = 64;  // > NCCL_NET_MAX_REQUESTS outstanding receives
+// Receive slots of a connection (x kMaxRecvs: its send requests); the receiver-driven protocol uses the
+// first kCtsSlots of them (receiver_driven_queues.h), the eager protocol all.
+inline constexpr int kFifoDepth = 64;
 inline constexpr int kMaxRecvs = 8;
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message

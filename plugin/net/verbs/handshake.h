@@ -29,7 +29,7 @@ namespace railscope::net::verbs {
 
 inline constexpr uint32_t kHandleMagic = 0x314e5352;   // "RSN1"
 inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
-inline constexpr uint16_t kProtocolVersion = 2;        // 2: EndInfo carries eager_max
+inline constexpr uint16_t kProtocolVersion = 3;        // 2: EndInfo carries eager_max; 3: 32 FIFO slots
 inline constexpr int kMaxDevsPerEnd = 4;               // devices of a (virtual) NIC
 inline constexpr int kMaxQpsPerConn = 16;              // NCCL_IB_QPS_PER_CONNECTION upper bound
 inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;

@@ -4,11 +4,14 @@
 // RDMA-writes the data (large messages split across the connection's QPs), each QP's part ending with
 // a signalled RDMA write with immediate that completes the receive. Sizes travel in the immediate
 // (one buffer) or in a sizes record written into the receiver's sizes area (grouped receives).
-// Used whenever one end carries GPU memory, or RAILSCOPE_NET_EAGER_MAX=0.
+// Used whenever one end carries GPU memory, or RAILSCOPE_NET_EAGER_MAX=0. What may be in flight, and
+// so how deep each queue is, is bounded in receiver_driven_queues.h.
 #pragma once
 
 #include <array>
+#include <span>
 
+#include "plugin/net/verbs/receiver_driven_queues.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
@@ -32,8 +35,29 @@ struct CtsSlot {
   CtsEntry e[kMaxRecvs];
 };
 using SizesSlot = std::array<int32_t, kMaxRecvs>;
+// Clear-to-send slots: receives in flight per connection (receiver_driven_queues.h). A receive uses
+// the receive comm's slot of the same index, and a send the request pool's entries.
+inline constexpr int kCtsSlots = static_cast<int>(receiver_driven::kFifoSlots);
+static_assert(kCtsSlots <= kFifoDepth, "the receive comm's slots");
+static_assert(static_cast<size_t>(kCtsSlots) * kMaxRecvs <= kSendRequests, "the request pool");
+static_assert(receiver_driven::kMaxBuffersPerSlot == kMaxRecvs);
 // The FIFO opens the sender's region (send_comm.h); the eager mailbox follows it.
-inline constexpr size_t kFifoBytes = sizeof(CtsSlot) * kFifoDepth;
+inline constexpr size_t kFifoBytes = sizeof(CtsSlot) * kCtsSlots;
+
+// Work requests a matched slot of buffers `sizes` posts on QP q of nqps (ReceiverDrivenSend::post): an
+// RDMA write per buffer whose part (chunk_of) has bytes, and a write with immediate ending the part
+// unless the slot's one data write carries the immediate itself.
+inline uint32_t work_requests_on_qp(std::span<const size_t> sizes, size_t q, size_t nqps) {
+  uint32_t parts = 0;
+  for (size_t size : sizes) {
+    size_t off = 0, len = 0;
+    chunk_of(size, q, nqps, &off, &len);
+    parts += len > 0 ? 1 : 0;
+  }
+  const bool data_carries_imm =
+      !receiver_driven::needs_sizes_record(sizes.size(), sizes.empty() ? 0 : sizes[0]) && parts == 1;
+  return parts + (data_carries_imm ? 0 : 1);
+}
 
 class ReceiverDrivenSend final : public SendProtocol {
  public:
@@ -51,6 +75,7 @@ class ReceiverDrivenSend final : public SendProtocol {
     int matched = 0;
     int live_reqs = 0;  // requests handed to NCCL and not yet reported done
     int pending = 0;    // signalled completions still expected
+    uint32_t wrs = 0;   // work requests posted on each QP at most (SendBudget)
     bool posted = false;
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
@@ -60,15 +85,14 @@ class ReceiverDrivenSend final : public SendProtocol {
   };
   Status post(Slot& s, int slot_index);
   VerbsSendComm& c_;
-  RegisteredBuffer sizes_;  // SizesSlot[kFifoDepth], source of the sizes record
-  std::array<Slot, kFifoDepth> slots_{};
-  uint64_t head_ = 0;  // slots fully matched so far
+  RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
+  std::array<Slot, kCtsSlots> slots_{};
+  uint64_t head_ = 0;                   // slots fully matched so far
+  receiver_driven::SendBudget budget_;  // work requests of posted slots, per QP at most
 };
 
 class ReceiverDrivenRecv final : public RecvProtocol {
  public:
-  static constexpr uint64_t kCtsSignalEvery = 16;
-
   explicit ReceiverDrivenRecv(VerbsRecvComm& c) : c_(c) {}
   Status prepare() override;
   uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
@@ -83,10 +107,11 @@ class ReceiverDrivenRecv final : public RecvProtocol {
     uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
   };
   VerbsRecvComm& c_;
-  RegisteredBuffer sizes_;  // SizesSlot[kFifoDepth], written by the peer
-  RegisteredBuffer cts_;    // CtsSlot[kFifoDepth], source of CTS writes
-  std::array<Progress, kFifoDepth> progress_{};
-  uint64_t tail_ = 0;  // receives posted so far
+  RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], written by the peer
+  RegisteredBuffer cts_;    // CtsSlot[kCtsSlots], source of CTS writes
+  std::array<Progress, kCtsSlots> progress_{};
+  std::array<receiver_driven::CtsWindow, kMaxQps> cts_windows_{};  // per QP
+  uint64_t tail_ = 0;                                              // receives posted so far
 };
 
 }  // namespace railscope::net::verbs

@@ -15,9 +15,9 @@ using Clock = Connection::Clock;
 
 Status ReceiverDrivenRecv::prepare() {
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (Status st = c_.register_buffer(sizeof(SizesSlot) * kFifoDepth, remote_write, &sizes_); !st.ok())
+  if (Status st = c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, remote_write, &sizes_); !st.ok())
     return st;
-  return c_.register_buffer(sizeof(CtsSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &cts_);
+  return c_.register_buffer(sizeof(CtsSlot) * kCtsSlots, IBV_ACCESS_LOCAL_WRITE, &cts_);
 }
 
 std::vector<uint32_t> ReceiverDrivenRecv::advertised_rkeys() const {
@@ -30,9 +30,14 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
   if (Status st = c_.poll(); !st.ok()) return st;
-  const auto index = static_cast<size_t>(tail_ % kFifoDepth);
+  // The FIFO slot's previous receive is still in flight (kCtsSlots of them at most), or the send
+  // queue of the QP the clear-to-send goes on is full: call again.
+  const auto index = static_cast<size_t>(tail_ % kCtsSlots);
   RecvSlot& r = c_.slots[index];
   if (r.in_use) return c_.not_ready();
+  const auto q = static_cast<size_t>(tail_ % c_.qps.size());
+  receiver_driven::CtsWindow& window = cts_windows_[q];
+  if (!window.has_room()) return c_.not_ready();
   const int n = static_cast<int>(bufs.size());
   if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
   // One zero-length receive per QP: each QP ends the message with a write with immediate.
@@ -61,24 +66,27 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     // The sender cuts its message over the QPs as chunk_of does: one event per QP's part of the buffer.
     c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
   }
-  const QpLane& ql = c_.qps[static_cast<size_t>(tail_ % c_.qps.size())];
+  const QpLane& ql = c_.qps[q];
   const auto lane = static_cast<size_t>(ql.lane);
   const auto rd = static_cast<size_t>(ql.remote_dev);
   const auto bytes = static_cast<uint32_t>(sizeof(CtsEntry) * static_cast<size_t>(n));
   ibv_sge sge{reinterpret_cast<uint64_t>(&cts), bytes, cts_.mrs[lane]->lkey};
   ibv_send_wr wr{};
-  wr.wr_id = kWrCts | index;
+  wr.wr_id = kWrCts | q;
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.wr.rdma.remote_addr = c_.remote.addr + sizeof(CtsSlot) * index;
   wr.wr.rdma.rkey = c_.remote.devs[rd].rkey;
   if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-  if (tail_ % kCtsSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  // Signalled one in kCtsSignalEvery per QP: an unsignalled write leaves its QP's send queue only when a
+  // later signalled one on the same QP completes.
+  if (window.next_signalled()) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
     return c_.fail(
         Status::fail(ncclSystemError, post_finding("ibv_post_send (clear-to-send)", rc, c_.where())));
+  window.posted();
   ++tail_;
   c_.stats.posted();
   *out = &r;
@@ -92,8 +100,14 @@ Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
     Phase phase = kind == kWrCts ? Phase::Cts : Phase::Recv;
     return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, phase, 0, c_.where()));
   }
-  if (kind == kWrCts) return Status::success();
-  if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !c_.slots[index].in_use)
+  if (kind == kWrCts) {  // index: the QP; its oldest signalled clear-to-send write completed
+    if (index < c_.qps.size() && cts_windows_[index].retire()) return Status::success();
+    return Status::fail(
+        ncclInternalError, "internal.bad_argument",
+        fmt::format("clear-to-send completion on QP {} beyond what was posted on {}", index, c_.where()));
+  }
+  if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||
+      !c_.slots[index].in_use)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                     static_cast<int>(wc.opcode), wc.wr_id, c_.where()));

@@ -15,7 +15,7 @@ using Clock = Connection::Clock;
 }  // namespace
 
 Status ReceiverDrivenSend::prepare() {
-  return c_.register_buffer(sizeof(SizesSlot) * kFifoDepth, IBV_ACCESS_LOCAL_WRITE, &sizes_);
+  return c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, IBV_ACCESS_LOCAL_WRITE, &sizes_);
 }
 
 Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
@@ -24,7 +24,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   if (!c_.error().ok()) return c_.error();
   if (Status st = c_.poll(); !st.ok()) return st;
   const uint64_t seq = head_ + 1;
-  const int index = static_cast<int>(head_ % kFifoDepth);
+  const int index = static_cast<int>(head_ % kCtsSlots);
   Slot& s = slots_[static_cast<size_t>(index)];
   // The previous use of this slot is not reported done yet.
   if (s.seq != seq && s.live_reqs > 0) return c_.not_ready();
@@ -65,6 +65,13 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
                                  size, tag, s.cts[entry].size, c_.where())));
   if (size > 0 && mr == nullptr)
     return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
+  // The send that completes the slot posts its work requests: only while the send queues hold them.
+  if (s.matched + 1 == s.nreqs) {
+    const size_t first = entry == 0 ? size : s.reqs[0]->size;
+    s.wrs = receiver_driven::slot_work_requests(
+        nreqs, receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first));
+    if (!budget_.fits(s.wrs)) return c_.not_ready();
+  }
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
     ++c_.stats.not_ready;
@@ -89,7 +96,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
   const size_t nqps = c_.qps.size();
-  bool sizes_area = s.nreqs > 1 || s.reqs[0]->size > static_cast<size_t>(INT32_MAX);
+  const bool sizes_area = receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), s.reqs[0]->size);
   auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
   for (int i = 0; i < s.nreqs; ++i) (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
   for (size_t q = 0; q < nqps; ++q) {
@@ -147,6 +154,7 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
   }
   s.pending = static_cast<int>(nqps);
+  budget_.posted(s.wrs);
   s.posted = true;
   s.posted_at = Clock::now();
   for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
@@ -163,9 +171,14 @@ Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
     return Status::fail(ncclRemoteError,
                         wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, c_.where()));
   }
-  --slots_[index].pending;
+  Slot& s = slots_[index];
+  // The slot's last QP completed: every work request it posted is retired.
+  if (s.pending > 0 && --s.pending == 0 && !budget_.retired(s.wrs))
+    return Status::fail(
+        ncclInternalError, "internal.bad_argument",
+        fmt::format("send completion of slot {} beyond what was posted on {}", index, c_.where()));
   if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
-    slots_[index].lane_done[c_.completion_lane()] = c_.completion_time();
+    s.lane_done[c_.completion_lane()] = c_.completion_time();
   return Status::success();
 }
 

@@ -27,6 +27,7 @@
 #include "large_window.h"
 #include "progress.h"
 #include "railscope/nccl/net.h"
+#include "receive_window.h"
 
 using namespace railscope::abi_test;
 using Clock = std::chrono::steady_clock;
@@ -431,6 +432,22 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     }
     CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (window)");
     CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (window)");
+  } else {
+    // More receives than may be in flight (receive_window.h), on a fresh connection.
+    void *wsc = nullptr, *wrc = nullptr, *wsmr = nullptr, *wrmr = nullptr;
+    CHECK(connect_pair(net, a, b, &wsc, &wrc), "second connection for the receive window");
+    if (wsc != nullptr && wrc != nullptr) {
+      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
+      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
+      constexpr size_t slice = 64 << 10;
+      fill(sbuf, kReceiveWindowMessages * slice, seed++);
+      std::string why;
+      CHECK(receives_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, &why),
+            "receives beyond the window: %s", why.c_str());
+      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
+    }
+    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (receive window)");
+    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (receive window)");
   }
   // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
   {

@@ -1,0 +1,86 @@
+// More receives than may be in flight on one receiver-driven connection, posted before any send (as
+// NCCL posts receives early): the engine takes NCCL_NET_MAX_REQUESTS of them (its clear-to-send FIFO
+// has that many slots, plugin/net/verbs/receiver_driven_queues.h), answers "call again" (request NULL,
+// never an error) for the rest, and takes each of those once an earlier one is done, so its queues
+// stay within their depths. Every message, all with one tag, lands in the receive posted in the same
+// place in order, whole.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "railscope/nccl/net.h"
+
+inline constexpr size_t kReceiveWindowMessages = NCCL_NET_MAX_REQUESTS + 8;
+
+// sbuf/rbuf: at least kReceiveWindowMessages x slice bytes, registered as smr/rmr; the caller filled
+// sbuf. Message k is 1 + 1531 k bytes (slice >= 1 + 1531 x 39).
+inline bool receives_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, const uint8_t* sbuf,
+                                   uint8_t* rbuf, size_t slice, void* smr, void* rmr, std::string* why) {
+  constexpr size_t n = kReceiveWindowMessages;
+  constexpr int kTag = 60;
+  auto size_of = [](size_t k) { return 1 + 1531 * k; };
+  std::vector<void*> sreq(n, nullptr), rreq(n, nullptr);
+  std::vector<int> ssz(n, -1), rsz(n, -1), sdone(n, 0), rdone(n, 0);
+  auto irecv = [&](size_t k) {
+    void* data = rbuf + k * slice;
+    size_t size = slice;
+    int tag = kTag;
+    return t->irecv(rc, 1, &data, &size, &tag, &rmr, nullptr, &rreq[k]);
+  };
+  auto isend = [&](size_t k) {
+    return t->isend(sc, const_cast<uint8_t*>(sbuf) + k * slice, size_of(k), kTag, smr, nullptr, &sreq[k]);
+  };
+  size_t received = 0;  // receives taken
+  for (; received < n; ++received) {
+    if (irecv(received) != ncclSuccess) return *why = "irecv before any send failed", false;
+    if (rreq[received] == nullptr) break;
+  }
+  if (received != static_cast<size_t>(NCCL_NET_MAX_REQUESTS))
+    return *why = std::to_string(received) + " receives taken before any send, " +
+                  std::to_string(NCCL_NET_MAX_REQUESTS) + " expected",
+           false;
+  for (int again = 0; again < 16; ++again)  // nothing was sent, so nothing can free a slot
+    if (irecv(received) != ncclSuccess || rreq[received] != nullptr)
+      return *why = "a receive beyond the window was taken (or failed) before any send", false;
+  // Round robin, as NCCL's proxy thread: the next send and the next receive not taken yet are posted
+  // again, in order, while every request in flight is tested.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  size_t sent = 0;
+  for (size_t left = 2 * n; left > 0;) {
+    if (sent < n) {
+      if (isend(sent) != ncclSuccess) return *why = "isend failed", false;
+      if (sreq[sent] != nullptr) ++sent;
+    }
+    if (received < n) {
+      if (irecv(received) != ncclSuccess) return *why = "irecv failed", false;
+      if (rreq[received] != nullptr) ++received;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (k < sent && !sdone[k]) {
+        if (t->test(sreq[k], &sdone[k], &ssz[k]) != ncclSuccess) return *why = "test of a send failed", false;
+        left -= static_cast<size_t>(sdone[k]);
+      }
+      if (k < received && !rdone[k]) {
+        if (t->test(rreq[k], &rdone[k], &rsz[k]) != ncclSuccess)
+          return *why = "test of a receive failed", false;
+        left -= static_cast<size_t>(rdone[k]);
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() > deadline)
+      return *why = std::to_string(left) + " requests not done within 90 s", false;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const auto want = static_cast<int>(size_of(k));
+    if (ssz[k] != want || rsz[k] != want)
+      return *why = "message " + std::to_string(k) + ": sent " + std::to_string(ssz[k]) + ", received " +
+                    std::to_string(rsz[k]) + " bytes, " + std::to_string(want) + " expected",
+             false;
+    if (std::memcmp(sbuf + k * slice, rbuf + k * slice, size_of(k)) != 0)
+      return *why = "message " + std::to_string(k) + " payload differs", false;
+  }
+  return true;
+}
