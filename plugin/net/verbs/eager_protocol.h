@@ -11,6 +11,9 @@
 
 namespace railscope::net::verbs {
 
+static_assert(kSendRequests >= static_cast<size_t>(eager::kRingMessages) + eager::kMaxLargeInFlight,
+              "every eager message in flight has a request");
+
 class EagerSend final : public SendProtocol {
  public:
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}

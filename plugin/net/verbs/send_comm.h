@@ -11,6 +11,7 @@
 #include "plugin/net/common/request_pool.h"
 #include "plugin/net/verbs/connection.h"
 #include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/receiver_driven_queues.h"
 
 namespace railscope::net::verbs {
 
@@ -67,8 +68,12 @@ class SendProtocol {
   virtual void drain() {}
 };
 
-// Requests in flight per connection: one per receive buffer the receiver can advertise.
-inline constexpr size_t kSendRequests = static_cast<size_t>(kFifoDepth) * kMaxRecvs;
+// Requests in flight per connection, the most either protocol can have: receiver-driven, one per
+// buffer of its clear-to-send slots (receiver_driven_queues.h: 32 x 8); eager, its 64 ring messages and
+// 32 large ones (eager_queues.h). NCCL itself keeps at most NCCL_NET_MAX_REQUESTS (32) per comm; a
+// caller that holds more gets "call again". It used to be 64 x 8 (a 70 KiB send comm, all resident).
+inline constexpr size_t kSendRequests =
+    static_cast<size_t>(receiver_driven::kFifoSlots) * receiver_driven::kMaxBuffersPerSlot;
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:
