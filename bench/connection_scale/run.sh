@@ -75,6 +75,28 @@
 # 4 GiB ran out of memory); now it is 1.5 GiB. The reference's N = 1 row carries its start-up.
 # Times under TCG on a loaded host scatter widely (the first rows ran while the load rose); compare
 # within a boot only. docs/net-protocol.md "Memory per connection" explains each figure.
+# The eager ring allocated by bytes (32 KiB per end), a 32-entry mailbox, control writes staged per
+# send-queue slot, 32 FIFO slots and 256 send requests; TSC, host load 3-6, 2026-12-02 12:05 UTC
+# (REF_PLUGIN=... MEM=10G run.sh build):
+# railscope:
+#      N    pin_KiB    rss_KiB    QPs    CQs    MRs    fds    conn_ms   close_ms   test_ns  8B_lat_us
+#      1       88.0      496.0   2.00   2.00   4.00   3.00    209.507      9.719       631       94.8
+#      8       88.0      256.0   2.00   2.00   4.00   3.00     13.688      6.108       274       72.7
+#     64       88.0      343.2   2.00   2.00   4.00   3.00     16.730      2.971       284       81.8
+#    256       88.0      324.6   2.00   2.00   4.00   3.00     13.493      1.945       271       67.1
+#   1024       88.0      320.5   2.00   2.00   4.00   3.00     14.280      2.168       586       93.0
+# reference:
+#      1       88.0      796.0   2.00   2.00   4.00   3.00    166.299      4.302       208      118.1
+#      8       88.0       98.5   2.00   2.00   4.00   3.00     15.418      2.366       184      124.0
+#     64       88.0      107.2   2.00   2.00   4.00   3.00     12.084      1.504       325      128.7
+#    256       88.0      280.5   2.00   2.00   4.00   3.00     10.069      1.472       171       65.8
+#   1024       88.0      218.3   2.00   2.00   4.00   3.00      4.185      1.291       175       64.6
+# RAILSCOPE_NET_EAGER_MAX=0, same code, 12:07 UTC (run.sh build 8,64,1024):
+#      8       40.0      242.0   2.00   2.00   4.00   3.00     11.741      1.610       288       79.0
+#     64       40.0      230.4   2.00   2.00   4.00   3.00      5.425      1.048       343       72.0
+#   1024       40.0      243.8   2.00   2.00   4.00   3.00      5.710      0.796       302       71.7
+# Pinned is now the reference's (88 KiB) or below (40 KiB receiver-driven); resident is 2.5-3x the
+# reference's at N = 8-64 (docs/net-protocol.md "Memory per connection" says what is in it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
