@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct Options {
   std::vector<int> counts = {1, 8, 64, 256, 1024};
   int pings = 2000;
   int tests = 200000;
+  bool smaps = false;  // also resident memory per pair by kind of mapping
 };
 
 void fail(const std::string& what) { throw std::runtime_error(what); }
@@ -117,12 +119,43 @@ RdmaCounts rdma_counts(const std::string& dev) {
   return c;
 }
 
+// Resident KiB by kind of mapping (/proc/self/smaps): the heap and anonymous mappings (malloc'd
+// objects, and the registered buffers, which are malloc'd), the verbs device's mappings (the provider's
+// queues: rxe maps every QP's and CQ's ring into the process) and everything else.
+struct RssByKind {
+  long heap = 0, uverbs = 0, other = 0;
+};
+RssByKind rss_by_kind() {
+  RssByKind r;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  long* current = &r.other;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::string first = line.substr(0, line.find(' '));
+    if (first.find('-') != std::string::npos && first.back() != ':') {
+      // A mapping's header line ("start-end perms offset dev inode [path]"), not a field ("Rss: 4 kB").
+      std::istringstream f(line);
+      std::string range, perms, offset, devno, inode, path;
+      f >> range >> perms >> offset >> devno >> inode;
+      std::getline(f >> std::ws, path);
+      current = path.rfind("/dev/infiniband/", 0) == 0 ? &r.uverbs
+                : (path.empty() || path == "[heap]")   ? &r.heap
+                                                       : &r.other;
+    } else if (line.rfind("Rss:", 0) == 0) {
+      *current += std::strtol(line.c_str() + 4, nullptr, 10);
+    }
+  }
+  return r;
+}
+
 struct Snapshot {
   long pin_kib = 0, rss_kib = 0, fds = 0;
   RdmaCounts rdma;
+  RssByKind rss_kinds;
 };
 Snapshot snapshot(const std::string& dev) {
-  return Snapshot{status_kib("VmPin"), status_kib("VmRSS"), open_fds(), rdma_counts(dev)};
+  return Snapshot{status_kib("VmPin"), status_kib("VmRSS"), open_fds(), rdma_counts(dev), rss_by_kind()};
 }
 
 // What one process measured at one N (the first process prints its own).
@@ -289,6 +322,12 @@ int run_side(const Options& o, int fd, bool first) {
                 d(r.before.rdma.qp, r.after.rdma.qp), d(r.before.rdma.cq, r.after.rdma.cq),
                 d(r.before.rdma.mr, r.after.rdma.mr), d(r.before.fds, r.after.fds), r.connect_s * 1e3 / per,
                 r.close_s * 1e3 / per, r.test_ns, r.half_rtt_us);
+    if (o.smaps)
+      std::printf(
+          "%6s resident KiB per pair by mapping: heap and anonymous %.1f, verbs device %.1f, other %.1f\n",
+          "", d(r.before.rss_kinds.heap, r.after.rss_kinds.heap),
+          d(r.before.rss_kinds.uverbs, r.after.rss_kinds.uverbs),
+          d(r.before.rss_kinds.other, r.after.rss_kinds.other));
     std::fflush(stdout);
   }
   check(api.finalize(), "finalize");
@@ -333,6 +372,8 @@ int main(int argc, char** argv) {
         o.pings = std::max(1, std::atoi(next().c_str()));
       else if (a == "--tests")
         o.tests = std::max(1, std::atoi(next().c_str()));
+      else if (a == "--smaps")
+        o.smaps = true;
       else
         fail("unknown option " + a);
     }

@@ -6,6 +6,7 @@
 # Not a test: TCG numbers mean something only side by side within one boot (docs/testbed.md).
 # usage: bench/connection_scale/run.sh [BUILD_DIR] [COUNTS]
 #        env: REF_PLUGIN=<path> MEM=10G RAILSCOPE_NET_EAGER_MAX=<bytes, 0: receiver-driven>
+#             CONN_SCALE_SMAPS=1 (also resident memory per pair by kind of mapping, /proc/self/smaps)
 #             RAILSCOPE_TESTBED_APPEND (guest kernel arguments; default: the TSC clock)
 #
 # One boot, both plugins (2026-12-02 07:25-07:31 UTC, 2-core host shared with other helpers, load
@@ -111,5 +112,6 @@ if [[ -n $ref && ! -e $ref ]]; then echo "REF_PLUGIN=$ref does not exist: refere
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 # RAILSCOPE_NET_EAGER_MAX, when set, travels into the guest (0: the receiver-driven protocol).
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --mem "${MEM:-10G}" --timeout 1800 \
-    ${RAILSCOPE_NET_EAGER_MAX:+--env "RAILSCOPE_NET_EAGER_MAX=$RAILSCOPE_NET_EAGER_MAX"} -- \
+    ${RAILSCOPE_NET_EAGER_MAX:+--env "RAILSCOPE_NET_EAGER_MAX=$RAILSCOPE_NET_EAGER_MAX"} \
+    ${CONN_SCALE_SMAPS:+--env CONN_SCALE_SMAPS=1} -- \
     "$root/bench/connection_scale/guest.sh" "$drv" "$counts" "$ref"
