@@ -2,12 +2,13 @@
 // "host" of the test bed), each opening N send comms and N receive comms to the other through a net
 // plugin's ABI as NCCL does (listen, ship the handle, poll connect/accept until both return a comm).
 // Per N the first process reports, per connection pair (one send + one receive comm): pinned bytes
-// (VmPin of /proc/self/status: what ibv_reg_mr pinned), resident memory (VmRSS), QPs, CQs and MRs
+// (VmPin of /proc/self/status: what ibv_reg_mr pinned), resident memory (Rss summed over /proc/self/smaps),
+// QPs, CQs and MRs
 // (`rdma -j res show` on its device), file descriptors, connect and close time; then, with the N - 1
 // other pairs idle, the cost of one test() of a pending receive on pair 0 and the 8-byte ping-pong
 // half round trip on pair 0. Not a test: run.sh runs it in the soft-RoCE guest.
 // usage: conn_scale [--plugin PATH] [--dev-a rxe0] [--dev-b rxe1] [--counts 1,8,64,256,1024]
-//                   [--pings N] [--tests N]
+//                   [--pings N] [--tests N] [--smaps: resident split by kind of mapping]
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -155,7 +156,13 @@ struct Snapshot {
   RssByKind rss_kinds;
 };
 Snapshot snapshot(const std::string& dev) {
-  return Snapshot{status_kib("VmPin"), status_kib("VmRSS"), open_fds(), rdma_counts(dev), rss_by_kind()};
+  // Resident memory from smaps, not VmRSS: VmRSS adds each thread's page counts only after some page
+  // faults (the kernel's split RSS counting, "inaccurate" in Documentation/filesystems/proc.rst), and
+  // rxe's queue mappings are inserted whole at mmap time, so one process's VmRSS included them and the
+  // other's not (measured: the reference's VmRSS per pair 117-137 KiB, its smaps 349-358 KiB).
+  const RssByKind kinds = rss_by_kind();
+  return Snapshot{status_kib("VmPin"), kinds.heap + kinds.uverbs + kinds.other, open_fds(), rdma_counts(dev),
+                  kinds};
 }
 
 // What one process measured at one N (the first process prints its own).
