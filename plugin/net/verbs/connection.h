@@ -105,7 +105,11 @@ class Connection {
 
   // Data-path helpers.
   // Drains every lane's CQ, handing each completion to on_completion(). Fails on the first error.
-  Status poll();
+  Status poll() { return drain_cqs() ? Status::success() : error_; }
+  // The same, returning whether the connection is still healthy (error() says why not): the form
+  // for a caller's data path, where the Status a poll that found nothing returns is pure cost (an
+  // idle test(), bench/net_instructions).
+  bool drain_cqs();
   // Checks that cannot wait for a completion: port health, peer liveness (rate-limited).
   Status watch(Clock::time_point now);
   // The same from a polling loop that found nothing: port health on every call, the clock-based
@@ -186,6 +190,9 @@ class Connection {
   // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only): QP numbers
   // are unique per device, so the QP that failed is (lane, wc.qp_num).
   void note_failed_completion(size_t lane, const ibv_wc& wc);
+  // What drain_cqs() does with a poll of lane `lane` that found n completions, or failed (n < 0): out
+  // of line, so that a poll that finds nothing stays small. false when the connection failed.
+  bool take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed);
 
  private:
   Status explain(Status st);
@@ -193,6 +200,7 @@ class Connection {
   // The QP an error event names (profile_failure).
   const QpLane* failed_qp() const;
   static constexpr uint32_t kClockEvery = 16;
+  static constexpr int kPollBatch = 16;  // completions taken per ibv_poll_cq
   Status error_;
   // The failed completion behind error_ (status 0: the error was not a completion's).
   int failed_status_ = 0;

@@ -357,7 +357,7 @@ Status EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
   if (!r->in_use)
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
-  if (Status st = c_.poll(); !st.ok()) return st;
+  if (!c_.drain_cqs()) return c_.error();
   if (targets_[c_.index_of(*r)].unfinished > 0) return c_.watch();
   c_.complete(r, done, sizes);
   return Status::success();
