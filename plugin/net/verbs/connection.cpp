@@ -163,7 +163,7 @@ EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint6
   return e;
 }
 
-bool Connection::drain_cqs() {
+bool Connection::drain_all_cqs() {
   if (!error_.ok()) return false;
   ibv_wc wcs[kPollBatch];
   bool timed = false;
@@ -178,6 +178,12 @@ bool Connection::drain_cqs() {
     }
   }
   return true;
+}
+
+bool Connection::drain_after(const ibv_wc* wcs, int n) {
+  bool timed = false;
+  if (!take_completions(0, wcs, n, &timed)) return false;
+  return n < kPollBatch || drain_all_cqs();  // a full batch: there may be more
 }
 
 bool Connection::take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed) {
