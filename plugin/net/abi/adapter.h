@@ -193,12 +193,19 @@ inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void
   return ncclSuccess;
 }
 
+// NCCL's proxy thread calls test() in a loop: the engine is looked up without engine()'s fallback
+// merging back into the call (its arguments would have to live across it), so that nothing but the
+// Status is kept across the engine's call.
 inline ncclResult_t test(void* request, int* done, int* sizes) {
   if (request == nullptr || done == nullptr) return bad_argument("test", "a null pointer");
   *done = 0;
-  Engine* e = engine("test");
-  if (e == nullptr) return ncclInternalError;
-  return report("test", e->test(static_cast<Request*>(request), done, sizes));
+  Engine* e = current_engine.load(std::memory_order_acquire);
+  if (e == nullptr) {
+    no_engine("test");
+    return ncclInternalError;
+  }
+  const Status st = e->test(static_cast<Request*>(request), done, sizes);
+  return st.ok() ? ncclSuccess : report_failure("test", st);
 }
 
 inline ncclResult_t close_send(void* comm) {
