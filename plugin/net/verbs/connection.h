@@ -110,7 +110,7 @@ class Connection {
   // for a caller's data path, where the Status a poll that found nothing returns is pure cost (an
   // idle test(), bench/net_instructions). A connection on one lane polls inline; what the poll found,
   // and every other case, goes out of line.
-  bool drain_cqs() {
+  [[gnu::always_inline]] bool drain_cqs() {
     if (lanes.size() != 1 || !error_.ok()) return drain_all_cqs();
     ibv_cq* cq = lanes[0].cq.get();
     if (cq == nullptr) return true;  // the handshake did not get as far as creating it
