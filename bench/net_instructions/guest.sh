@@ -22,7 +22,7 @@
 # usage: guest.sh RAILSCOPE_CLI RAILSCOPE_PLUGIN REF_PLUGIN OUT
 #   env: CELLS="8:1000 64K:300" (size:messages or round trips)  MODES="fast slow"  SIDES="pingpong"
 #        VARIANTS="nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0" (railscope again with that environment;
-#        NAME:VAR=VALUE[,VAR=VALUE], shown as railscope[NAME])
+#        NAME:VAR=VALUE[,VAR=VALUE], shown as railscope[NAME])  WHO="railscope reference" (plugins measured)
 set -uo pipefail
 # shellcheck source=tests/testbed/guest-lib.sh
 . "$TESTBED_LIB"
@@ -33,6 +33,7 @@ read -r -a cells <<< "${CELLS:-8:1000 64K:300}"
 read -r -a modes <<< "${MODES:-fast slow}"
 read -r -a sides <<< "${SIDES:-pingpong}"
 read -r -a variants <<< "${VARIANTS-nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0}"
+read -r -a who_list <<< "${WHO:-railscope reference}"
 mkdir -p "$OUT"
 manifest=$OUT/manifest.txt
 : > "$manifest"
@@ -99,8 +100,9 @@ for cell in "${cells[@]}"; do
     size=${cell%%:*} n=${cell#*:}
     for side in "${sides[@]}"; do
         for mode in "${modes[@]}"; do
-            measure railscope "$side" "$size" "$n" "$mode"
-            measure reference "$side" "$size" "$n" "$mode"
+            for who in "${who_list[@]}"; do
+                measure "$who" "$side" "$size" "$n" "$mode"
+            done
             for v in "${variants[@]}"; do
                 IFS=, read -r -a vars <<< "${v#*:}"
                 measure "railscope[${v%%:*}]" "$side" "$size" "$n" "$mode" "${vars[@]}"

@@ -22,16 +22,17 @@ namespace railscope::net {
 
 // --- results
 // A success is one word: the finding of a failure lives on the heap, so the status every call on
-// the data path returns and tests costs nothing to build, move or destroy.
+// the data path returns and tests costs nothing to build, move or destroy. What a failure needs (its
+// strings, the heap, the copy of a finding) is out of line and marked cold, so that a function that
+// can fail keeps no string temporaries, inlined destructors or their stack frame on its success path
+// (bench/net_instructions: the layers of an idle test() each return a Status).
 class Status {
  public:
   ncclResult_t code = ncclSuccess;
 
   Status() = default;
-  Status(ncclResult_t c, diag::Finding f)
-      : code(c), finding_(std::make_unique<diag::Finding>(std::move(f))) {}
-  Status(const Status& o)
-      : code(o.code), finding_(o.finding_ ? std::make_unique<diag::Finding>(*o.finding_) : nullptr) {}
+  Status(ncclResult_t c, diag::Finding f) : code(c), finding_(own(std::move(f))) {}
+  Status(const Status& o) : code(o.code), finding_(o.finding_ ? copy(*o.finding_) : nullptr) {}
   Status& operator=(const Status& o) {
     if (this != &o) *this = Status(o);
     return *this;
@@ -44,22 +45,37 @@ class Status {
   // The failure's finding (an empty one, whose entry is null, on success).
   const diag::Finding& finding() const { return finding_ ? *finding_ : none(); }
   diag::Finding& finding() {
-    if (!finding_) finding_ = std::make_unique<diag::Finding>();
+    if (!finding_) finding_ = own(diag::Finding{});
     return *finding_;
   }
 
   static Status success() { return {}; }
   static Status fail(ncclResult_t c, diag::Finding f) { return Status{c, std::move(f)}; }
-  static Status fail(ncclResult_t c, std::string_view id, std::string detail, std::string fix = {}) {
+  [[gnu::cold, gnu::noinline]] static Status fail(ncclResult_t c, std::string_view id, std::string detail,
+                                                  std::string fix = {}) {
     return Status{c, diag::make(id, std::move(detail), std::move(fix))};
+  }
+  // The same for a detail without formatting: the caller builds no string.
+  [[gnu::cold, gnu::noinline]] static Status fail(ncclResult_t c, std::string_view id, const char* detail) {
+    return Status{c, diag::make(id, std::string(detail))};
   }
 
  private:
+  struct Delete {
+    [[gnu::cold, gnu::noinline]] void operator()(diag::Finding* f) const { delete f; }
+  };
+  using Owned = std::unique_ptr<diag::Finding, Delete>;
+  [[gnu::cold, gnu::noinline]] static Owned own(diag::Finding&& f) {
+    return Owned(new diag::Finding(std::move(f)));
+  }
+  [[gnu::cold, gnu::noinline]] static Owned copy(const diag::Finding& f) {
+    return Owned(new diag::Finding(f));
+  }
   static const diag::Finding& none() {
     static const diag::Finding f;
     return f;
   }
-  std::unique_ptr<diag::Finding> finding_;
+  Owned finding_;
 };
 
 // --- opaque objects handed out to NCCL. Each engine derives its own; the adapters pass them

@@ -4,17 +4,15 @@
 // (int vs size_t sizes, property struct layouts).
 #pragma once
 
-#include <array>
 #include <cstring>
 #include <type_traits>
 
+#include "plugin/net/abi/recv_buffers.h"
 #include "plugin/net/abi/runtime.h"
 #include "plugin/net/transport.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::abi {
-
-inline constexpr int kMaxRecvs = 8;
 
 inline HandleBytes handle_bytes(void* handle) {
   return HandleBytes(static_cast<std::byte*>(handle), kHandleSize);
@@ -159,19 +157,18 @@ ncclResult_t irecv(void* recv_comm, int n, void** data, Size* sizes, int* tags, 
   if (n < 1 || n > kMaxRecvs) return bad_argument("irecv", "n outside 1..maxRecvs");
   if (data == nullptr || sizes == nullptr || tags == nullptr || mhandles == nullptr)
     return bad_argument("irecv", "a null array");
-  std::array<RecvBuffer, kMaxRecvs> bufs{};
+  RecvBuffers bufs;  // only the first n are filled
   for (int i = 0; i < n; ++i) {
     if constexpr (std::is_signed_v<Size>)
       if (sizes[i] < 0) return bad_argument("irecv", "a negative size");
-    bufs[i] = RecvBuffer{data[i], static_cast<size_t>(sizes[i]), tags[i],
-                         static_cast<MemHandle*>(mhandles[i]), phandles != nullptr ? phandles[i] : nullptr};
+    bufs.set(i,
+             RecvBuffer{data[i], static_cast<size_t>(sizes[i]), tags[i], static_cast<MemHandle*>(mhandles[i]),
+                        phandles != nullptr ? phandles[i] : nullptr});
   }
   Engine* e = engine("irecv");
   if (e == nullptr) return ncclInternalError;
   Request* r = nullptr;
-  if (Status st = e->irecv(static_cast<RecvComm*>(recv_comm),
-                           std::span<const RecvBuffer>(bufs.data(), static_cast<size_t>(n)), &r);
-      !st.ok())
+  if (Status st = e->irecv(static_cast<RecvComm*>(recv_comm), bufs.first(n), &r); !st.ok())
     return report("irecv", st);
   *request = r;
   return ncclSuccess;
@@ -183,27 +180,32 @@ inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void
   if (n < 0 || n > kMaxRecvs) return bad_argument("iflush", "n outside 0..maxRecvs");
   if (n > 0 && (data == nullptr || sizes == nullptr || mhandles == nullptr))
     return bad_argument("iflush", "a null array");
-  std::array<RecvBuffer, kMaxRecvs> bufs{};
+  RecvBuffers bufs;  // only the first n are filled
   for (int i = 0; i < n; ++i)
-    bufs[i] = RecvBuffer{data[i], sizes[i] > 0 ? static_cast<size_t>(sizes[i]) : 0, 0,
-                         static_cast<MemHandle*>(mhandles[i]), nullptr};
+    bufs.set(i, RecvBuffer{data[i], sizes[i] > 0 ? static_cast<size_t>(sizes[i]) : 0, 0,
+                           static_cast<MemHandle*>(mhandles[i]), nullptr});
   Engine* e = engine("iflush");
   if (e == nullptr) return ncclInternalError;
   Request* r = nullptr;
-  if (Status st = e->iflush(static_cast<RecvComm*>(recv_comm),
-                            std::span<const RecvBuffer>(bufs.data(), static_cast<size_t>(n)), &r);
-      !st.ok())
+  if (Status st = e->iflush(static_cast<RecvComm*>(recv_comm), bufs.first(n), &r); !st.ok())
     return report("iflush", st);
   *request = r;
   return ncclSuccess;
 }
 
+// NCCL's proxy thread calls test() in a loop: the engine is looked up without engine()'s fallback
+// merging back into the call (its arguments would have to live across it), so that nothing but the
+// Status is kept across the engine's call.
 inline ncclResult_t test(void* request, int* done, int* sizes) {
   if (request == nullptr || done == nullptr) return bad_argument("test", "a null pointer");
   *done = 0;
-  Engine* e = engine("test");
-  if (e == nullptr) return ncclInternalError;
-  return report("test", e->test(static_cast<Request*>(request), done, sizes));
+  Engine* e = current_engine.load(std::memory_order_acquire);
+  if (e == nullptr) {
+    no_engine("test");
+    return ncclInternalError;
+  }
+  const Status st = e->test(static_cast<Request*>(request), done, sizes);
+  return st.ok() ? ncclSuccess : report_failure("test", st);
 }
 
 inline ncclResult_t close_send(void* comm) {

@@ -163,32 +163,47 @@ EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint6
   return e;
 }
 
-Status Connection::poll() {
-  if (!error_.ok()) return error_;
-  ibv_wc wcs[16];
+bool Connection::drain_all_cqs() {
+  if (!error_.ok()) return false;
+  ibv_wc wcs[kPollBatch];
   bool timed = false;
   for (size_t l = 0; l < lanes.size(); ++l) {
-    if (!lanes[l].cq) continue;  // the handshake did not get as far as creating it
-    poll_lane_ = l;
+    ibv_cq* cq = lanes[l].cq.get();
+    if (cq == nullptr) continue;  // the handshake did not get as far as creating it
     for (;;) {
-      int n = ibv_poll_cq(lanes[l].cq.get(), 16, wcs);
-      if (n < 0)
-        return fail(
-            Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
-      // A striped connection times its parts per lane (record_parts): one clock read per poll.
-      if (n > 0 && !timed && striped()) {
-        poll_time_ = Clock::now();
-        timed = true;
-      }
-      for (int i = 0; i < n; ++i)
-        if (Status st = on_completion(wcs[i]); !st.ok()) {
-          note_failed_completion(l, wcs[i]);
-          return fail(explain(std::move(st)));
-        }
-      if (n < 16) break;
+      const int n = ibv_poll_cq(cq, kPollBatch, wcs);
+      if (n == 0) break;
+      if (!take_completions(l, wcs, n, &timed)) return false;
+      if (n < kPollBatch) break;
     }
   }
-  return Status::success();
+  return true;
+}
+
+bool Connection::drain_after(const ibv_wc* wcs, int n) {
+  bool timed = false;
+  if (!take_completions(0, wcs, n, &timed)) return false;
+  return n < kPollBatch || drain_all_cqs();  // a full batch: there may be more
+}
+
+bool Connection::take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed) {
+  if (n < 0) {
+    fail(Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
+    return false;
+  }
+  poll_lane_ = lane;
+  // A striped connection times its parts per lane (record_parts): one clock read per poll.
+  if (!*timed && striped()) {
+    poll_time_ = Clock::now();
+    *timed = true;
+  }
+  for (int i = 0; i < n; ++i)
+    if (Status st = on_completion(wcs[i]); !st.ok()) {
+      note_failed_completion(lane, wcs[i]);
+      fail(explain(std::move(st)));
+      return false;
+    }
+  return true;
 }
 
 void Connection::note_failed_completion(size_t lane, const ibv_wc& wc) {

@@ -107,7 +107,19 @@ class Connection {
 
   // Data-path helpers.
   // Drains every lane's CQ, handing each completion to on_completion(). Fails on the first error.
-  Status poll();
+  Status poll() { return drain_cqs() ? Status::success() : error_; }
+  // The same, returning whether the connection is still healthy (error() says why not): the form
+  // for a caller's data path, where the Status a poll that found nothing returns is pure cost (an
+  // idle test(), bench/net_instructions). A connection on one lane polls inline; what the poll found,
+  // and every other case, goes out of line.
+  [[gnu::always_inline]] bool drain_cqs() {
+    if (lanes.size() != 1 || !error_.ok()) return drain_all_cqs();
+    ibv_cq* cq = lanes[0].cq.get();
+    if (cq == nullptr) return true;  // the handshake did not get as far as creating it
+    ibv_wc wcs[kPollBatch];
+    const int n = ibv_poll_cq(cq, kPollBatch, wcs);
+    return n == 0 || drain_after(wcs, n);
+  }
   // Checks that cannot wait for a completion: port health, peer liveness (rate-limited).
   Status watch(Clock::time_point now);
   // The same from a polling loop that found nothing: port health on every call, the clock-based
@@ -188,6 +200,13 @@ class Connection {
   // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only): QP numbers
   // are unique per device, so the QP that failed is (lane, wc.qp_num).
   void note_failed_completion(size_t lane, const ibv_wc& wc);
+  // What drain_cqs() does with a poll of lane `lane` that found n completions, or failed (n < 0): out
+  // of line, so that a poll that finds nothing stays small. false when the connection failed.
+  bool take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed);
+  // drain_cqs() of any connection, and the rest of it on one lane after its inline poll found n
+  // completions (or failed).
+  bool drain_all_cqs();
+  bool drain_after(const ibv_wc* wcs, int n);
 
  private:
   Status explain(Status st);
@@ -195,6 +214,7 @@ class Connection {
   // The QP an error event names (profile_failure).
   const QpLane* failed_qp() const;
   static constexpr uint32_t kClockEvery = 16;
+  static constexpr int kPollBatch = 16;  // completions taken per ibv_poll_cq
   Status error_;
   // The failed completion behind error_ (status 0: the error was not a completion's).
   int failed_status_ = 0;

@@ -292,7 +292,7 @@ Status EagerSend::test(SendReq* req, int* done, int* sizes) {
     c_.finish(req, Clock::duration::zero(), done, sizes);  // nothing to time: done when posted
     return Status::success();
   }
-  if (Status st = c_.poll(); !st.ok()) return st;
+  if (!c_.drain_cqs()) return c_.error();
   if (Status st = progress(); !st.ok()) return st;
   if (req->posted && req->pending == 0) {
     c_.finish(req, c_.striped() ? Clock::duration::zero() : Clock::now() - req->posted_at, done, sizes,

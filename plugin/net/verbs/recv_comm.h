@@ -19,6 +19,7 @@ class VerbsRecvComm;
 struct RecvSlot : Request {
   RecvSlot() { kind = kRecvRequest; }
   VerbsRecvComm* comm = nullptr;
+  uint32_t index = 0;  // in comm->slots (index_of): no division by the slot's size on the data path
   bool in_use = false;
   int n = 0;
   size_t sizes[kMaxRecvs] = {};    // capacities
@@ -49,7 +50,10 @@ class VerbsRecvComm final : public RecvComm, public Connection {
  public:
   VerbsRecvComm() {
     role = "recv";
-    for (auto& s : slots) s.comm = this;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      slots[i].comm = this;
+      slots[i].index = static_cast<uint32_t>(i);
+    }
     qp_events.set_requests(slots.size() * kMaxRecvs);  // request slot: event_slot()
   }
 
@@ -71,7 +75,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
 
   // Shared by both protocols.
   std::array<RecvSlot, kFifoDepth> slots{};
-  size_t index_of(const RecvSlot& r) const { return static_cast<size_t>(&r - slots.data()); }
+  size_t index_of(const RecvSlot& r) const { return r.index; }
   // The QP events' request slot of buffer i of r.
   size_t event_slot(const RecvSlot& r, int i) const {
     return index_of(r) * kMaxRecvs + static_cast<size_t>(i);

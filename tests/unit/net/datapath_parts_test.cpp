@@ -1,5 +1,6 @@
 // Pure parts of the data path: the request pool, the MR cache's range index, the retry budget, the
-// link parameters from the environment, and the statistics (histogram, JSON line).
+// link parameters from the environment, the receive slots' indices, and the statistics (histogram, JSON
+// line).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "plugin/net/common/stats.h"
 #include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/recv_comm.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -29,6 +31,18 @@ TEST(NetRequestPool, HandsOutEachObjectOnceAndRecycles) {
   EXPECT_EQ(pool.get(), back);
   int outside = 0;
   EXPECT_FALSE(pool.owns(&outside));
+}
+
+// A receive request's index (kept in the slot, not computed from its address) names its place in
+// the connection's slots, and so its QP events' request slots.
+TEST(NetRecvSlots, EachSlotKnowsItsIndex) {
+  VerbsRecvComm c;
+  for (size_t i = 0; i < c.slots.size(); ++i) {
+    EXPECT_EQ(c.index_of(c.slots[i]), i);
+    EXPECT_EQ(&c.slots[c.index_of(c.slots[i])], &c.slots[i]);
+    EXPECT_EQ(c.event_slot(c.slots[i], kMaxRecvs - 1), i * kMaxRecvs + kMaxRecvs - 1);
+    EXPECT_EQ(c.slots[i].comm, &c);
+  }
 }
 
 TEST(NetMrRangeIndex, CoveringRangeIsReusedWithReferences) {

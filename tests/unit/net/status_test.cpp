@@ -2,6 +2,7 @@
 // returns one from every call); a failure carries its finding through copies and moves intact.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -40,6 +41,22 @@ TEST(NetStatus, FailureKeepsCodeAndFindingThroughCopyAndMove) {
   EXPECT_EQ(assigned.finding().detail, copy.finding().detail);
   assigned = assigned;  // self-assignment keeps it
   EXPECT_EQ(assigned.finding().id(), "peer.bad_handshake");
+}
+
+// A detail given as a C string (the out-of-line overload the data path's checks call) makes the same
+// finding as one given as a std::string.
+TEST(NetStatus, CStringDetailMakesTheSameFinding) {
+  const char* detail = "test of a finished receive";
+  const Status a = Status::fail(ncclInternalError, "internal.bad_argument", detail);
+  const Status b = Status::fail(ncclInternalError, "internal.bad_argument", std::string(detail));
+  EXPECT_EQ(a.code, ncclInternalError);
+  EXPECT_EQ(a.finding().id(), b.finding().id());
+  EXPECT_EQ(a.finding().detail, b.finding().detail);
+  EXPECT_EQ(a.finding().effective_fix(), b.finding().effective_fix());
+  Status filled;  // finding() on a success creates an empty one to fill
+  filled.finding().detail = "x";
+  EXPECT_TRUE(filled.ok());
+  EXPECT_EQ(filled.finding().detail, "x");
 }
 
 TEST(NetStatus, UnknownIdStillNamesADiagnosis) {
