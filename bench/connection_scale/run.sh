@@ -96,8 +96,11 @@
 #      8       40.0      242.0   2.00   2.00   4.00   3.00     11.741      1.610       288       79.0
 #     64       40.0      230.4   2.00   2.00   4.00   3.00      5.425      1.048       343       72.0
 #   1024       40.0      243.8   2.00   2.00   4.00   3.00      5.710      0.796       302       71.7
-# Pinned is now the reference's (88 KiB) or below (40 KiB receiver-driven); resident is 2.5-3x the
-# reference's at N = 8-64 (docs/net-protocol.md "Memory per connection" says what is in it).
+# Pinned is now the reference's (88 KiB) or below (40 KiB receiver-driven). The rss column above is
+# VmRSS, which left the reference's queue mappings out (split RSS counting); conn_scale now sums smaps
+# (CONN_SCALE_SMAPS=1 run.sh build 64,256, 12:09 UTC), per pair at N = 64 / 256:
+#   railscope  heap and anonymous 177 / 133 KiB, verbs device 192 / 192 KiB: 369 / 325 KiB
+#   reference  heap and anonymous 126 / 117 KiB, verbs device 232 / 232 KiB: 358 / 349 KiB
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
