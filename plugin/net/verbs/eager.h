@@ -142,10 +142,13 @@ class SenderRing {
   uint64_t released() const { return released_; }
   // Where message `seq` (0 <= posted - seq < kRingMessages) ends; 0 before the first.
   uint64_t end_of(uint64_t seq) const { return seq == 0 ? 0 : ends_[(seq - 1) % kRingMessages]; }
+  uint64_t end() const { return end_; }  // where the last message posted ends
   // The receiver's credit word: counts the messages it wholly covers. False when it claims more than
   // was posted (a receiver that is not following the protocol).
   bool credit(uint64_t released_position) {
-    if (released_position > end_of(posted_)) return false;
+    if (released_position == credit_) return true;  // as last read: nothing new (most calls)
+    if (released_position > end_) return false;
+    credit_ = released_position;
     while (released_ < posted_ && end_of(released_ + 1) <= released_position) ++released_;
     return true;
   }
@@ -153,17 +156,22 @@ class SenderRing {
   // end's staging (`retired` messages completed here) still holds the bytes or the credit it needs.
   std::optional<RingPlace> reserve(size_t stride, uint64_t retired) const {
     if (posted_ - released_ >= kRingMessages || posted_ - retired >= kRingMessages) return std::nullopt;
-    const RingPlace p = place_after(end_of(posted_), stride, ring_);
-    const uint64_t free_from = std::min(end_of(released_), end_of(std::min(retired, posted_)));
-    if (p.end - free_from > ring_) return std::nullopt;
+    const RingPlace p = place_after(end_, stride, ring_);
+    if (p.end - end_of(released_) > ring_ || p.end - end_of(std::min(retired, posted_)) > ring_)
+      return std::nullopt;
     return p;
   }
-  void post(const RingPlace& p) { ends_[posted_++ % kRingMessages] = p.end; }
+  void post(const RingPlace& p) {
+    ends_[posted_++ % kRingMessages] = p.end;
+    end_ = p.end;
+  }
 
  private:
   size_t ring_;
   uint64_t posted_ = 0;
+  uint64_t end_ = 0;
   uint64_t released_ = 0;
+  uint64_t credit_ = 0;  // the credit word as last read
   uint64_t ends_[kRingMessages] = {};
 };
 

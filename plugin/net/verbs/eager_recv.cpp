@@ -179,7 +179,9 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
 }
 
 eager::RingCount EagerRecv::released() {
-  // Read before the entry of the newest released message can be reused: every arrival asks first.
+  // The newest released message's place is still there: a message arrives only within the credits
+  // written back (on_ring_message), at most kRingMessages after released_at_, so the entries of
+  // messages after released_at_ have not been reused.
   const uint64_t prefix = released_.advance();
   if (prefix != released_at_.messages)
     released_at_ = {prefix, held_place_[(prefix - 1) % eager::kRingMessages].end};
@@ -188,8 +190,9 @@ eager::RingCount EagerRecv::released() {
 
 Status EagerRecv::on_ring_message(uint32_t imm) {
   const uint64_t seq = ring_arrived_.messages + 1;
-  // A sender keeps to its credits: messages and bytes the receiver has not released yet.
-  const eager::RingCount free_from = released();
+  // A sender keeps to its credits: the messages and bytes this end said it released (the credit word
+  // it wrote; the sender can have read no more than that).
+  const eager::RingCount& free_from = credits_returned_;
   if (seq - free_from.messages > eager::kRingMessages)
     return bad_peer(fmt::format("ring message {} with only {} released: more than {} in flight on {}", seq,
                                 free_from.messages, eager::kRingMessages, c_.where()));

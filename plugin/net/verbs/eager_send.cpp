@@ -81,7 +81,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
     return c_.fail(
         Status::fail(ncclRemoteError, "peer.bad_handshake",
                      fmt::format("the receiver released the ring up to byte {} when {} bytes were sent on {}",
-                                 word, ring_.end_of(ring_.posted()), c_.where())));
+                                 word, ring_.end(), c_.where())));
   // A large message holds a mailbox entry and a data part in every QP's send queue until it
   // completes: their number is bounded so the queues can be (eager_queues.h).
   const bool whole = size <= c_.eager_max;
@@ -127,8 +127,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   wr.wr.rdma.remote_addr = c_.remote.addr + offset;
   wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
   if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-  if (eager::ring_write_signalled(seq, *place, ring_.end_of(ring_.posted()), ring_.size()))
-    wr.send_flags |= IBV_SEND_SIGNALED;
+  if (eager::ring_write_signalled(seq, *place, ring_.end(), ring_.size())) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
     c_.pool.put(req);
