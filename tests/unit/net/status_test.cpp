@@ -39,7 +39,8 @@ TEST(NetStatus, FailureKeepsCodeAndFindingThroughCopyAndMove) {
   Status assigned;
   assigned = copy;
   EXPECT_EQ(assigned.finding().detail, copy.finding().detail);
-  assigned = assigned;  // self-assignment keeps it
+  const Status& same = assigned;  // through a reference: clang's -Wself-assign-overloaded otherwise
+  assigned = same;                // self-assignment keeps it
   EXPECT_EQ(assigned.finding().id(), "peer.bad_handshake");
 }
 
