@@ -25,7 +25,6 @@ inline bool large_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, cons
   constexpr int kTag = 50;
   auto size_of = [&](size_t k) { return base + 512 * k; };
   std::vector<void*> sreq(n, nullptr), rreq(n, nullptr);
-  std::vector<int> ssz(n, -1), rsz(n, -1), sdone(n, 0), rdone(n, 0);
   auto isend = [&](size_t k) {
     return t->isend(sc, const_cast<uint8_t*>(sbuf) + k * slice, size_of(k), kTag, smr, nullptr, &sreq[k]);
   };
@@ -49,26 +48,8 @@ inline bool large_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, cons
       if (std::chrono::steady_clock::now() > deadline) return *why = "irecv: no request within 90 s", false;
     }
   }
-  // Round robin, as NCCL's proxy thread: the sends not taken yet are posted again, in order, while every
-  // request in flight is tested.
-  for (size_t left = 2 * n; left > 0;) {
-    if (taken < n) {
-      if (isend(taken) != ncclSuccess) return *why = "isend failed", false;
-      if (sreq[taken] != nullptr) ++taken;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      if (k < taken && !sdone[k]) {
-        if (t->test(sreq[k], &sdone[k], &ssz[k]) != ncclSuccess) return *why = "test of a send failed", false;
-        left -= static_cast<size_t>(sdone[k]);
-      }
-      if (!rdone[k]) {
-        if (t->test(rreq[k], &rdone[k], &rsz[k]) != ncclSuccess)
-          return *why = "test of a receive failed", false;
-        left -= static_cast<size_t>(rdone[k]);
-      }
-    }
-    if (left > 0 && std::chrono::steady_clock::now() > deadline)
-      return *why = std::to_string(left) + " requests not done within 90 s", false;
-  }
-  return delivered_in_order(n, size_of, ssz, rsz, sbuf, rbuf, slice, why);
+  // Every receive is posted: only the sends not taken yet are posted again.
+  auto no_irecv = [](size_t) { return ncclSuccess; };
+  return round_robin_until_delivered(t, n, isend, no_irecv, taken, n, sreq, rreq, size_of, sbuf, rbuf, slice,
+                                     deadline, why);
 }

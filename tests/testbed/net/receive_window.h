@@ -25,7 +25,6 @@ inline bool receives_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, c
   constexpr int kTag = 60;
   auto size_of = [](size_t k) { return 1 + 1531 * k; };
   std::vector<void*> sreq(n, nullptr), rreq(n, nullptr);
-  std::vector<int> ssz(n, -1), rsz(n, -1), sdone(n, 0), rdone(n, 0);
   auto irecv = [&](size_t k) {
     void* data = rbuf + k * slice;
     size_t size = slice;
@@ -47,32 +46,7 @@ inline bool receives_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, c
   for (int again = 0; again < 16; ++again)  // nothing was sent, so nothing can free a slot
     if (irecv(received) != ncclSuccess || rreq[received] != nullptr)
       return *why = "a receive beyond the window was taken (or failed) before any send", false;
-  // Round robin, as NCCL's proxy thread: the next send and the next receive not taken yet are posted
-  // again, in order, while every request in flight is tested.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  size_t sent = 0;
-  for (size_t left = 2 * n; left > 0;) {
-    if (sent < n) {
-      if (isend(sent) != ncclSuccess) return *why = "isend failed", false;
-      if (sreq[sent] != nullptr) ++sent;
-    }
-    if (received < n) {
-      if (irecv(received) != ncclSuccess) return *why = "irecv failed", false;
-      if (rreq[received] != nullptr) ++received;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      if (k < sent && !sdone[k]) {
-        if (t->test(sreq[k], &sdone[k], &ssz[k]) != ncclSuccess) return *why = "test of a send failed", false;
-        left -= static_cast<size_t>(sdone[k]);
-      }
-      if (k < received && !rdone[k]) {
-        if (t->test(rreq[k], &rdone[k], &rsz[k]) != ncclSuccess)
-          return *why = "test of a receive failed", false;
-        left -= static_cast<size_t>(rdone[k]);
-      }
-    }
-    if (left > 0 && std::chrono::steady_clock::now() > deadline)
-      return *why = std::to_string(left) + " requests not done within 90 s", false;
-  }
-  return delivered_in_order(n, size_of, ssz, rsz, sbuf, rbuf, slice, why);
+  return round_robin_until_delivered(t, n, isend, irecv, 0, received, sreq, rreq, size_of, sbuf, rbuf, slice,
+                                     deadline, why);
 }
