@@ -95,10 +95,15 @@ class EagerRecv final : public RecvProtocol {
   RegisteredBuffer staging_;  // control writes as sent, one slot per write in the send queue
   std::array<Targets, kFifoDepth> targets_{};
   // The checked copy of each ring message's header, taken once on arrival (eager::take_header): the
-  // only header the rest of the protocol reads.
-  std::array<eager::Header, eager::kRingMessages> held_{};
-  std::array<eager::RingPlace, eager::kRingMessages> held_place_{};  // where each lies in the ring
-  uint64_t tail_ = 0;                                                // receives posted so far
+  // only header the rest of the protocol reads; and where the message lies in the ring. Message seq's
+  // is held(seq).
+  struct Held {
+    eager::Header header;
+    eager::RingPlace place;
+  };
+  std::array<Held, eager::kRingMessages> held_{};
+  Held& held(uint64_t seq) { return held_[(seq - 1) % eager::kRingMessages]; }
+  uint64_t tail_ = 0;                  // receives posted so far
   eager::RingCount ring_arrived_;      // ring messages arrived, and where the last one ends
   eager::RingCount released_at_;       // released(), as last read
   eager::RingCount credits_returned_;  // what the sender's credit word says

@@ -111,7 +111,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   for (int i = 0; i < n; ++i)
     for (size_t u = 0; u < nunexpected_; ++u) {
       const uint64_t seq = unexpected_[u];
-      if (held_[(seq - 1) % eager::kRingMessages].tag != t.tags[i]) continue;
+      if (held(seq).header.tag != t.tags[i]) continue;
       std::copy(unexpected_.begin() + static_cast<std::ptrdiff_t>(u + 1),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(nunexpected_),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
@@ -183,8 +183,7 @@ eager::RingCount EagerRecv::released() {
   // written back (on_ring_message), at most kRingMessages after released_at_, so the entries of
   // messages after released_at_ have not been reused.
   const uint64_t prefix = released_.advance();
-  if (prefix != released_at_.messages)
-    released_at_ = {prefix, held_place_[(prefix - 1) % eager::kRingMessages].end};
+  if (prefix != released_at_.messages) released_at_ = {prefix, held(prefix).place.end};
   return released_at_;
 }
 
@@ -204,8 +203,7 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
   if (place.end - free_from.position > ring_.size)
     return bad_peer(
         fmt::format("ring message {} written over ring bytes not released yet on {}", seq, c_.where()));
-  held_[(seq - 1) % eager::kRingMessages] = *h;
-  held_place_[(seq - 1) % eager::kRingMessages] = place;
+  held(seq) = Held{*h, place};
   ring_arrived_ = {seq, place.end};
   RecvSlot* r = nullptr;
   int i = 0;
@@ -223,7 +221,7 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
 // clear-to-send naming this buffer. Either way its ring slot is free afterwards. Only the header copy
 // taken on arrival is read here.
 Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
-  const eager::Header& h = held_[(seq - 1) % eager::kRingMessages];
+  const eager::Header& h = held(seq).header;
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
   const auto target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
@@ -232,8 +230,7 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sent {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
-    const std::span<const std::byte> bytes =
-        eager::payload(ring(), held_place_[(seq - 1) % eager::kRingMessages], c_.eager_max, h);
+    const std::span<const std::byte> bytes = eager::payload(ring(), held(seq).place, c_.eager_max, h);
     if (!bytes.empty()) std::memcpy(t.data[i], bytes.data(), bytes.size());
     r.got[i] = bytes.size();
     t.state[i] = kDone;
