@@ -80,11 +80,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // A refusal of a ring that fits: the header at the offset must break a rule.
       re::Header raw{};
       std::memcpy(&raw, ring.data() + at, sizeof raw);
-      const bool data = raw.kind == re::kData;
+      const bool is_data = raw.kind == re::kData;
       const bool ok_kind =
-          (data && raw.size <= eager_max) || (raw.kind == re::kRequestToSend && raw.size > eager_max);
+          (is_data && raw.size <= eager_max) || (raw.kind == re::kRequestToSend && raw.size > eager_max);
       const re::RingPlace due =
-          re::place_after(previous_end, re::message_stride(data && ok_kind ? raw.size : 0), ring.size());
+          re::place_after(previous_end, re::message_stride(is_data && ok_kind ? raw.size : 0), ring.size());
       RS_FUZZ_CHECK(
           !(raw.seq == seq && ok_kind && raw.req < re::kMailboxEntries && due.offset(ring.size()) == at),
           "a valid header was refused: %s", why.c_str());
