@@ -3,13 +3,17 @@
 # test bed tests. Usage: scripts/test.sh [ctest args...]   (e.g. -L unit, -LE testbed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+rm -f build/test-times.txt
 bash scripts/install-deps.sh
+t_deps=$(date +%s)
 # Warnings are errors for railscope's own tests and CI (RAILSCOPE_WERROR is OFF for users' builds).
 # Release (-O3): the tests run what users and packagers build, and GCC's optimizer-dependent warnings
 # (-Wrestrict, -Wstringop-*, -Warray-bounds: GCC bug 105329 broke the Release build of the profiler once)
 # show up here rather than in a user's build.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILSCOPE_WERROR=ON
 cmake --build build
+t_build=$(date +%s)
 cd build
 if [ $# -gt 0 ]; then
   exec ctest --output-on-failure --timeout 900 "$@"
@@ -19,5 +23,10 @@ fi
 # Both halves run even when the first fails; the status is non-zero if either failed.
 rc=0
 ctest --output-on-failure --timeout 900 -LE testbed -j2 || rc=1
+t_unit=$(date +%s)
 ctest --output-on-failure --timeout 900 -L testbed || rc=1
+t_bed=$(date +%s)
+# Seconds per part (.ci/run prints this file in its own summary).
+printf 'dependencies %s s, build %s s, unit and ABI tests %s s, test bed tests %s s\n' $((t_deps - t0)) \
+  $((t_build - t_deps)) $((t_unit - t_build)) $((t_bed - t_unit)) | tee test-times.txt
 exit "$rc"
