@@ -142,6 +142,20 @@ void tune_socket(int fd, int timeout_s, int sockbuf) {
   set_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, timeout_s * 1000);
 }
 
+void allow_slow_reader(int fd) { set_int(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, 0); }  // 0: the system's
+
+std::optional<AckState> ack_state(int fd) {
+  tcp_info ti{};
+  socklen_t len = sizeof ti;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return std::nullopt;
+  return AckState{ti.tcpi_unacked, ti.tcpi_probes, ti.tcpi_last_ack_recv};
+}
+
+bool peer_unresponsive(const AckState& a, int timeout_s) {
+  const bool waiting = a.unacked > 0 || a.probes >= 2;
+  return waiting && static_cast<uint64_t>(a.ms_since_ack) >= static_cast<uint64_t>(timeout_s) * 1000;
+}
+
 Status peer_alive(int fd, const std::string& peer) {
   // POLLRDHUP: the peer shut down its writing half (poll(2)); reported even while bytes it sent
   // before closing are still unread, which a MSG_PEEK of one byte would mistake for a live peer.

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "plugin/net/common/fd.h"
@@ -36,8 +37,29 @@ Status start_connect(const SocketAddress& a, Fd* out);
 Status connect_finished(int fd, const std::string& peer, bool* ready);
 
 // Per-connection options: NODELAY; SO_SNDBUF/SO_RCVBUF when sockbuf > 0; keepalive probes and
-// TCP_USER_TIMEOUT so a silent peer (host gone, link down) is noticed within ~timeout_s.
+// TCP_USER_TIMEOUT so a silent peer (host gone, link down) is noticed within ~timeout_s (see
+// allow_slow_reader for a connection whose receiver may not read for long).
 void tune_socket(int fd, int timeout_s, int sockbuf = 0);
+
+// Linux ends a connection whose zero window (a live receiver that does not read) lasts longer than
+// TCP_USER_TIMEOUT, as if the peer were gone (tcp(7); reproduced by the TCP engine's ABI test
+// AReceiverLaterThanTheTimeoutIsNoFailure). A connection whose receiver may legitimately not read for
+// a long time (NCCL's: the receiving rank is busy elsewhere, in a checkpoint, a long kernel) drops it
+// after the handshake: keepalive still notices a silent peer while idle, and peer_unresponsive()
+// below while data waits for an acknowledgement.
+void allow_slow_reader(int fd);
+
+// What the kernel knows of a connection's acknowledgements (TCP_INFO).
+struct AckState {
+  uint32_t unacked = 0;       // segments sent and not acknowledged
+  uint32_t probes = 0;        // zero-window probes sent and not answered
+  uint32_t ms_since_ack = 0;  // since the last acknowledgement arrived
+};
+std::optional<AckState> ack_state(int fd);
+// Whether the peer's kernel stopped answering: data or two zero-window probes unanswered, and no
+// acknowledgement for timeout_s. A receiver that is alive but does not read answers every probe
+// (probes returns to 0) and has nothing unacknowledged, whatever the time since its last answer.
+bool peer_unresponsive(const AckState& a, int timeout_s);
 
 // Whether the peer has closed or reset the connection, without consuming bytes it sent
 // (poll with POLLRDHUP: a peer that wrote and then closed is seen as gone though its bytes are

@@ -32,6 +32,8 @@ TcpConnection::~TcpConnection() {
 }
 
 Status TcpConnection::start() {
+  allow_slow_reader(ctrl_.get());
+  for (auto& lane : lanes_) allow_slow_reader(lane->fd.get());
   if (sending_ && params_.zerocopy != ZeroCopyMode::Off) setup_zerocopy();
   if (params_.nthreads == 0) {  // the caller's thread serves every lane (progress_lanes)
     std::vector<Lane*> all;
@@ -77,6 +79,19 @@ void TcpConnection::setup_zerocopy() {
 
 std::string TcpConnection::where() const {
   return fmt::format("{} ({}) over {}", params_.peer_host, params_.peer_addr, params_.local_dev);
+}
+
+void TcpConnection::watch_acknowledgements_due() {
+  const Clock::time_point now = Clock::now();
+  if (now < next_watch_ || failed()) return;
+  next_watch_ = now + std::chrono::seconds(1);
+  auto unresponsive = [&](const Fd& fd) {
+    const std::optional<AckState> a = ack_state(fd.get());
+    return a && peer_unresponsive(*a, params_.timeout_s);
+  };
+  bool silent = unresponsive(ctrl_);
+  for (size_t i = 0; i < lanes_.size() && !silent; ++i) silent = unresponsive(lanes_[i]->fd);
+  if (silent) error_.set(io_failure("send", -1, ETIMEDOUT, where(), params_.timeout_s));
 }
 
 Status TcpConnection::fail(const Status& st) {

@@ -73,6 +73,14 @@ class TcpConnection {
     if (stats_period_.count() > 0 && ++stats_calls_ % kStatsClockEvery == 0) periodic_stats_due();
   }
   void periodic_stats_due();
+  // Whether the peer still acknowledges what this end sent (peer_unresponsive, plugin/net/common/
+  // socket.h), from test(): the sockets drop TCP_USER_TIMEOUT at start() so that a receiver that does
+  // not read is no failure, and this takes over its other half. A counter per call, a clock read one
+  // call in kWatchClockEvery, the sockets' TCP_INFO once a second.
+  void watch_acknowledgements() {
+    if (++watch_calls_ % kWatchClockEvery == 0) watch_acknowledgements_due();
+  }
+  void watch_acknowledgements_due();
 
   Fd ctrl_;
   ConnParams params_;
@@ -88,6 +96,9 @@ class TcpConnection {
 
  private:
   static constexpr uint32_t kStatsClockEvery = 16;
+  static constexpr uint32_t kWatchClockEvery = 64;
+  uint32_t watch_calls_ = 0;
+  Clock::time_point next_watch_{};
   std::chrono::seconds stats_period_{0};  // 0: no periodic line
   Clock::time_point next_stats_{};
   uint32_t stats_calls_ = 0;

@@ -74,6 +74,7 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   if (!r->in_use) return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished send");
   if (failed()) return failure();
   periodic_stats();
+  watch_acknowledgements();
   if (Status st = flush_ctrl(); !st.ok()) return st;
   progress_lanes();
   if (r->ctrl_done < r->ctrl_total || r->pending.load(std::memory_order_acquire) != 0)

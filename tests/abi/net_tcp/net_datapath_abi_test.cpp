@@ -29,6 +29,14 @@ std::unique_ptr<NetApi> ready_api(int version) {
   return api;
 }
 
+// What the plugin logged at WARN (its findings), one per line: the reason behind a failed call.
+std::string logged_warnings() {
+  std::string out;
+  for (const auto& l : CapturedLog::lines())
+    if (l.level == NCCL_LOG_WARN) out += l.text + "\n";
+  return out;
+}
+
 std::vector<size_t> integrity_sizes() {
   std::vector<size_t> s = {0, 3, 4095, 8193, 65537, 1000003, 7777777, (size_t{64} << 20) - 1};
   for (size_t p = 1; p <= (size_t{64} << 20); p <<= 1) s.push_back(p);
@@ -49,7 +57,11 @@ int send_all_sizes(int fd, int version) {
     void* req = nullptr;
     if (post_send(*api, comm, buf.data(), size, 1, mh, &req) != ncclSuccess) return 13;
     int sent = -1;
-    if (wait_request(*api, req, &sent) != ncclSuccess || sent != static_cast<int>(size)) return 14;
+    if (wait_request(*api, req, &sent) != ncclSuccess || sent != static_cast<int>(size)) {
+      std::fprintf(stderr, "send_all_sizes: size %zu failed; the plugin logged:\n%s", size,
+                   logged_warnings().c_str());
+      return 14;
+    }
   }
   char ok = 0;
   if (!read_all(fd, &ok, 1)) return 15;  // the receiver has checked everything
@@ -175,6 +187,35 @@ int send_three_mib(int fd, int /*version*/) {
   return a->close_send(comm) == ncclSuccess ? 0 : 15;
 }
 
+// A receiver that posts its receive only well after the sender's data filled the socket buffers (a
+// rank busy elsewhere, as in a checkpoint): the sender sits on a zero window meanwhile.
+constexpr size_t kLateBytes = size_t{32} << 20;
+constexpr auto kLateBy = std::chrono::milliseconds(3500);
+int late_receiver(int fd, int /*version*/) {
+  auto a = ready_api(12);
+  if (!a) return 10;
+  void *rcomm = nullptr, *lcomm = nullptr;
+  if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
+  std::this_thread::sleep_for(kLateBy);
+  std::vector<unsigned char> buf(kLateBytes);
+  void* data = buf.data();
+  size_t cap = buf.size();
+  int tag = 0;
+  void* mh = nullptr;
+  void* req = nullptr;
+  if (post_recv(*a, rcomm, 1, &data, &cap, &tag, &mh, &req) != ncclSuccess) return 12;
+  int got = -1;
+  if (wait_request(*a, req, &got) != ncclSuccess) {
+    std::fprintf(stderr, "late_receiver: the receive failed; the plugin logged:\n%s",
+                 logged_warnings().c_str());
+    return 13;
+  }
+  if (got != static_cast<int>(kLateBytes) || check_pattern(buf, kLateBytes, 3) != SIZE_MAX) return 14;
+  char ok = 1;
+  write_all(fd, &ok, 1);
+  return a->close_recv(rcomm) == ncclSuccess && a->close_listen(lcomm) == ncclSuccess ? 0 : 15;
+}
+
 // Records NCCL profiler callbacks (peer process only).
 struct ProfilerRecord {
   int starts = 0, stops = 0, bad = 0;
@@ -265,7 +306,8 @@ TEST_P(DataIntegrity, EverySizeByteForByte) {
     void* req = nullptr;
     ASSERT_EQ(post_recv(*api, rcomm, 1, &data, &cap, &tag, &mh, &req), ncclSuccess);
     int got = -1;
-    ASSERT_EQ(wait_request(*api, req, &got), ncclSuccess) << "size " << size;
+    ASSERT_EQ(wait_request(*api, req, &got), ncclSuccess) << "size " << size << "; the plugin logged:\n"
+                                                          << logged_warnings();
     EXPECT_EQ(got, static_cast<int>(size));
     EXPECT_EQ(check_pattern(buf, size, 7), SIZE_MAX) << "size " << size;
     EXPECT_EQ(buf[size], 0xA5) << "wrote past the message, size " << size;
@@ -519,6 +561,42 @@ TEST(NetDataPath, ReceiverKilledMidTransferIsPeerClosed) {
   EXPECT_EQ(api->close_send(scomm), ncclSuccess);
 }
 
+// A peer that is alive but does not read (its receive is not posted yet) is not a failure, however
+// long it takes: Linux aborts a connection whose zero window lasts longer than TCP_USER_TIMEOUT
+// (the connection was reset after RAILSCOPE_TCP_TIMEOUT, which CTest sets to 5 s and this test to 1 s).
+TEST(NetDataPath, AReceiverLaterThanTheTimeoutIsNoFailure) {
+  struct RestoreTimeout {
+    std::string was;
+    bool had;
+    ~RestoreTimeout() {
+      if (had)
+        ::setenv("RAILSCOPE_TCP_TIMEOUT", was.c_str(), 1);
+      else
+        ::unsetenv("RAILSCOPE_TCP_TIMEOUT");
+    }
+  } restore{std::getenv("RAILSCOPE_TCP_TIMEOUT") ? std::getenv("RAILSCOPE_TCP_TIMEOUT") : "",
+            std::getenv("RAILSCOPE_TCP_TIMEOUT") != nullptr};
+  ::setenv("RAILSCOPE_TCP_TIMEOUT", "1", 1);
+  auto api = ready_api(12);
+  ASSERT_TRUE(api);
+  Peer peer = spawn_peer("late_receiver");
+  void* scomm = nullptr;
+  ASSERT_EQ(establish_send(*api, kDev, peer.fd, &scomm), ncclSuccess);
+  std::vector<unsigned char> buf(kLateBytes);
+  fill_pattern(buf, kLateBytes, 3);
+  CapturedLog::clear();
+  void* req = nullptr;
+  ASSERT_EQ(post_send(*api, scomm, buf.data(), buf.size(), 0, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(wait_request(*api, req, nullptr, std::chrono::milliseconds(60000)), ncclSuccess)
+      << "the plugin logged:\n"
+      << logged_warnings();
+  char ok = 0;
+  EXPECT_TRUE(read_all(peer.fd, &ok, 1));
+  EXPECT_EQ(api->close_send(scomm), ncclSuccess);
+  EXPECT_EQ(peer.wait(), 0);
+  EXPECT_EQ(api->finalize(), ncclSuccess);
+}
+
 // Only across the veth pair: our end's link goes down mid-transfer; the silent peer is diagnosed
 // (progress.stalled) within the configured bound (RAILSCOPE_TCP_TIMEOUT, set small by CTest).
 TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
@@ -661,6 +739,7 @@ int peer_main(const std::string& role, int fd, int version) {
   if (role == "stream_forever") return stream_forever(fd, version);
   if (role == "stop_receiving") return stop_receiving(fd, version);
   if (role == "send_three_mib") return send_three_mib(fd, version);
+  if (role == "late_receiver") return late_receiver(fd, version);
   if (role == "profiled_sender") return profiled_sender(fd, version);
   return 99;
 }

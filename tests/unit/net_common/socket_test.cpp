@@ -5,6 +5,7 @@
 #include "plugin/net/common/socket.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "plugin/net/verbs/oob_channel.h"
 
@@ -108,6 +110,44 @@ TEST(NetSocket, TuneSocketSetsKeepaliveAndUserTimeout) {
   EXPECT_EQ(v, 20);
   ASSERT_EQ(getsockopt(c.get(), IPPROTO_TCP, TCP_NODELAY, &v, &len), 0);
   EXPECT_NE(v, 0);
+}
+
+TEST(NetSocket, ASlowReadersConnectionKeepsKeepaliveButNotTheUserTimeout) {
+  Fd c, s;
+  connected_pair(&c, &s);
+  tune_socket(c.get(), 60);
+  allow_slow_reader(c.get());
+  int v = -1;
+  socklen_t len = sizeof v;
+  ASSERT_EQ(getsockopt(c.get(), IPPROTO_TCP, TCP_USER_TIMEOUT, &v, &len), 0);
+  EXPECT_EQ(v, 0);  // the system's: no abort while the receiver's window stays shut
+  ASSERT_EQ(getsockopt(c.get(), SOL_SOCKET, SO_KEEPALIVE, &v, &len), 0);
+  EXPECT_EQ(v, 1);
+}
+
+TEST(NetSocket, APeerIsUnresponsiveOnlyWhenItLeavesSomethingUnanswered) {
+  // A receiver that does not read: nothing unacknowledged, its probes answered, however long ago
+  // (zero-window probes back off to two minutes apart).
+  EXPECT_FALSE(peer_unresponsive(AckState{0, 0, 600'000}, 5));
+  EXPECT_FALSE(peer_unresponsive(AckState{0, 1, 600'000}, 5));  // a probe out, not answered yet
+  // Data unacknowledged for the timeout, or two probes unanswered: the peer's kernel is gone.
+  EXPECT_TRUE(peer_unresponsive(AckState{3, 0, 5'000}, 5));
+  EXPECT_FALSE(peer_unresponsive(AckState{3, 0, 4'999}, 5));
+  EXPECT_TRUE(peer_unresponsive(AckState{0, 2, 5'000}, 5));
+}
+
+TEST(NetSocket, AckStateOfALiveConnectionWithAnUnreadBacklog) {
+  Fd c, s;
+  connected_pair(&c, &s);
+  ASSERT_EQ(fcntl(c.get(), F_SETFL, O_NONBLOCK), 0);
+  std::vector<char> chunk(1 << 16, 'x');
+  while (send(c.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL) > 0) {
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::optional<AckState> a = ack_state(c.get());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->unacked, 0u);  // all it sent was acknowledged; the rest waits in the send buffer
+  EXPECT_FALSE(peer_unresponsive(*a, 1));
 }
 
 TEST(NetSocket, LivePeerIsAliveEvenWithUnreadBytes) {
