@@ -108,7 +108,8 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   *out = &r;
   // Messages that arrived before this receive was posted: no older receive waits for their tag (they
   // would have matched it), so each buffer takes the oldest held message with its tag.
-  for (int i = 0; i < n; ++i)
+  bool delivered = false;
+  for (int i = 0; i < n && nunexpected_ > 0; ++i)
     for (size_t u = 0; u < nunexpected_; ++u) {
       const uint64_t seq = unexpected_[u];
       if (held(seq).header.tag != t.tags[i]) continue;
@@ -117,13 +118,29 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
       --nunexpected_;
       if (Status st = deliver(r, i, seq); !st.ok()) return c_.fail(std::move(st));
+      delivered = true;
       break;
     }
-  if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
+  // Credits fall due only when a message is released or arrives (eager::credits_due): on_ring_message
+  // looks at every arrival, and here only a release can be new.
+  if (delivered)
+    if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
   return Status::success();
 }
 
 bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
+  // The common case first: the oldest receive not wholly matched has one buffer, waiting for this tag
+  // (what the loops below find first too).
+  if (match_from_ < tail_) {
+    const auto index = static_cast<size_t>(match_from_ % kFifoDepth);
+    RecvSlot& r = c_.slots[index];
+    const Targets& t = targets_[index];
+    if (r.in_use && r.n == 1 && t.seq == match_from_ + 1 && t.state[0] == kWaiting && t.tags[0] == tag) {
+      *slot = &r;
+      *buffer = 0;
+      return true;
+    }
+  }
   auto all_matched = [](const Targets& t, const RecvSlot& r) {
     for (int i = 0; i < r.n; ++i)
       if (t.state[i] == kWaiting) return false;
@@ -214,7 +231,7 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
   if (nunexpected_ >= unexpected_.size())
     return bad_peer(fmt::format("more ring messages held than the ring has slots on {}", c_.where()));
   unexpected_[nunexpected_++] = seq;
-  return Status::success();
+  return return_credits();  // its arrival may make those released before it due
 }
 
 // Ring message `seq` is for buffer i of r: copy it out, or answer a request-to-send with a

@@ -34,14 +34,15 @@ int run(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-// Child process = one rank. Collective k starts at t0 + k·60 ms; the delayed rank 20 ms later (wide
-// margins: the test machine may be heavily loaded).
+// Child process = one rank. Collective k starts at t0 + k·100 ms; the delayed rank 40 ms later (wide
+// margins: on a loaded 2-core machine four ranks woke up more than 20 ms late often enough that another
+// rank arrived last in half the collectives, which failed this test once).
 [[noreturn]] void rank_main(int rank, std::chrono::system_clock::time_point t0) {
   ProfilerDriver drv(5);
   if (!drv.loaded() || drv.init(0x5ca1ab1e, rank, kRanks, kRanks) != ncclSuccess) _exit(3);
   for (int k = 0; k < kColls; ++k) {
-    auto at = t0 + std::chrono::milliseconds(60 * k);
-    if (rank == kDelayedRank) at += std::chrono::milliseconds(20);
+    auto at = t0 + std::chrono::milliseconds(100 * k);
+    if (rank == kDelayedRank) at += std::chrono::milliseconds(40);
     std::this_thread::sleep_until(at);
     CollSpec s;
     s.seq = static_cast<uint64_t>(k);
