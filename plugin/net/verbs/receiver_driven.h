@@ -68,6 +68,13 @@ class ReceiverDrivenSend final : public SendProtocol {
   Status on_completion(const ibv_wc& wc) override;
 
  private:
+  // What the sender keeps of one clear-to-send entry: where the receive buffer is, how large, its tag.
+  struct Target {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint32_t rkey[kMaxDevsPerEnd]{};
+    int32_t tag = 0;
+  };
   // The sender's copy of one clear-to-send slot (the FIFO is read once per slot, then only this).
   struct Slot {
     uint64_t seq = 0;  // CTS sequence number this slot state belongs to (0 = never used)
@@ -80,10 +87,16 @@ class ReceiverDrivenSend final : public SendProtocol {
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
     Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
-    CtsEntry cts[kMaxRecvs]{};
+    Target cts[kMaxRecvs]{};  // entries [0, nreqs) are this slot's
     SendReq* reqs[kMaxRecvs]{};
   };
+  // Starts using slot s for clear-to-send slot `seq` of nreqs entries copied from the FIFO. Sets only
+  // what this use reads: a whole Slot{} is ~600 bytes written per message (bench/net_instructions).
+  static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
   Status post(Slot& s, int slot_index);
+  // on_completion()'s failures, out of line: the success path keeps no frame for them.
+  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status beyond_budget(size_t index) const;
   VerbsSendComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
   std::array<Slot, kCtsSlots> slots_{};
@@ -106,6 +119,13 @@ class ReceiverDrivenRecv final : public RecvProtocol {
     int pending = 0;   // QPs whose immediate has not arrived yet
     uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
   };
+  // on_completion()'s failures, out of line: the success path keeps no frame for them.
+  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status unexpected_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status cts_beyond_window(size_t qp) const;
+  // test()'s failures: the peer's sizes do not fit the receive.
+  [[gnu::cold, gnu::noinline]] Status no_sizes_record(int n) const;
+  [[gnu::cold, gnu::noinline]] Status oversized(size_t got, size_t capacity) const;
   VerbsRecvComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], written by the peer
   RegisteredBuffer cts_;    // CtsSlot[kCtsSlots], source of CTS writes
