@@ -12,12 +12,11 @@
 #include <span>
 
 #include "plugin/net/verbs/receiver_driven_queues.h"
+#include "plugin/net/verbs/receiver_driven_writes.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
 namespace railscope::net::verbs {
-
-inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
 
 // One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
 // straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
@@ -68,13 +67,6 @@ class ReceiverDrivenSend final : public SendProtocol {
   Status on_completion(const ibv_wc& wc) override;
 
  private:
-  // What the sender keeps of one clear-to-send entry: where the receive buffer is, how large, its tag.
-  struct Target {
-    uint64_t addr = 0;
-    uint64_t size = 0;
-    uint32_t rkey[kMaxDevsPerEnd]{};
-    int32_t tag = 0;
-  };
   // The sender's copy of one clear-to-send slot (the FIFO is read once per slot, then only this).
   struct Slot {
     uint64_t seq = 0;  // CTS sequence number this slot state belongs to (0 = never used)
@@ -87,7 +79,7 @@ class ReceiverDrivenSend final : public SendProtocol {
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
     Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
-    Target cts[kMaxRecvs]{};  // entries [0, nreqs) are this slot's
+    CtsTarget cts[kMaxRecvs]{};  // entries [0, nreqs) are this slot's
     SendReq* reqs[kMaxRecvs]{};
   };
   // Starts using slot s for clear-to-send slot `seq` of nreqs entries copied from the FIFO. Sets only
@@ -123,6 +115,7 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
   [[gnu::cold, gnu::noinline]] Status unexpected_completion(const ibv_wc& wc) const;
   [[gnu::cold, gnu::noinline]] Status cts_beyond_window(size_t qp) const;
+  [[gnu::cold, gnu::noinline]] Status recv_post_failed(int rc) const;
   // test()'s failures: the peer's sizes do not fit the receive.
   [[gnu::cold, gnu::noinline]] Status no_sizes_record(int n) const;
   [[gnu::cold, gnu::noinline]] Status oversized(size_t got, size_t capacity) const;

@@ -43,10 +43,16 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     if (!window.has_room()) return c_.not_ready();
   }
   const int n = static_cast<int>(bufs.size());
-  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
-  // One zero-length receive per QP: each QP ends the message with a write with immediate.
+  // VerbsRecvComm::check_buffers' check, inline; it says what is wrong.
+  for (const RecvBuffer& b : bufs)
+    if (b.size > 0 && b.mr == nullptr) return VerbsRecvComm::check_buffers(bufs);
+  // One zero-length receive per QP: each QP ends the message with a write with immediate. Posted
+  // here, not through VerbsRecvComm::post_recv: a call and a Status per QP and message less.
   for (const auto& ql : c_.qps) {
-    if (Status st = c_.post_recv(ql, kWrRecv | index); !st.ok()) return c_.fail(std::move(st));
+    ibv_recv_wr wr{};
+    wr.wr_id = kWrRecv | index;
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0) return c_.fail(recv_post_failed(rc));
   }
   r.in_use = true;
   r.n = n;
@@ -118,6 +124,10 @@ Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
 Status ReceiverDrivenRecv::failed_completion(const ibv_wc& wc) const {
   const Phase phase = (wc.wr_id & kWrKindMask) == kWrCts ? Phase::Cts : Phase::Recv;
   return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, phase, 0, c_.where()));
+}
+
+Status ReceiverDrivenRecv::recv_post_failed(int rc) const {
+  return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, c_.where()));
 }
 
 Status ReceiverDrivenRecv::cts_beyond_window(size_t qp) const {

@@ -1,7 +1,6 @@
 // The sending half of the receiver-driven protocol (receiver_driven.h).
 #include "plugin/net/verbs/receiver_driven.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <atomic>
@@ -30,7 +29,7 @@ void ReceiverDrivenSend::reuse(Slot& s, uint64_t seq, uint32_t nreqs, const vola
   for (auto& t : s.lane_done) t = {};
   for (auto& r : s.reqs) r = nullptr;
   for (uint32_t i = 0; i < nreqs; ++i) {
-    Target& t = s.cts[i];
+    CtsTarget& t = s.cts[i];
     t.addr = fifo[i].addr;
     t.size = fifo[i].size;
     for (int d = 0; d < kMaxDevsPerEnd; ++d) t.rkey[d] = fifo[i].rkey[d];
@@ -113,69 +112,29 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
   const size_t nqps = c_.qps.size();
-  const bool sizes_area = receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), s.reqs[0]->size);
-  auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
-  if (sizes_area)
-    for (int i = 0; i < s.nreqs; ++i)
-      (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
+  const auto nreqs = static_cast<size_t>(s.nreqs);
+  SizesWrite sizes{};
+  sizes.in_area = receiver_driven::needs_sizes_record(nreqs, s.reqs[0]->size);
+  auto* record = static_cast<SizesSlot*>(sizes_.get()) + index;
+  if (sizes.in_area) {
+    for (size_t i = 0; i < nreqs; ++i) (*record)[i] = static_cast<int32_t>(s.reqs[i]->size);
+    sizes.local = reinterpret_cast<uint64_t>(record->data());
+    sizes.bytes = static_cast<uint32_t>(sizeof(int32_t) * nreqs);
+    sizes.area = c_.remote.addr;
+    sizes.remote = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
+  }
   for (size_t q = 0; q < nqps; ++q) {
     const QpLane& ql = c_.qps[q];
-    const auto lane = static_cast<size_t>(ql.lane);
-    const auto rd = static_cast<size_t>(ql.remote_dev);
-    // Only the n work requests posted are written, each whole (zeroing all kMaxRecvs + 1 of them was
-    // ~1.3 KiB per QP and message).
+    if (sizes.in_area) {
+      sizes.lkey = sizes_.mrs[static_cast<size_t>(ql.lane)]->lkey;
+      sizes.area_rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+    }
+    // Only the work requests posted are written (zeroing all kMaxRecvs + 1 was ~1.3 KiB per QP and
+    // message, bench/net_instructions).
     ibv_send_wr wrs[kMaxRecvs + 1];
     ibv_sge sges[kMaxRecvs + 1];
-    int n = 0;
-    // Work request n, zeroed and chained after the previous one.
-    const auto next_wr = [&]() -> ibv_send_wr& {
-      ibv_send_wr& w = wrs[n];
-      w = ibv_send_wr{};
-      if (n > 0) wrs[n - 1].next = &w;
-      return w;
-    };
-    for (int i = 0; i < s.nreqs; ++i) {
-      SendReq* r = s.reqs[i];
-      size_t off = 0, len = 0;
-      chunk_of(r->size, q, nqps, &off, &len);
-      if (len == 0) continue;
-      sges[n] = {reinterpret_cast<uint64_t>(r->data) + off, static_cast<uint32_t>(len),
-                 r->mr->mr[lane]->lkey};
-      ibv_send_wr& w = next_wr();
-      w.opcode = IBV_WR_RDMA_WRITE;
-      w.sg_list = &sges[n];
-      w.num_sge = 1;
-      w.wr.rdma.remote_addr = s.cts[i].addr + off;
-      w.wr.rdma.rkey = s.cts[i].rkey[rd];
-      if (len <= ql.max_inline) w.send_flags = IBV_SEND_INLINE;
-      ++n;
-    }
-    ibv_send_wr* last = nullptr;
-    if (!sizes_area && n == 1) {  // the data write itself carries the immediate
-      last = &wrs[0];
-      last->imm_data = htonl(static_cast<uint32_t>(s.reqs[0]->size));
-    } else {
-      last = &next_wr();
-      if (sizes_area && q == 0) {
-        sges[n] = {reinterpret_cast<uint64_t>(sizes->data()),
-                   static_cast<uint32_t>(sizeof(int32_t) * static_cast<size_t>(s.nreqs)),
-                   sizes_.mrs[lane]->lkey};
-        last->sg_list = &sges[n];
-        last->num_sge = 1;
-        last->wr.rdma.remote_addr = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
-        last->wr.rdma.rkey = c_.remote.devs[rd].rkey;
-        if (sges[n].length <= ql.max_inline) last->send_flags = IBV_SEND_INLINE;
-      } else {
-        last->num_sge = 0;
-        last->wr.rdma.remote_addr = sizes_area ? c_.remote.addr : s.cts[0].addr;
-        last->wr.rdma.rkey = sizes_area ? c_.remote.devs[rd].rkey : s.cts[0].rkey[rd];
-      }
-      last->imm_data = htonl(sizes_area ? kSizesInArea : static_cast<uint32_t>(s.reqs[0]->size));
-      ++n;
-    }
-    last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    last->send_flags |= IBV_SEND_SIGNALED;
-    last->wr_id = kWrSend | static_cast<uint64_t>(index);
+    qp_writes(std::span(s.reqs, nreqs), std::span(s.cts, nreqs), ql, q, nqps, sizes,
+              kWrSend | static_cast<uint64_t>(index), wrs, sges);
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
@@ -184,7 +143,7 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
   budget_.posted(s.wrs);
   s.posted = true;
   s.posted_at = Clock::now();
-  for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
+  for (size_t i = 0; i < nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
   return Status::success();
 }
 
