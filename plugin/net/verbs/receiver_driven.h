@@ -12,12 +12,11 @@
 #include <span>
 
 #include "plugin/net/verbs/receiver_driven_queues.h"
+#include "plugin/net/verbs/receiver_driven_writes.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
 namespace railscope::net::verbs {
-
-inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
 
 // One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
 // straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
@@ -80,10 +79,16 @@ class ReceiverDrivenSend final : public SendProtocol {
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
     Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
-    CtsEntry cts[kMaxRecvs]{};
+    CtsTarget cts[kMaxRecvs]{};  // entries [0, nreqs) are this slot's
     SendReq* reqs[kMaxRecvs]{};
   };
+  // Starts using slot s for clear-to-send slot `seq` of nreqs entries copied from the FIFO. Sets only
+  // what this use reads: a whole Slot{} is ~600 bytes written per message (bench/net_instructions).
+  static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
   Status post(Slot& s, int slot_index);
+  // on_completion()'s failures, out of line: the success path keeps no frame for them.
+  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status beyond_budget(size_t index) const;
   VerbsSendComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
   std::array<Slot, kCtsSlots> slots_{};
@@ -106,6 +111,14 @@ class ReceiverDrivenRecv final : public RecvProtocol {
     int pending = 0;   // QPs whose immediate has not arrived yet
     uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
   };
+  // on_completion()'s failures, out of line: the success path keeps no frame for them.
+  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status unexpected_completion(const ibv_wc& wc) const;
+  [[gnu::cold, gnu::noinline]] Status cts_beyond_window(size_t qp) const;
+  [[gnu::cold, gnu::noinline]] Status recv_post_failed(int rc) const;
+  // test()'s failures: the peer's sizes do not fit the receive.
+  [[gnu::cold, gnu::noinline]] Status no_sizes_record(int n) const;
+  [[gnu::cold, gnu::noinline]] Status oversized(size_t got, size_t capacity) const;
   VerbsRecvComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], written by the peer
   RegisteredBuffer cts_;    // CtsSlot[kCtsSlots], source of CTS writes

@@ -29,20 +29,30 @@ std::vector<uint32_t> ReceiverDrivenRecv::advertised_rkeys() const {
 Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
-  if (Status st = c_.poll(); !st.ok()) return st;
   // The FIFO slot's previous receive is still in flight (kCtsSlots of them at most), or the send
-  // queue of the QP the clear-to-send goes on is full: call again.
+  // queue of the QP the clear-to-send goes on is full: call again. Only the window depends on
+  // completions (a receive's slot is freed by its test()), so only a full one polls: in a ping-pong
+  // the poll of every irecv found nothing (bench/net_instructions), and test() polls for the rest.
   const auto index = static_cast<size_t>(tail_ % kCtsSlots);
   RecvSlot& r = c_.slots[index];
   if (r.in_use) return c_.not_ready();
   const auto q = static_cast<size_t>(tail_ % c_.qps.size());
   receiver_driven::CtsWindow& window = cts_windows_[q];
-  if (!window.has_room()) return c_.not_ready();
+  if (!window.has_room()) {
+    if (!c_.drain_cqs()) return c_.error();
+    if (!window.has_room()) return c_.not_ready();
+  }
   const int n = static_cast<int>(bufs.size());
-  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
-  // One zero-length receive per QP: each QP ends the message with a write with immediate.
+  // VerbsRecvComm::check_buffers' check, inline; it says what is wrong.
+  for (const RecvBuffer& b : bufs)
+    if (b.size > 0 && b.mr == nullptr) return VerbsRecvComm::check_buffers(bufs);
+  // One zero-length receive per QP: each QP ends the message with a write with immediate. Posted
+  // here, not through VerbsRecvComm::post_recv: a call and a Status per QP and message less.
   for (const auto& ql : c_.qps) {
-    if (Status st = c_.post_recv(ql, kWrRecv | index); !st.ok()) return c_.fail(std::move(st));
+    ibv_recv_wr wr{};
+    wr.wr_id = kWrRecv | index;
+    ibv_recv_wr* bad = nullptr;
+    if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0) return c_.fail(recv_post_failed(rc));
   }
   r.in_use = true;
   r.n = n;
@@ -64,7 +74,8 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     r.sizes[i] = b.size;
     r.phandles[i] = b.phandle;
     // The sender cuts its message over the QPs as chunk_of does: one event per QP's part of the buffer.
-    c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
+    if (b.phandle != nullptr && c_.profiler != nullptr)
+      c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
   }
   const QpLane& ql = c_.qps[q];
   const auto lane = static_cast<size_t>(ql.lane);
@@ -94,34 +105,48 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
 }
 
 Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
-  uint64_t kind = wc.wr_id & kWrKindMask;
-  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
-  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots.size()) {
-    Phase phase = kind == kWrCts ? Phase::Cts : Phase::Recv;
-    return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, phase, 0, c_.where()));
-  }
+  const uint64_t kind = wc.wr_id & kWrKindMask;
+  const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots.size()) return failed_completion(wc);
   if (kind == kWrCts) {  // index: the QP; its oldest signalled clear-to-send write completed
     if (index < c_.qps.size() && cts_windows_[index].retire()) return Status::success();
-    return Status::fail(
-        ncclInternalError, "internal.bad_argument",
-        fmt::format("clear-to-send completion on QP {} beyond what was posted on {}", index, c_.where()));
+    return cts_beyond_window(index);
   }
   if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||
       !c_.slots[index].in_use)
-    return Status::fail(ncclRemoteError, "peer.bad_handshake",
-                        fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
-                                    static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
+    return unexpected_completion(wc);
   Progress& p = progress_[index];
   p.imm = ntohl(wc.imm_data);
   --p.pending;
   return Status::success();
 }
 
+Status ReceiverDrivenRecv::failed_completion(const ibv_wc& wc) const {
+  const Phase phase = (wc.wr_id & kWrKindMask) == kWrCts ? Phase::Cts : Phase::Recv;
+  return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, phase, 0, c_.where()));
+}
+
+Status ReceiverDrivenRecv::recv_post_failed(int rc) const {
+  return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, c_.where()));
+}
+
+Status ReceiverDrivenRecv::cts_beyond_window(size_t qp) const {
+  return Status::fail(
+      ncclInternalError, "internal.bad_argument",
+      fmt::format("clear-to-send completion on QP {} beyond what was posted on {}", qp, c_.where()));
+}
+
+Status ReceiverDrivenRecv::unexpected_completion(const ibv_wc& wc) const {
+  return Status::fail(ncclRemoteError, "peer.bad_handshake",
+                      fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
+                                  static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
+}
+
 Status ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
   if (!r->in_use)
     return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
-  if (Status st = c_.poll(); !st.ok()) return st;
+  if (!c_.drain_cqs()) return c_.error();
   const size_t index = c_.index_of(*r);
   const Progress& p = progress_[index];
   if (p.pending > 0) return c_.watch();
@@ -130,19 +155,25 @@ Status ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
     for (int i = 0; i < r->n; ++i)
       r->got[i] = static_cast<size_t>(static_cast<uint32_t>(s[static_cast<size_t>(i)]));
   } else {
-    if (r->n != 1)
-      return c_.fail(Status::fail(
-          ncclRemoteError, "peer.bad_handshake",
-          fmt::format("grouped receive of {} completed without a sizes record on {}", r->n, c_.where())));
+    if (r->n != 1) return c_.fail(no_sizes_record(r->n));
     r->got[0] = p.imm;
   }
   for (int i = 0; i < r->n; ++i)
-    if (r->got[i] > r->sizes[i])
-      return c_.fail(Status::fail(ncclRemoteError, "peer.bad_handshake",
-                                  fmt::format("peer reports {} bytes for a {}-byte receive on {}", r->got[i],
-                                              r->sizes[i], c_.where())));
+    if (r->got[i] > r->sizes[i]) return c_.fail(oversized(r->got[i], r->sizes[i]));
   c_.complete(r, done, sizes);
   return Status::success();
+}
+
+Status ReceiverDrivenRecv::no_sizes_record(int n) const {
+  return Status::fail(
+      ncclRemoteError, "peer.bad_handshake",
+      fmt::format("grouped receive of {} completed without a sizes record on {}", n, c_.where()));
+}
+
+Status ReceiverDrivenRecv::oversized(size_t got, size_t capacity) const {
+  return Status::fail(
+      ncclRemoteError, "peer.bad_handshake",
+      fmt::format("peer reports {} bytes for a {}-byte receive on {}", got, capacity, c_.where()));
 }
 
 }  // namespace railscope::net::verbs

@@ -1,7 +1,6 @@
 // The sending half of the receiver-driven protocol (receiver_driven.h).
 #include "plugin/net/verbs/receiver_driven.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <atomic>
@@ -18,11 +17,33 @@ Status ReceiverDrivenSend::prepare() {
   return c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, IBV_ACCESS_LOCAL_WRITE, &sizes_);
 }
 
+void ReceiverDrivenSend::reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo) {
+  s.seq = seq;
+  s.nreqs = static_cast<int>(nreqs);
+  s.matched = 0;
+  s.live_reqs = 0;
+  s.pending = 0;
+  s.wrs = 0;
+  s.posted = false;
+  s.posted_at = {};
+  for (auto& t : s.lane_done) t = {};
+  for (auto& r : s.reqs) r = nullptr;
+  for (uint32_t i = 0; i < nreqs; ++i) {
+    CtsTarget& t = s.cts[i];
+    t.addr = fifo[i].addr;
+    t.size = fifo[i].size;
+    for (int d = 0; d < kMaxDevsPerEnd; ++d) t.rkey[d] = fifo[i].rkey[d];
+    t.tag = fifo[i].tag;
+  }
+}
+
 Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
                                  Request** out) {
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
-  if (Status st = c_.poll(); !st.ok()) return st;
+  // No poll here: the clear-to-send is an RDMA write into the FIFO (memory, no completion), and the
+  // completions of posted slots matter only to the budget below, which polls when it is short; test()
+  // polls for everything else (a completion error surfaces there).
   const uint64_t seq = head_ + 1;
   const int index = static_cast<int>(head_ % kCtsSlots);
   Slot& s = slots_[static_cast<size_t>(index)];
@@ -40,17 +61,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   for (uint32_t i = 0; i < nreqs; ++i)
     if (fifo[i].seq != seq) return Status::success();  // the slot is still being written
   std::atomic_thread_fence(std::memory_order_acquire);
-  if (s.seq != seq) {
-    s = Slot{};
-    s.seq = seq;
-    s.nreqs = static_cast<int>(nreqs);
-    for (uint32_t i = 0; i < nreqs; ++i) {
-      s.cts[i].addr = fifo[i].addr;
-      s.cts[i].size = fifo[i].size;
-      for (int d = 0; d < kMaxDevsPerEnd; ++d) s.cts[i].rkey[d] = fifo[i].rkey[d];
-      s.cts[i].tag = fifo[i].tag;
-    }
-  }
+  if (s.seq != seq) reuse(s, seq, nreqs, fifo);
   int entry = -1;
   for (int i = 0; i < s.nreqs; ++i)
     if (s.reqs[i] == nullptr && s.cts[i].tag == tag) {
@@ -66,11 +77,15 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   if (size > 0 && mr == nullptr)
     return Status::fail(ncclInternalError, "internal.bad_argument", "isend without a memory handle");
   // The send that completes the slot posts its work requests: only while the send queues hold them.
+  // Completions retire posted slots' work requests: poll for them when the budget is short.
   if (s.matched + 1 == s.nreqs) {
     const size_t first = entry == 0 ? size : s.reqs[0]->size;
     s.wrs = receiver_driven::slot_work_requests(
         nreqs, receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first));
-    if (!budget_.fits(s.wrs)) return c_.not_ready();
+    if (!budget_.fits(s.wrs)) {
+      if (!c_.drain_cqs()) return c_.error();
+      if (!budget_.fits(s.wrs)) return c_.not_ready();
+    }
   }
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
@@ -85,7 +100,8 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   c_.stats.posted();
   req->phandle = phandle;
   // One QP event per part: post() gives QP q the part chunk_of names.
-  c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
+  if (phandle != nullptr && c_.profiler != nullptr)
+    c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return c_.fail(std::move(st));
     ++head_;
@@ -96,59 +112,29 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
   const size_t nqps = c_.qps.size();
-  const bool sizes_area = receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), s.reqs[0]->size);
-  auto* sizes = static_cast<SizesSlot*>(sizes_.get()) + index;
-  for (int i = 0; i < s.nreqs; ++i) (*sizes)[static_cast<size_t>(i)] = static_cast<int32_t>(s.reqs[i]->size);
+  const auto nreqs = static_cast<size_t>(s.nreqs);
+  SizesWrite sizes{};
+  sizes.in_area = receiver_driven::needs_sizes_record(nreqs, s.reqs[0]->size);
+  auto* record = static_cast<SizesSlot*>(sizes_.get()) + index;
+  if (sizes.in_area) {
+    for (size_t i = 0; i < nreqs; ++i) (*record)[i] = static_cast<int32_t>(s.reqs[i]->size);
+    sizes.local = reinterpret_cast<uint64_t>(record->data());
+    sizes.bytes = static_cast<uint32_t>(sizeof(int32_t) * nreqs);
+    sizes.area = c_.remote.addr;
+    sizes.remote = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
+  }
   for (size_t q = 0; q < nqps; ++q) {
     const QpLane& ql = c_.qps[q];
-    const auto lane = static_cast<size_t>(ql.lane);
-    const auto rd = static_cast<size_t>(ql.remote_dev);
-    ibv_send_wr wrs[kMaxRecvs + 1] = {};
-    ibv_sge sges[kMaxRecvs + 1] = {};
-    int n = 0;
-    for (int i = 0; i < s.nreqs; ++i) {
-      SendReq* r = s.reqs[i];
-      size_t off = 0, len = 0;
-      chunk_of(r->size, q, nqps, &off, &len);
-      if (len == 0) continue;
-      sges[n] = {reinterpret_cast<uint64_t>(r->data) + off, static_cast<uint32_t>(len),
-                 r->mr->mr[lane]->lkey};
-      wrs[n].opcode = IBV_WR_RDMA_WRITE;
-      wrs[n].sg_list = &sges[n];
-      wrs[n].num_sge = 1;
-      wrs[n].wr.rdma.remote_addr = s.cts[i].addr + off;
-      wrs[n].wr.rdma.rkey = s.cts[i].rkey[rd];
-      ++n;
+    if (sizes.in_area) {
+      sizes.lkey = sizes_.mrs[static_cast<size_t>(ql.lane)]->lkey;
+      sizes.area_rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
     }
-    ibv_send_wr* last = nullptr;
-    if (!sizes_area && n == 1) {  // the data write itself carries the immediate
-      last = &wrs[0];
-      last->imm_data = htonl(static_cast<uint32_t>(s.reqs[0]->size));
-    } else {
-      last = &wrs[n];
-      last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-      if (sizes_area && q == 0) {
-        sges[n] = {reinterpret_cast<uint64_t>(sizes->data()),
-                   static_cast<uint32_t>(sizeof(int32_t) * s.nreqs), sizes_.mrs[lane]->lkey};
-        last->sg_list = &sges[n];
-        last->num_sge = 1;
-        last->wr.rdma.remote_addr = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
-        last->wr.rdma.rkey = c_.remote.devs[rd].rkey;
-      } else {
-        last->num_sge = 0;
-        last->wr.rdma.remote_addr = sizes_area ? c_.remote.addr : s.cts[0].addr;
-        last->wr.rdma.rkey = sizes_area ? c_.remote.devs[rd].rkey : s.cts[0].rkey[rd];
-      }
-      last->imm_data = htonl(sizes_area ? kSizesInArea : static_cast<uint32_t>(s.reqs[0]->size));
-      ++n;
-    }
-    last->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    last->send_flags = IBV_SEND_SIGNALED;
-    last->wr_id = kWrSend | static_cast<uint64_t>(index);
-    for (int i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
-    for (int i = 0; i < n; ++i)
-      if (wrs[i].num_sge == 1 && sges[&wrs[i] - wrs].length <= ql.max_inline)
-        wrs[i].send_flags |= IBV_SEND_INLINE;
+    // Only the work requests posted are written (zeroing all kMaxRecvs + 1 was ~1.3 KiB per QP and
+    // message, bench/net_instructions).
+    ibv_send_wr wrs[kMaxRecvs + 1];
+    ibv_sge sges[kMaxRecvs + 1];
+    qp_writes(std::span(s.reqs, nreqs), std::span(s.cts, nreqs), ql, q, nqps, sizes,
+              kWrSend | static_cast<uint64_t>(index), wrs, sges);
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
@@ -157,38 +143,44 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
   budget_.posted(s.wrs);
   s.posted = true;
   s.posted_at = Clock::now();
-  for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
+  for (size_t i = 0; i < nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
   return Status::success();
 }
 
 Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
-  auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
-  if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size()) {
-    size_t bytes = 0;
-    if (index < slots_.size())
-      for (int i = 0; i < slots_[index].nreqs; ++i)
-        if (slots_[index].reqs[i] != nullptr) bytes += slots_[index].reqs[i]->size;
-    return Status::fail(ncclRemoteError,
-                        wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, c_.where()));
-  }
+  const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size())
+    return failed_completion(wc);
   Slot& s = slots_[index];
   // The slot's last QP completed: every work request it posted is retired.
-  if (s.pending > 0 && --s.pending == 0 && !budget_.retired(s.wrs))
-    return Status::fail(
-        ncclInternalError, "internal.bad_argument",
-        fmt::format("send completion of slot {} beyond what was posted on {}", index, c_.where()));
+  if (s.pending > 0 && --s.pending == 0 && !budget_.retired(s.wrs)) return beyond_budget(index);
   if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
     s.lane_done[c_.completion_lane()] = c_.completion_time();
   return Status::success();
 }
 
+Status ReceiverDrivenSend::failed_completion(const ibv_wc& wc) const {
+  const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
+  size_t bytes = 0;
+  if (index < slots_.size())
+    for (int i = 0; i < slots_[index].nreqs; ++i)
+      if (slots_[index].reqs[i] != nullptr) bytes += slots_[index].reqs[i]->size;
+  return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send, bytes, c_.where()));
+}
+
+Status ReceiverDrivenSend::beyond_budget(size_t index) const {
+  return Status::fail(
+      ncclInternalError, "internal.bad_argument",
+      fmt::format("send completion of slot {} beyond what was posted on {}", index, c_.where()));
+}
+
 Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
-  if (Status st = c_.poll(); !st.ok()) return st;
+  if (!c_.drain_cqs()) return c_.error();
   Slot& s = slots_[static_cast<size_t>(req->slot)];
   if (s.posted && s.pending == 0) {
-    for (auto& r : s.reqs)
-      if (r == req) r = nullptr;
+    for (int i = 0; i < s.nreqs; ++i)
+      if (s.reqs[i] == req) s.reqs[i] = nullptr;
     --s.live_reqs;
     if (s.live_reqs == 0) s.posted = false;
     c_.finish(req, c_.striped() ? Clock::duration::zero() : Clock::now() - s.posted_at, done, sizes,
