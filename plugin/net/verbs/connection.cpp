@@ -353,8 +353,8 @@ void Connection::profile_start(size_t request, void* phandle, int opcode, uint64
   }
 }
 
-void Connection::profile_stop(size_t request) {
-  if (profiler == nullptr || !qp_events.live(request)) return;
+void Connection::profile_stop_events(size_t request) {
+  if (!qp_events.live(request)) return;
   for (void*& event : qp_events.of(request, qps.size()))
     if (event != nullptr) {
       profiler(&event, ncclProfilerNetEventStop, nullptr, 0, nullptr);
@@ -440,11 +440,12 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   emit_stats_line(stats_json(who, stats));
 }
 
-void Connection::record_transfer(size_t bytes, Clock::duration elapsed) {
-  if (bytes < node::kRailRateMinMessageBytes || elapsed <= Clock::duration::zero() || lanes.empty()) return;
-  const int64_t end =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  const int64_t start = end - std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+void Connection::record_transfer(size_t bytes, Clock::time_point start_at, Clock::time_point end_at) {
+  if (bytes < node::kRailRateMinMessageBytes || end_at <= start_at || lanes.empty()) return;
+  const auto ns = [](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  const int64_t start = ns(start_at), end = ns(end_at);
   // The QPs are striped over the lanes and a message is split evenly over the QPs (chunk_of): each
   // lane carries about its share. Used where the parts' completions are not timed per lane (the
   // protocols time them on striped connections: record_parts).

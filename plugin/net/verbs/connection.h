@@ -149,9 +149,9 @@ class Connection {
   // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one
   // (RAILSCOPE_NET_STATS_INTERVAL), written from watch(now) on the thread that drives the connection.
   void emit_stats(const char* role, bool final = true);
-  // A send of `bytes` completed after `elapsed` from its posting: a large one adds to the rate of the
-  // ports it used (rail_rate.h; each lane its share of the bytes). Lock-free, one clock read.
-  void record_transfer(size_t bytes, Clock::duration elapsed);
+  // A send of `bytes` posted at `start` and seen done at `end`: a large one adds to the rate of the
+  // ports it used (rail_rate.h; each lane its share of the bytes). Lock-free, no clock read.
+  void record_transfer(size_t bytes, Clock::time_point start, Clock::time_point end);
   // The same for a connection striped over several lanes (ports), part by part: a large send of
   // `bytes` posted at `posted_at` whose parts on lane l (chunk_of over the QPs, QP q on qps[q].lane)
   // completed at lane_done[l] adds to each port its parts' bytes over [posted_at, lane_done[l]], so
@@ -170,8 +170,12 @@ class Connection {
   // bytes or goes `whole` through QP 0 (an eager ring message).
   void profile_start(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
                      bool whole = false);
-  // Ends the request slot's QP events (NCCL's Stop) and forgets them.
-  void profile_stop(size_t request);
+  // Ends the request slot's QP events (NCCL's Stop) and forgets them. Inline: without a profiler
+  // (most runs) the call is the one comparison.
+  void profile_stop(size_t request) {
+    if (profiler != nullptr) profile_stop_events(request);
+  }
+  void profile_stop_events(size_t request);
   bool profiling(size_t request) const { return qp_events.live(request); }
   // The connection failed: the request slot's QP events end, and one railscope NetPlugin event
   // (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that failed

@@ -288,13 +288,13 @@ Status EagerSend::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
   if (req->eager) {  // carried whole: done once posted (isend polls the completions)
     if (!c_.error().ok()) return c_.error();
-    c_.finish(req, Clock::duration::zero(), done, sizes);  // nothing to time: done when posted
+    c_.finish(req, Clock::time_point{}, done, sizes);  // nothing to time: done when posted
     return Status::success();
   }
   if (!c_.drain_cqs()) return c_.error();
   if (Status st = progress(); !st.ok()) return st;
   if (req->posted && req->pending == 0) {
-    c_.finish(req, c_.striped() ? Clock::duration::zero() : Clock::now() - req->posted_at, done, sizes,
+    c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes,
               req->lane_done);
     return Status::success();
   }

@@ -34,8 +34,10 @@ Status VerbsSendComm::choose_protocol(uint32_t limit) {
   return protocol_->prepare();
 }
 
-void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes,
+void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
                            const Clock::time_point* lane_done) {
+  const bool timed = end != Clock::time_point{};
+  Clock::duration elapsed = timed ? end - req->posted_at : Clock::duration::zero();
   // Striped: the send ended when its last part's completion was polled (the caller read no clock).
   if (lane_done != nullptr && striped()) {
     Clock::time_point last = req->posted_at;
@@ -49,8 +51,8 @@ void VerbsSendComm::finish(SendReq* req, Clock::duration elapsed, int* done, int
   // The ports' rates (fabric.rail_skew): per lane when the parts were timed per lane.
   if (lane_done != nullptr && striped())
     record_parts(req->size, req->posted_at, lane_done);
-  else
-    record_transfer(req->size, elapsed);
+  else if (timed)
+    record_transfer(req->size, req->posted_at, end);
   profile_stop(pool.index_of(req));
   pool.put(req);
 }

@@ -104,10 +104,12 @@ class VerbsSendComm final : public SendComm, public Connection {
   // Shared by both protocols.
   RequestPool<SendReq, kSendRequests> pool;
   RegisteredBuffer region;  // written by the peer: FIFO, mailbox, credit word
-  // A finished send reported and its request returned to the pool. `lane_done`: when each lane's
-  // parts completed, on a striped connection: its rate is then accounted per port (record_parts) and
-  // `elapsed` is taken from the last of them (callers pass zero, reading no clock).
-  void finish(SendReq* req, Clock::duration elapsed, int* done, int* sizes,
+  // A finished send reported and its request returned to the pool. `end`: when it was seen done (the
+  // clock read of the test() that found it; a default time_point: not timed, as an eager ring message,
+  // done when posted). `lane_done`: when each lane's parts completed, on a striped connection: its rate
+  // is then accounted per port (record_parts) and its time taken from the last of them (callers pass
+  // no end then, reading no clock).
+  void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
               const Clock::time_point* lane_done = nullptr);
   // A send posted at posted_at and not acknowledged within the QP's retry budget is an error.
   Status stall_check(const SendReq& req, Clock::time_point posted_at);
