@@ -294,8 +294,7 @@ Status EagerSend::test(SendReq* req, int* done, int* sizes) {
   if (!c_.drain_cqs()) return c_.error();
   if (Status st = progress(); !st.ok()) return st;
   if (req->posted && req->pending == 0) {
-    c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes,
-              req->lane_done);
+    c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);
     return Status::success();
   }
   if (!c_.clock_due()) return c_.health();

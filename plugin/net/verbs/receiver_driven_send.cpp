@@ -183,8 +183,7 @@ Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
       if (s.reqs[i] == req) s.reqs[i] = nullptr;
     --s.live_reqs;
     if (s.live_reqs == 0) s.posted = false;
-    c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes,
-              s.lane_done);
+    c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, s.lane_done);
     return Status::success();
   }
   if (!c_.clock_due()) return c_.health();
