@@ -129,18 +129,6 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
 }
 
 bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
-  // The common case first: the oldest receive not wholly matched has one buffer, waiting for this tag
-  // (what the loops below find first too).
-  if (match_from_ < tail_) {
-    const auto index = static_cast<size_t>(match_from_ % kFifoDepth);
-    RecvSlot& r = c_.slots[index];
-    const Targets& t = targets_[index];
-    if (r.in_use && r.n == 1 && t.seq == match_from_ + 1 && t.state[0] == kWaiting && t.tags[0] == tag) {
-      *slot = &r;
-      *buffer = 0;
-      return true;
-    }
-  }
   auto all_matched = [](const Targets& t, const RecvSlot& r) {
     for (int i = 0; i < r.n; ++i)
       if (t.state[i] == kWaiting) return false;
