@@ -153,18 +153,23 @@ int close_loop_sender(int fd, int /*version*/) {
   return 0;
 }
 
+// One receive into all of buf (tag 0; no memory handle: the TCP engine needs none).
+ncclResult_t post_whole(NetApi& api, void* rcomm, std::vector<unsigned char>& buf, void** req) {
+  void* data = buf.data();
+  size_t cap = buf.size();
+  int tag = 0;
+  void* mh = nullptr;
+  return post_recv(api, rcomm, 1, &data, &cap, &tag, &mh, req);
+}
+
 int stop_receiving(int fd, int /*version*/) {
   auto a = ready_api(12);
   if (!a) return 10;
   void *rcomm = nullptr, *lcomm = nullptr;
   if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
   std::vector<unsigned char> buf(size_t{64} << 20);
-  void* data = buf.data();
-  size_t cap = buf.size();
-  int tag = 0;
-  void* mh = nullptr;
   void* req = nullptr;
-  if (post_recv(*a, rcomm, 1, &data, &cap, &tag, &mh, &req) != ncclSuccess) return 12;
+  if (post_whole(*a, rcomm, buf, &req) != ncclSuccess) return 12;
   if (wait_request(*a, req, nullptr) != ncclSuccess) return 13;
   char note = 1;
   write_all(fd, &note, 1);
@@ -198,12 +203,8 @@ int late_receiver(int fd, int /*version*/) {
   if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
   std::this_thread::sleep_for(kLateBy);
   std::vector<unsigned char> buf(kLateBytes);
-  void* data = buf.data();
-  size_t cap = buf.size();
-  int tag = 0;
-  void* mh = nullptr;
   void* req = nullptr;
-  if (post_recv(*a, rcomm, 1, &data, &cap, &tag, &mh, &req) != ncclSuccess) return 12;
+  if (post_whole(*a, rcomm, buf, &req) != ncclSuccess) return 12;
   int got = -1;
   if (wait_request(*a, req, &got) != ncclSuccess) {
     std::fprintf(stderr, "late_receiver: the receive failed; the plugin logged:\n%s",
