@@ -96,6 +96,11 @@ struct Request {
   uint8_t kind = 0;  // engine-defined, so test() (NCCL's polling loop) dispatches without RTTI
 };
 
+// The largest message isend takes, each engine's maxP2pBytes: test() reports sizes to NCCL as int, and
+// the verbs engine carries them in 31-bit immediates and int32 records. The ABI adapter refuses a
+// larger isend as an invalid argument before any engine sees it (NCCL itself never posts one).
+inline constexpr size_t kMaxMessageBytes = size_t{1} << 30;
+
 // The listen handle NCCL ships to the peer through its bootstrap (NCCL_NET_HANDLE_MAXSIZE bytes).
 inline constexpr size_t kHandleSize = 128;
 using HandleBytes = std::span<std::byte, kHandleSize>;
@@ -116,7 +121,7 @@ struct DeviceProps {
   int max_comms = 0;
   int max_recvs = 1;
   std::vector<int> vdevs;  // physical children; a physical device lists itself
-  size_t max_p2p_bytes = size_t{1} << 40;
+  size_t max_p2p_bytes = kMaxMessageBytes;
   size_t max_coll_bytes = size_t{512} << 20;
   int max_multi_request_size = 1;
   int rail_id = -1;

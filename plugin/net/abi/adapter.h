@@ -138,6 +138,8 @@ ncclResult_t isend(void* send_comm, void* data, Size size, int tag, void* mhandl
   *request = nullptr;
   if constexpr (std::is_signed_v<Size>)
     if (size < 0) return bad_argument("isend", "a negative size");
+  if (static_cast<size_t>(size) > kMaxMessageBytes)
+    return message_too_large("isend", static_cast<size_t>(size));
   Engine* e = engine("isend");
   if (e == nullptr) return ncclInternalError;
   Request* r = nullptr;

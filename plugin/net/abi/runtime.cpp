@@ -44,6 +44,13 @@ ncclResult_t bad_argument(const char* fn, const char* what) {
                                  fmt::format("{} called with {}", fn, what)));
 }
 
+ncclResult_t message_too_large(const char* fn, size_t size) {
+  return report(fn, Status::fail(ncclInvalidArgument, "internal.bad_argument",
+                                 fmt::format("{} of {} bytes: above maxP2pBytes ({} bytes), the most one "
+                                             "message may carry",
+                                             fn, size, kMaxMessageBytes)));
+}
+
 ncclResult_t init(const char* fn, ncclDebugLogger_t logger, ncclProfilerCallback_t profiler,
                   const CommConfig& config, Context** ctx) {
   if (ctx != nullptr) *ctx = nullptr;

@@ -45,6 +45,8 @@ inline ncclResult_t report(const char* fn, const Status& status) {
 // Common argument check: logs internal.bad_argument naming the function and returns
 // ncclInternalError (NCCL misused the API).
 ncclResult_t bad_argument(const char* fn, const char* what);
+// A message above kMaxMessageBytes: ncclInvalidArgument, logged with both sizes.
+ncclResult_t message_too_large(const char* fn, size_t size);
 
 // The config a context carries, or the default when ctx is null.
 CommConfig config_of(void* ctx);

@@ -109,7 +109,6 @@ Status TcpEngine::properties(int dev, DeviceProps* props) {
   props->max_comms = 65536;
   props->max_recvs = kMaxRecvs;
   props->vdevs = {d.iface};
-  props->max_p2p_bytes = size_t{1} << 31;
   props->max_coll_bytes = size_t{512} << 20;
   props->max_multi_request_size = 1;
   return Status::success();

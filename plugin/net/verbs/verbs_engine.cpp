@@ -129,7 +129,6 @@ Status VerbsEngine::properties(int dev, DeviceProps* props) {
   props->latency_us = 0.0f;
   props->max_recvs = kMaxRecvs;
   props->vdevs = d.ports;
-  props->max_p2p_bytes = size_t{1} << 30;  // sizes travel as 31-bit immediates and int32 records
   props->max_coll_bytes = size_t{512} << 20;
   props->max_multi_request_size = 1;
   return Status::success();

@@ -19,6 +19,7 @@ namespace railscope::abi_test {
 struct NetProps {
   std::string name, pci_path;
   int speed = 0, ptr_support = 0, max_recvs = 0, max_comms = 0;
+  size_t max_p2p_bytes = 0;  // v9+
 };
 
 struct NetApi {
@@ -64,6 +65,7 @@ void fill_common(NetApi* a, const Table* t) {
       p->ptr_support = raw.ptrSupport;
       p->max_recvs = raw.maxRecvs;
       p->max_comms = raw.maxComms;
+      if constexpr (requires { raw.maxP2pBytes; }) p->max_p2p_bytes = raw.maxP2pBytes;
     }
     return rc;
   };

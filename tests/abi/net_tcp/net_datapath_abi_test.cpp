@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -213,6 +214,24 @@ int late_receiver(int fd, int /*version*/) {
     return 13;
   }
   if (got != static_cast<int>(kLateBytes) || check_pattern(buf, kLateBytes, 3) != SIZE_MAX) return 14;
+  char ok = 1;
+  write_all(fd, &ok, 1);
+  return a->close_recv(rcomm) == ncclSuccess && a->close_listen(lcomm) == ncclSuccess ? 0 : 15;
+}
+
+// One message of kOneBytes (pattern 7) into a larger receive.
+constexpr size_t kOneBytes = 100000;
+int receive_one(int fd, int /*version*/) {
+  auto a = ready_api(12);
+  if (!a) return 10;
+  void *rcomm = nullptr, *lcomm = nullptr;
+  if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
+  std::vector<unsigned char> buf(size_t{1} << 20);
+  void* req = nullptr;
+  if (post_whole(*a, rcomm, buf, &req) != ncclSuccess) return 12;
+  int got = -1;
+  if (wait_request(*a, req, &got) != ncclSuccess) return 13;
+  if (got != static_cast<int>(kOneBytes) || check_pattern(buf, kOneBytes, 7) != SIZE_MAX) return 14;
   char ok = 1;
   write_all(fd, &ok, 1);
   return a->close_recv(rcomm) == ncclSuccess && a->close_listen(lcomm) == ncclSuccess ? 0 : 15;
@@ -599,6 +618,35 @@ TEST(NetDataPath, AReceiverLaterThanTheTimeoutIsNoFailure) {
   EXPECT_EQ(api->finalize(), ncclSuccess);
 }
 
+// A send above the maxP2pBytes the device announces (NCCL never posts one; test() could not report its
+// size) is refused as an invalid argument before anything travels, and the connection goes on: the
+// next message arrives whole.
+TEST(NetDataPath, ASendAboveMaxP2pBytesIsRefusedAndTheCommGoesOn) {
+  auto api = ready_api(12);
+  ASSERT_TRUE(api);
+  NetProps props;
+  ASSERT_EQ(api->properties(kDev, &props), ncclSuccess);
+  ASSERT_GT(props.max_p2p_bytes, 0u);
+  ASSERT_LE(props.max_p2p_bytes, static_cast<size_t>(INT32_MAX));  // test() reports sizes as int
+  Peer peer = spawn_peer("receive_one");
+  void* scomm = nullptr;
+  ASSERT_EQ(establish_send(*api, kDev, peer.fd, &scomm), ncclSuccess);
+  std::vector<unsigned char> buf(kOneBytes);
+  fill_pattern(buf, kOneBytes, 7);
+  CapturedLog::clear();
+  void* req = nullptr;
+  // The size is refused before the buffer is touched (it is far smaller than the size claims).
+  EXPECT_EQ(api->isend(scomm, buf.data(), props.max_p2p_bytes + 1, 0, nullptr, &req), ncclInvalidArgument);
+  EXPECT_EQ(req, nullptr);
+  EXPECT_TRUE(CapturedLog::contains("above maxP2pBytes")) << logged_warnings();
+  ASSERT_EQ(post_send(*api, scomm, buf.data(), kOneBytes, 0, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(wait_request(*api, req, nullptr), ncclSuccess);
+  char ok = 0;
+  EXPECT_TRUE(read_all(peer.fd, &ok, 1));
+  EXPECT_EQ(api->close_send(scomm), ncclSuccess);
+  EXPECT_EQ(peer.wait(), 0) << "12-14: the message after the refused one did not arrive whole";
+}
+
 // Only across the veth pair: our end's link goes down mid-transfer; the silent peer is diagnosed
 // (progress.stalled) within the configured bound (RAILSCOPE_TCP_TIMEOUT, set small by CTest).
 TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
@@ -742,6 +790,7 @@ int peer_main(const std::string& role, int fd, int version) {
   if (role == "stop_receiving") return stop_receiving(fd, version);
   if (role == "send_three_mib") return send_three_mib(fd, version);
   if (role == "late_receiver") return late_receiver(fd, version);
+  if (role == "receive_one") return receive_one(fd, version);
   if (role == "profiled_sender") return profiled_sender(fd, version);
   return 99;
 }
