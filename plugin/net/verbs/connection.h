@@ -30,9 +30,11 @@ struct NetPort;  // discovery.h
 class MrCache;   // mr_cache.h
 struct QpCaps;   // qp.h
 
-// Receive slots of a connection (x kMaxRecvs: its send requests); the receiver-driven protocol uses the
-// first kCtsSlots of them (receiver_driven_queues.h), the eager protocol all.
-inline constexpr int kFifoDepth = 64;
+// Receives in flight per connection (each of up to kMaxRecvs buffers): NCCL_NET_MAX_REQUESTS, as NCCL
+// keeps per comm and as the receiver-driven protocol has clear-to-send slots (receiver_driven_queues.h).
+// A receive beyond them is answered "call again". Each slot is resident (RecvSlot, and the eager
+// receiver's Targets): 64 of them made a 19 KiB receive comm and a 22 KiB eager receiver.
+inline constexpr int kFifoDepth = 32;
 inline constexpr int kMaxRecvs = 8;
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message

@@ -35,7 +35,7 @@ namespace railscope::net::verbs::eager {
 
 inline constexpr int kRingMessages = 64;       // credits: ring messages in flight per connection
 inline constexpr uint32_t kSignalEvery = 16;   // ring writes: one signalled completion per this many
-inline constexpr size_t kMaxTargets = 64 * 8;  // receive buffers in flight (kFifoDepth x kMaxRecvs)
+inline constexpr size_t kMaxTargets = 32 * 8;  // receive buffers in flight (kFifoDepth x kMaxRecvs)
 // Standing receives consumed by ring messages and data parts are given back in batches of this many
 // (eager_queues.h sizes the pool of standing receives).
 inline constexpr int kRepostBatch = 16;

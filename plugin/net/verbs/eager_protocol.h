@@ -13,6 +13,8 @@ namespace railscope::net::verbs {
 
 static_assert(kSendRequests >= static_cast<size_t>(eager::kRingMessages) + eager::kMaxLargeInFlight,
               "every eager message in flight has a request");
+static_assert(eager::kMaxTargets == static_cast<size_t>(kFifoDepth) * kMaxRecvs,
+              "a clear-to-send names a buffer of one of the receive comm's slots");
 
 class EagerSend final : public SendProtocol {
  public:

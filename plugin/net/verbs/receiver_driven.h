@@ -38,7 +38,7 @@ using SizesSlot = std::array<int32_t, kMaxRecvs>;
 // the receive comm's slot of the same index, and a send the request pool's entries.
 inline constexpr int kCtsSlots = static_cast<int>(receiver_driven::kFifoSlots);
 static_assert(kCtsSlots <= kFifoDepth, "the receive comm's slots");
-static_assert(static_cast<size_t>(kCtsSlots) * kMaxRecvs <= kSendRequests, "the request pool");
+static_assert(kSendRequests >= kMaxRecvs, "a whole slot's requests fit the pool");
 static_assert(receiver_driven::kMaxBuffersPerSlot == kMaxRecvs);
 // The FIFO opens the sender's region (send_comm.h); the eager mailbox follows it.
 inline constexpr size_t kFifoBytes = sizeof(CtsSlot) * kCtsSlots;

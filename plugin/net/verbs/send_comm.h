@@ -11,7 +11,6 @@
 #include "plugin/net/common/request_pool.h"
 #include "plugin/net/verbs/connection.h"
 #include "plugin/net/verbs/eager.h"
-#include "plugin/net/verbs/receiver_driven_queues.h"
 
 namespace railscope::net::verbs {
 
@@ -68,12 +67,13 @@ class SendProtocol {
   virtual void drain() {}
 };
 
-// Requests in flight per connection, the most either protocol can have: receiver-driven, one per
-// buffer of its clear-to-send slots (receiver_driven_queues.h: 32 x 8); eager, its 64 ring messages and
-// 32 large ones (eager_queues.h). NCCL itself keeps at most NCCL_NET_MAX_REQUESTS (32) per comm; a
-// caller that holds more gets "call again". It used to be 64 x 8 (a 70 KiB send comm, all resident).
-inline constexpr size_t kSendRequests =
-    static_cast<size_t>(receiver_driven::kFifoSlots) * receiver_driven::kMaxBuffersPerSlot;
+// Send requests in flight per connection. NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) per comm, and
+// NCCL's own IB transport has exactly that many; this pool has four times as many, so the harnesses
+// that post far ahead still run. A full pool answers "call again": the receiver-driven protocol with
+// at most 16 whole slots of 8 buffers matched (receiver_driven_send.cpp), the eager one never (its 64
+// ring messages are done once posted; at most 32 large ones wait, eager_queues.h). Each request is
+// resident: 256 of them (one per buffer of all 32 clear-to-send slots) made a 36 KiB send comm.
+inline constexpr size_t kSendRequests = 128;
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:

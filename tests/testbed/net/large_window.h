@@ -37,19 +37,20 @@ inline bool large_beyond_window(const ncclNet_v11_t* t, void* sc, void* rc, cons
     return *why = std::to_string(taken) + " large sends taken before their receives, " +
                   std::to_string(NCCL_NET_MAX_REQUESTS) + " expected",
            false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  for (size_t k = 0; k < n; ++k) {
+  // The receives, as far as the receive comm takes them (NCCL_NET_MAX_REQUESTS in flight, like the
+  // sends); round robin posts the rest as earlier ones are done.
+  auto irecv = [&](size_t k) {
     void* data = rbuf + k * slice;
     size_t size = slice;
     int tag = kTag;
-    while (rreq[k] == nullptr) {
-      if (t->irecv(rc, 1, &data, &size, &tag, &rmr, nullptr, &rreq[k]) != ncclSuccess)
-        return *why = "irecv failed", false;
-      if (std::chrono::steady_clock::now() > deadline) return *why = "irecv: no request within 90 s", false;
-    }
+    return t->irecv(rc, 1, &data, &size, &tag, &rmr, nullptr, &rreq[k]);
+  };
+  size_t received = 0;
+  for (; received < n; ++received) {
+    if (irecv(received) != ncclSuccess) return *why = "irecv failed", false;
+    if (rreq[received] == nullptr) break;
   }
-  // Every receive is posted: only the sends not taken yet are posted again.
-  auto no_irecv = [](size_t) { return ncclSuccess; };
-  return round_robin_until_delivered(t, n, isend, no_irecv, taken, n, sreq, rreq, size_of, sbuf, rbuf, slice,
-                                     deadline, why);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  return round_robin_until_delivered(t, n, isend, irecv, taken, received, sreq, rreq, size_of, sbuf, rbuf,
+                                     slice, deadline, why);
 }

@@ -28,6 +28,7 @@
 #include "progress.h"
 #include "railscope/nccl/net.h"
 #include "receive_window.h"
+#include "send_window.h"
 
 using namespace railscope::abi_test;
 using Clock = std::chrono::steady_clock;
@@ -453,6 +454,21 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     }
     CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (receive window)");
     CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (receive window)");
+    // More sends than the sender's request pool holds (send_window.h), on a fresh connection.
+    wsc = wrc = wsmr = wrmr = nullptr;
+    CHECK(connect_pair(net, a, b, &wsc, &wrc), "third connection for the send window");
+    if (wsc != nullptr && wrc != nullptr) {
+      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
+      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
+      constexpr size_t slice = 8 << 10;
+      fill(sbuf, kSendWindowMessages * slice, seed++);
+      std::string why;
+      CHECK(sends_beyond_request_pool(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, &why),
+            "sends beyond the request pool: %s", why.c_str());
+      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
+    }
+    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (send window)");
+    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (send window)");
   }
   // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
   {
