@@ -6,6 +6,10 @@
 # Not a test: TCG numbers mean something only side by side within one boot (docs/testbed.md).
 # usage: bench/connection_scale/run.sh [BUILD_DIR] [COUNTS]
 #        env: REF_PLUGIN=<path> MEM=10G RAILSCOPE_NET_EAGER_MAX=<bytes, 0: receiver-driven>
+#             BASE_PLUGIN=<another railscope .so, e.g. main's: before/after in one boot>
+#             ROUNDS=<n> (each plugin n times in rotated order after a discarded warm-up; medians
+#             at the end: connect time scatters by 30 % between runs of one boot, and the first run
+#             of a boot was the slowest, which had made railscope's connect look 2x the reference's)
 #             CONN_SCALE_SMAPS=1 (also resident memory per pair by kind of mapping, /proc/self/smaps)
 #             RAILSCOPE_TESTBED_APPEND (guest kernel arguments; default: the TSC clock)
 #
@@ -101,6 +105,12 @@
 # (CONN_SCALE_SMAPS=1 run.sh build 64,256, 12:09 UTC), per pair at N = 64 / 256:
 #   railscope  heap and anonymous 177 / 133 KiB, verbs device 192 / 192 KiB: 369 / 325 KiB
 #   reference  heap and anonymous 126 / 117 KiB, verbs device 232 / 232 KiB: 358 / 349 KiB
+# 128 send requests and 32 receive slots per connection (were 256 and 64), 2 December 2026 18:55 UTC, quiet
+# host, CONN_SCALE_SMAPS=1 ROUNDS=3 BASE_PLUGIN=<main's plugin> REF_PLUGIN=... MEM=4G run.sh build 64,256,
+# medians of 3 rounds, per pair at N = 64 / 256 (the second boot; docs/net-protocol.md has both):
+#   railscope  heap 146.0 / 111.3 KiB, verbs device 192, connect 13.1 / 10.0 ms
+#   base       heap 176.4 / 134.0 KiB, verbs device 192, connect 11.2 / 11.1 ms
+#   reference  heap 126.3 /  94.3 KiB, verbs device 232, connect  7.8 /  8.8 ms
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -109,6 +119,9 @@ drv=$build/bench/connection_scale/conn_scale
 [[ -x $drv ]] || { echo "no $drv: cmake --build $build --target conn_scale" >&2; exit 2; }
 ref=${REF_PLUGIN:-}
 if [[ -n $ref && ! -e $ref ]]; then echo "REF_PLUGIN=$ref does not exist: reference skipped" >&2; ref=; fi
+base=${BASE_PLUGIN:-}
+if [[ -n $base && ! -e $base ]]; then echo "BASE_PLUGIN=$base does not exist: skipped" >&2; base=; fi
+log=$(mktemp /tmp/conn_scale.XXXXXX.log)
 # Two processes of up to 1,024 send + 1,024 receive comms each: far more guest memory than the default.
 # Guest clock from the TSC as on real hosts (the emulated HPET makes every clock read a system call,
 # which test() pays once in 16 calls); RAILSCOPE_TESTBED_APPEND= (empty) measures on the HPET instead.
@@ -116,5 +129,6 @@ export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksou
 # RAILSCOPE_NET_EAGER_MAX, when set, travels into the guest (0: the receiver-driven protocol).
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --mem "${MEM:-10G}" --timeout 1800 \
     ${RAILSCOPE_NET_EAGER_MAX:+--env "RAILSCOPE_NET_EAGER_MAX=$RAILSCOPE_NET_EAGER_MAX"} \
-    ${CONN_SCALE_SMAPS:+--env CONN_SCALE_SMAPS=1} -- \
-    "$root/bench/connection_scale/guest.sh" "$drv" "$counts" "$ref"
+    ${CONN_SCALE_SMAPS:+--env CONN_SCALE_SMAPS=1} --env "ROUNDS=${ROUNDS:-1}" -- \
+    "$root/bench/connection_scale/guest.sh" "$drv" "$counts" "$ref" "$base" | tee "$log"
+if [[ ${ROUNDS:-1} -gt 1 ]]; then python3 "$root/bench/connection_scale/medians.py" "$log"; fi
