@@ -418,57 +418,47 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     for (int i = 0; i < 40; ++i)
       transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, static_cast<size_t>(i * 97), seed++);
   for (int n = 1; n <= 8; ++n) grouped(net, sc, rc, sbuf, rbuf, smr, rmr, n, seed++);
+  // A window case (window(sc, rc, smr, rmr, &why)) on a fresh connection of its own: every ring credit,
+  // slot and request free, so only the bound under test can refuse a post.
+  auto on_fresh_connection = [&](const char* what, auto&& window) {
+    void *wsc = nullptr, *wrc = nullptr, *wsmr = nullptr, *wrmr = nullptr;
+    CHECK(connect_pair(net, a, b, &wsc, &wrc), "a connection for the case: %s", what);
+    if (wsc != nullptr && wrc != nullptr) {
+      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
+      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
+      std::string why;
+      CHECK(window(wsc, wrc, wsmr, wrmr, &why), "%s: %s", what, why.c_str());
+      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
+    }
+    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (%s)", what);
+    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (%s)", what);
+  };
   if (eager_limit() > 0) {
     for (int rep = 0; rep < 8; ++rep)  // more ring messages than the ring has slots
       sends_first(net, sc, rc, sbuf, rbuf, smr, rmr, seed++);
-    // More large messages than may be in flight (large_window.h), on a fresh connection: every ring
-    // credit free, so only the bound on large messages can refuse a send.
-    void *wsc = nullptr, *wrc = nullptr, *wsmr = nullptr, *wrmr = nullptr;
-    CHECK(connect_pair(net, a, b, &wsc, &wrc), "second connection for the large-message window");
-    if (wsc != nullptr && wrc != nullptr) {
-      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
-      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
-      const size_t slice = std::max<size_t>(64 << 10, eager_limit() + 1 + 512 * kLargeWindowMessages);
-      fill(sbuf, kLargeWindowMessages * slice, seed++);
-      std::string why;
-      CHECK(large_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr,
-                                eager_limit() + 1, &why),
-            "large sends beyond the window: %s", why.c_str());
-      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
-    }
-    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (window)");
-    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (window)");
+    // More large messages than may be in flight (large_window.h).
+    on_fresh_connection(
+        "large sends beyond the window", [&](void* wsc, void* wrc, void* wsmr, void* wrmr, std::string* why) {
+          const size_t slice = std::max<size_t>(64 << 10, eager_limit() + 1 + 512 * kLargeWindowMessages);
+          fill(sbuf, kLargeWindowMessages * slice, seed++);
+          return large_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr,
+                                     eager_limit() + 1, why);
+        });
   } else {
-    // More receives than may be in flight (receive_window.h), on a fresh connection.
-    void *wsc = nullptr, *wrc = nullptr, *wsmr = nullptr, *wrmr = nullptr;
-    CHECK(connect_pair(net, a, b, &wsc, &wrc), "second connection for the receive window");
-    if (wsc != nullptr && wrc != nullptr) {
-      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
-      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
-      constexpr size_t slice = 64 << 10;
-      fill(sbuf, kReceiveWindowMessages * slice, seed++);
-      std::string why;
-      CHECK(receives_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, &why),
-            "receives beyond the window: %s", why.c_str());
-      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
-    }
-    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (receive window)");
-    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (receive window)");
-    // More sends than the sender's request pool holds (send_window.h), on a fresh connection.
-    wsc = wrc = wsmr = wrmr = nullptr;
-    CHECK(connect_pair(net, a, b, &wsc, &wrc), "third connection for the send window");
-    if (wsc != nullptr && wrc != nullptr) {
-      CHECK(net.t->regMr(wsc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &wsmr) == ncclSuccess, "regMr send");
-      CHECK(net.t->regMr(wrc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &wrmr) == ncclSuccess, "regMr recv");
-      constexpr size_t slice = 8 << 10;
-      fill(sbuf, kSendWindowMessages * slice, seed++);
-      std::string why;
-      CHECK(sends_beyond_request_pool(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, &why),
-            "sends beyond the request pool: %s", why.c_str());
-      CHECK(net.t->deregMr(wsc, wsmr) == ncclSuccess && net.t->deregMr(wrc, wrmr) == ncclSuccess, "deregMr");
-    }
-    CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (send window)");
-    CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (send window)");
+    // More receives than may be in flight (receive_window.h).
+    on_fresh_connection(
+        "receives beyond the window", [&](void* wsc, void* wrc, void* wsmr, void* wrmr, std::string* why) {
+          constexpr size_t slice = 64 << 10;
+          fill(sbuf, kReceiveWindowMessages * slice, seed++);
+          return receives_beyond_window(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, why);
+        });
+    // More sends than the sender's request pool holds (send_window.h).
+    on_fresh_connection(
+        "sends beyond the request pool", [&](void* wsc, void* wrc, void* wsmr, void* wrmr, std::string* why) {
+          constexpr size_t slice = 8 << 10;
+          fill(sbuf, kSendWindowMessages * slice, seed++);
+          return sends_beyond_request_pool(net.t, wsc, wrc, sbuf.data(), rbuf.data(), slice, wsmr, wrmr, why);
+        });
   }
   // Profiler events: one start/stop pair per send and per received buffer, only when NCCL gives phandles.
   {

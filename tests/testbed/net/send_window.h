@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "railscope/nccl/net.h"
+#include "tests/testbed/net/window_delivery.h"
 
 inline constexpr int kSendWindowGroup = 8;  // buffers per receive (NCCL_NET_IB_MAX_RECVS)
 inline constexpr size_t kSendWindowReceives = NCCL_NET_MAX_REQUESTS;
@@ -85,14 +86,6 @@ inline bool sends_beyond_request_pool(const ncclNet_v11_t* t, void* sc, void* rc
     if (left > 0 && std::chrono::steady_clock::now() > deadline)
       return *why = std::to_string(left) + " requests not done within 90 s", false;
   }
-  for (size_t k = 0; k < n; ++k) {
-    const auto want = static_cast<int>(size_of(k));
-    if (ssz[k] != want || rsz[k] != want)
-      return *why = "message " + std::to_string(k) + ": sent " + std::to_string(ssz[k]) + ", received " +
-                    std::to_string(rsz[k]) + " bytes, " + std::to_string(want) + " expected",
-             false;
-    if (std::memcmp(sbuf + k * slice, rbuf + k * slice, size_of(k)) != 0)
-      return *why = "message " + std::to_string(k) + " payload differs", false;
-  }
-  return true;
+  // Buffer i of receive r holds message r x 8 + i: rsz is in message order, as delivered_in_order wants.
+  return delivered_in_order(n, size_of, ssz, rsz, sbuf, rbuf, slice, why);
 }
