@@ -67,12 +67,12 @@ class SendProtocol {
   virtual void drain() {}
 };
 
-// Send requests in flight per connection. NCCL keeps at most NCCL_NET_MAX_REQUESTS (32) per comm, and
-// NCCL's own IB transport has exactly that many; this pool has four times as many, so the harnesses
-// that post far ahead still run. A full pool answers "call again": the receiver-driven protocol with
-// at most 16 whole slots of 8 buffers matched (receiver_driven_send.cpp), the eager one never (its 64
-// ring messages are done once posted; at most 32 large ones wait, eager_queues.h). Each request is
-// resident: 256 of them (one per buffer of all 32 clear-to-send slots) made a 36 KiB send comm.
+// Send requests per connection, from isend until test() reports them done. NCCL keeps at most
+// NCCL_NET_MAX_REQUESTS (32) per comm, and NCCL's own IB transport has exactly that many; this pool has
+// four times as many, so harnesses that post far ahead still run. A full pool answers "call again"
+// (receiver-driven: 16 whole slots of 8 buffers matched, test bed send_window.h; eager: a caller that
+// holds 128 sends untested, past the 64 ring messages and 32 large ones the protocol itself bounds).
+// Each request is resident: 256 (one per buffer of all 32 clear-to-send slots) made a 36 KiB send comm.
 inline constexpr size_t kSendRequests = 128;
 
 class VerbsSendComm final : public SendComm, public Connection {
