@@ -122,6 +122,7 @@ if [[ -n $ref && ! -e $ref ]]; then echo "REF_PLUGIN=$ref does not exist: refere
 base=${BASE_PLUGIN:-}
 if [[ -n $base && ! -e $base ]]; then echo "BASE_PLUGIN=$base does not exist: skipped" >&2; base=; fi
 log=$(mktemp /tmp/conn_scale.XXXXXX.log)
+trap 'rm -f "$log"' EXIT
 # Two processes of up to 1,024 send + 1,024 receive comms each: far more guest memory than the default.
 # Guest clock from the TSC as on real hosts (the emulated HPET makes every clock read a system call,
 # which test() pays once in 16 calls); RAILSCOPE_TESTBED_APPEND= (empty) measures on the HPET instead.
