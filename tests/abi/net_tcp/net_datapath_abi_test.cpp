@@ -198,43 +198,38 @@ int send_three_mib(int fd, int /*version*/) {
 // rank busy elsewhere, as in a checkpoint): the sender sits on a zero window meanwhile.
 constexpr size_t kLateBytes = size_t{32} << 20;
 constexpr auto kLateBy = std::chrono::milliseconds(3500);
-int late_receiver(int fd, int /*version*/) {
+// Receives one message of `bytes` (pattern `seed`) into a receive of `capacity`, posted `delay` after
+// the connection is up; 12-14: the receive failed or the message is not whole (what the plugin logged
+// goes to stderr).
+int receive_checked(int fd, size_t capacity, size_t bytes, uint64_t seed, std::chrono::milliseconds delay,
+                    const char* role) {
   auto a = ready_api(12);
   if (!a) return 10;
   void *rcomm = nullptr, *lcomm = nullptr;
   if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
-  std::this_thread::sleep_for(kLateBy);
-  std::vector<unsigned char> buf(kLateBytes);
+  std::this_thread::sleep_for(delay);
+  std::vector<unsigned char> buf(capacity);
   void* req = nullptr;
   if (post_whole(*a, rcomm, buf, &req) != ncclSuccess) return 12;
   int got = -1;
   if (wait_request(*a, req, &got) != ncclSuccess) {
-    std::fprintf(stderr, "late_receiver: the receive failed; the plugin logged:\n%s",
-                 logged_warnings().c_str());
+    std::fprintf(stderr, "%s: the receive failed; the plugin logged:\n%s", role, logged_warnings().c_str());
     return 13;
   }
-  if (got != static_cast<int>(kLateBytes) || check_pattern(buf, kLateBytes, 3) != SIZE_MAX) return 14;
+  if (got != static_cast<int>(bytes) || check_pattern(buf, bytes, seed) != SIZE_MAX) return 14;
   char ok = 1;
   write_all(fd, &ok, 1);
   return a->close_recv(rcomm) == ncclSuccess && a->close_listen(lcomm) == ncclSuccess ? 0 : 15;
 }
 
+int late_receiver(int fd, int /*version*/) {
+  return receive_checked(fd, kLateBytes, kLateBytes, 3, kLateBy, "late_receiver");
+}
+
 // One message of kOneBytes (pattern 7) into a larger receive.
 constexpr size_t kOneBytes = 100000;
 int receive_one(int fd, int /*version*/) {
-  auto a = ready_api(12);
-  if (!a) return 10;
-  void *rcomm = nullptr, *lcomm = nullptr;
-  if (establish_recv(*a, kDev, fd, &rcomm, &lcomm) != ncclSuccess) return 11;
-  std::vector<unsigned char> buf(size_t{1} << 20);
-  void* req = nullptr;
-  if (post_whole(*a, rcomm, buf, &req) != ncclSuccess) return 12;
-  int got = -1;
-  if (wait_request(*a, req, &got) != ncclSuccess) return 13;
-  if (got != static_cast<int>(kOneBytes) || check_pattern(buf, kOneBytes, 7) != SIZE_MAX) return 14;
-  char ok = 1;
-  write_all(fd, &ok, 1);
-  return a->close_recv(rcomm) == ncclSuccess && a->close_listen(lcomm) == ncclSuccess ? 0 : 15;
+  return receive_checked(fd, size_t{1} << 20, kOneBytes, 7, std::chrono::milliseconds(0), "receive_one");
 }
 
 // Records NCCL profiler callbacks (peer process only).
