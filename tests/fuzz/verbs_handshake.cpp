@@ -44,11 +44,16 @@ bool same_end(const rv::EndInfo& a, const rv::EndInfo& b) {
 
 bool same_message(const rv::Message& a, const rv::Message& b) {
   return a.type == b.type && a.nonce == b.nonce && a.status == b.status && same_end(a.end, b.end) &&
-         a.qpns == b.qpns && a.released == b.released;
+         a.qpns == b.qpns && a.fifo_addr == b.fifo_addr && a.fifo_rkeys == b.fifo_rkeys &&
+         a.released == b.released;
 }
 
 // What decoding promises about the values it lets through.
 void check_values(const rv::Message& m) {
+  if (m.type == rv::MessageType::Qpns) {
+    RS_FUZZ_CHECK(m.fifo_rkeys.size() <= rv::kMaxDevsPerEnd, "%zu FIFO rkeys", m.fifo_rkeys.size());
+    RS_FUZZ_CHECK(m.fifo_rkeys.empty() == (m.fifo_addr == 0), "FIFO address without rkeys or the reverse");
+  }
   if (m.type != rv::MessageType::Hello && m.type != rv::MessageType::Reply) return;
   const rv::EndInfo& e = m.end;
   RS_FUZZ_CHECK(!e.devs.empty() && e.devs.size() <= rv::kMaxDevsPerEnd, "%zu devices", e.devs.size());

@@ -16,7 +16,7 @@ namespace railscope::net::verbs {
 namespace {
 
 using Clock = Connection::Clock;
-constexpr size_t kMailboxOffset = kFifoBytes;  // in the sender's region (send_comm.h)
+constexpr size_t kMailboxOffset = 0;  // the sender's region: the mailbox, then the credit word (send_comm.h)
 
 Status bad_peer(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));

@@ -12,14 +12,13 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
 #include "plugin/net/verbs/eager_queues.h"
-#include "plugin/net/verbs/receiver_driven.h"
 #include "railscope/core/log.h"
 
 namespace railscope::net::verbs {
 namespace {
 
 using Clock = Connection::Clock;
-constexpr size_t kMailboxOffset = kFifoBytes;  // the mailbox follows the FIFO (send_comm.h)
+constexpr size_t kMailboxOffset = 0;  // the sender's region: the mailbox, then the credit word (send_comm.h)
 
 const volatile eager::ClearToSend& mailbox_entry(const RegisteredBuffer& region, size_t index) {
   const auto* base = static_cast<const char*>(region.get()) + kMailboxOffset;

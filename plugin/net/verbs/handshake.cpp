@@ -131,6 +131,21 @@ bool get_qpns(wire::Reader& r, std::vector<uint32_t>* qpns, std::string* why) {
   return true;
 }
 
+// A FIFO is an address with one rkey per device of the sender, or nothing at all.
+bool get_fifo(wire::Reader& r, Message* m, std::string* why) {
+  m->fifo_addr = r.u64();
+  const uint8_t n = r.u8();
+  if (r.bad()) return fail(why, "truncated FIFO record");
+  if (n > kMaxDevsPerEnd)
+    return fail(why, fmt::format("FIFO rkey count {} out of range 0..{}", n, kMaxDevsPerEnd));
+  if ((n == 0) != (m->fifo_addr == 0))
+    return fail(why, fmt::format("FIFO address {:#x} with {} rkey(s)", m->fifo_addr, n));
+  m->fifo_rkeys.clear();
+  for (uint8_t i = 0; i < n; ++i) m->fifo_rkeys.push_back(r.u32());
+  if (r.bad()) return fail(why, "truncated FIFO rkeys");
+  return true;
+}
+
 bool get_end(wire::Reader& r, EndInfo* e, std::string* why) {
   e->host = r.str(255);
   uint8_t ndevs = r.u8();
@@ -231,6 +246,9 @@ std::vector<std::byte> encode_message(const Message& m) {
     case MessageType::Qpns:
       body.u16(static_cast<uint16_t>(m.qpns.size()));
       for (uint32_t q : m.qpns) body.u32(q);
+      body.u64(m.fifo_addr);
+      body.u8(static_cast<uint8_t>(m.fifo_rkeys.size()));
+      for (uint32_t k : m.fifo_rkeys) body.u32(k);
       break;
     case MessageType::Ready: body.u8(m.status); break;
     case MessageType::Closing: body.u64(m.released); break;
@@ -286,7 +304,7 @@ std::optional<Message> decode_body(MessageType type, std::span<const std::byte> 
       m.status = r.u8();
       ok = get_end(r, &m.end, why);
       break;
-    case MessageType::Qpns: ok = get_qpns(r, &m.qpns, why); break;
+    case MessageType::Qpns: ok = get_qpns(r, &m.qpns, why) && get_fifo(r, &m, why); break;
     case MessageType::Ready: m.status = r.u8(); break;
     case MessageType::Closing: m.released = r.u64(); break;
   }

@@ -4,9 +4,13 @@
 // The listen handle (128 bytes NCCL ships through its bootstrap) holds where to reach the listener
 // (address family, address, TCP port) and a nonce identifying the listen comm. The connection
 // handshake then runs over that TCP socket:
-//   sender   -> HELLO  (its EndInfo: devices, GIDs, MTUs, FIFO address/rkeys, QP count wanted)
-//   receiver -> REPLY  (its EndInfo incl. QPNs and sizes-area address/rkeys; or a rejection)
-//   sender   -> QPNS   (the sender's QPNs, after its QPs reached RTS)
+//   sender   -> HELLO  (its EndInfo: devices, GIDs, MTUs, QP count wanted, eager offer; the address and
+//                       rkeys of what the receiver writes into first: the eager mailbox where it offers
+//                       eager, else the receiver-driven FIFO)
+//   receiver -> REPLY  (its EndInfo incl. QPNs, the agreed eager limit and sizes-area or ring
+//                       address/rkeys; or a rejection)
+//   sender   -> QPNS   (the sender's QPNs, after its QPs reached RTS; on a receiver-driven connection
+//                       also the FIFO's address and rkeys, registered only once the REPLY said so)
 //   receiver -> READY  (its QPs reached RTS; or a failure code)
 // and, when the eager protocol's receiver closes (eager_protocol.h):
 //   receiver -> CLOSING (how many ring messages it took: the sender's close needs no RDMA ack)
@@ -29,9 +33,10 @@ namespace railscope::net::verbs {
 
 inline constexpr uint32_t kHandleMagic = 0x314e5352;   // "RSN1"
 inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
-inline constexpr uint16_t kProtocolVersion = 3;        // 2: EndInfo carries eager_max; 3: 32 FIFO slots
-inline constexpr int kMaxDevsPerEnd = 4;               // devices of a (virtual) NIC
-inline constexpr int kMaxQpsPerConn = 16;              // NCCL_IB_QPS_PER_CONNECTION upper bound
+// 2: EndInfo carries eager_max; 3: 32 FIFO slots; 4: the FIFO's address travels in QPNS
+inline constexpr uint16_t kProtocolVersion = 4;
+inline constexpr int kMaxDevsPerEnd = 4;   // devices of a (virtual) NIC
+inline constexpr int kMaxQpsPerConn = 16;  // NCCL_IB_QPS_PER_CONNECTION upper bound
 inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;
 inline constexpr size_t kMaxMessageBody = 4096;
 inline constexpr size_t kMessageHeaderSize = 12;
@@ -64,7 +69,7 @@ struct DeviceInfo {
   uint16_t lid = 0;
   uint32_t netdev_mtu = 0;  // bytes; 0 unknown
   uint32_t speed_mbps = 0;
-  uint32_t rkey = 0;  // rkey of this end's FIFO (sender) or sizes area (receiver) on this device
+  uint32_t rkey = 0;  // rkey, on this device, of the region EndInfo::addr names
 };
 
 struct EndInfo {
@@ -73,8 +78,8 @@ struct EndInfo {
   uint8_t qps_per_conn = 1;      // 1..kMaxQpsPerConn
   uint8_t traffic_class = 0;
   uint8_t service_level = 0;
-  uint64_t addr = 0;           // FIFO (sender); sizes area or eager ring (receiver)
-  uint32_t eager_max = 0;      // HELLO: the sender's offer; REPLY: the agreed limit (0 = no eager path)
+  uint64_t addr = 0;       // eager mailbox or FIFO (sender, see above); sizes area or eager ring (receiver)
+  uint32_t eager_max = 0;  // HELLO: the sender's offer; REPLY: the agreed limit (0 = no eager path)
   std::vector<uint32_t> qpns;  // 0..kMaxQps (HELLO has none)
 };
 
@@ -86,7 +91,11 @@ struct Message {
   uint8_t status = 0;          // Reply/Ready: 0 ok, otherwise a rejection (see Reject)
   EndInfo end;                 // Hello, Reply
   std::vector<uint32_t> qpns;  // Qpns
-  uint64_t released = 0;       // Closing: ring messages the receiver took (its released prefix)
+  // Qpns of a receiver-driven connection: the sender's clear-to-send FIFO, its address and its rkey on
+  // each of the sender's devices (none on an eager connection: its sender never registers a FIFO).
+  uint64_t fifo_addr = 0;
+  std::vector<uint32_t> fifo_rkeys;  // 0..kMaxDevsPerEnd
+  uint64_t released = 0;             // Closing: ring messages the receiver took (its released prefix)
 };
 
 enum Reject : uint8_t { kOk = 0, kRejectIncompatible = 1, kRejectResources = 2, kRejectNonce = 3 };

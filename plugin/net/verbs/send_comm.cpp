@@ -11,15 +11,19 @@
 
 namespace railscope::net::verbs {
 
+namespace {
+constexpr int kRemoteWrite = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+}  // namespace
+
+// An eager pair never pins a FIFO it does not use (16 KiB per send comm): the sender registers the
+// FIFO only when the receiver refused eager (docs/net-protocol.md, "Memory per connection").
 Status VerbsSendComm::prepare() {
-  const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  // The eager mailbox and credit word only where this end offers eager (the receiver cannot choose it
-  // otherwise): a receiver-driven connection pins the FIFO alone.
-  const size_t eager_part = local.eager_max > 0 ? eager::kMailboxBytes + eager::kCreditWordBytes : 0;
-  return register_buffer(kFifoBytes + eager_part, remote_write, &region);
+  if (local.eager_max > 0)
+    return register_buffer(eager::kMailboxBytes + eager::kCreditWordBytes, kRemoteWrite, &region);
+  return register_buffer(kFifoBytes, kRemoteWrite, &region);
 }
 
-std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {
+std::vector<uint32_t> VerbsSendComm::region_rkeys() const {
   std::vector<uint32_t> out;
   for (const auto& mr : region.mrs) out.push_back(mr->rkey);
   return out;
@@ -27,10 +31,16 @@ std::vector<uint32_t> VerbsSendComm::fifo_rkeys() const {
 
 Status VerbsSendComm::choose_protocol(uint32_t limit) {
   eager_max = limit;
-  if (limit > 0)
+  if (limit > 0) {
     protocol_ = std::make_unique<EagerSend>(*this);
-  else
+  } else {
+    if (local.eager_max > 0) {  // offered eager, refused: the mailbox gives way to the FIFO
+      region.mrs.clear();       // deregistered before the memory is freed
+      region = RegisteredBuffer{};
+      if (Status st = register_buffer(kFifoBytes, kRemoteWrite, &region); !st.ok()) return st;
+    }
     protocol_ = std::make_unique<ReceiverDrivenSend>(*this);
+  }
   return protocol_->prepare();
 }
 

@@ -81,15 +81,16 @@ class VerbsSendComm final : public SendComm, public Connection {
     role = "send";
     qp_events.set_requests(kSendRequests);  // request slot = pool index
   }
-  // Allocates and registers the region the receiver writes into (after open_lanes): the
-  // receiver-driven protocol's clear-to-send FIFO, then, where this end offers eager, the eager
-  // protocol's mailbox and credit word.
+  // Allocates and registers the region the receiver writes into (after open_lanes), before the
+  // protocol is agreed: where this end offers eager, the eager protocol's mailbox and credit word (the
+  // receiver will almost always agree), else the receiver-driven protocol's clear-to-send FIFO.
   Status prepare();
-  uint64_t fifo_addr() const { return reinterpret_cast<uint64_t>(region.get()); }
-  std::vector<uint32_t> fifo_rkeys() const;
+  uint64_t region_addr() const { return reinterpret_cast<uint64_t>(region.get()); }
+  std::vector<uint32_t> region_rkeys() const;
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
-  // 0. Called once, after prepare().
+  // 0. Called once, after prepare(). Receiver-driven after an eager offer: the mailbox gives way to
+  // the FIFO, whose address the sender's QPNS message carries (handshake.h).
   Status choose_protocol(uint32_t limit);
   uint32_t eager_max = 0;
 
@@ -103,7 +104,8 @@ class VerbsSendComm final : public SendComm, public Connection {
 
   // Shared by both protocols.
   RequestPool<SendReq, kSendRequests> pool;
-  RegisteredBuffer region;  // written by the peer: FIFO, mailbox, credit word
+  RegisteredBuffer
+      region;  // written by the peer: the FIFO (receiver-driven) or mailbox and credit word (eager)
   // A finished send reported and its request returned to the pool. `end`: when it was seen done (the
   // clock read of the test() that found it; a default time_point: not timed, as an eager ring message,
   // done when posted). `lane_done`: when each lane's parts completed, on a striped connection: its rate

@@ -336,7 +336,7 @@ int hostile_receiver(const std::string& dir) {
     entries[i].seq = 1;
   }
   const auto rkey = c.remote.devs[static_cast<size_t>(c.qps[0].remote_dev)].rkey;
-  const uint64_t mailbox = c.remote.addr + net::verbs::kFifoBytes;  // the mailbox follows the FIFO
+  const uint64_t mailbox = c.remote.addr;  // an eager sender's region starts with its mailbox
   CHECK(raw_write(c, entries, static_cast<uint32_t>(sizeof(net::verbs::eager::ClearToSend) * kEntries),
                   forged.mrs[0]->lkey, mailbox, rkey),
         "forged mailbox write");

@@ -62,6 +62,25 @@ size_t eager_limit() {
   return v == nullptr ? 4096 : std::strtoull(v, nullptr, 10);
 }
 
+// This process's pinned memory (VmPin in /proc/self/status, KiB); -1 when it says none.
+long pinned_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmPin:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return -1;
+}
+
+// What one comm of a single-device connection registers at connect time, in KiB (docs/net-protocol.md,
+// "Memory per connection"): eager at the default limit, a send comm its mailbox page and its 32 KiB
+// staging ring, a receive comm its 32 KiB ring and 4 KiB of control-write staging; receiver-driven, a send
+// comm its 16 KiB FIFO and 4 KiB of sizes, a receive comm 4 KiB of sizes and 16 KiB of clear-to-send
+// staging. An eager connection pins no FIFO. -1: another eager limit, not checked.
+long comm_pin_kib(bool eager) {
+  if (!eager) return 20;
+  return eager_limit() == 4096 ? 36 : -1;
+}
+
 std::vector<size_t> sweep_sizes() {
   std::vector<size_t> s = {0, 1, 3, 7, 8, 13, 127, 128, 129, 1000, 4095, 4097, 65537, 999999, 3u << 20};
   for (size_t p = 1; p <= kMaxSize; p <<= 1) s.push_back(p);
@@ -372,10 +391,14 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   CapturedLog::clear();
   void* sc = nullptr;
   void* rc = nullptr;
+  const long pinned_before = pinned_kib();
   if (!connect_pair(net, a, b, &sc, &rc)) {
     std::fprintf(stderr, "connection rxe0 -> rxe1 failed\n");
     return 1;
   }
+  if (const long want = comm_pin_kib(eager_limit() > 0); !vdevice && want >= 0)
+    CHECK(pinned_kib() - pinned_before == 2 * want, "a connection pair pinned %ld KiB, %ld expected",
+          pinned_kib() - pinned_before, 2 * want);
   if (expect_mtu_warning) {
     CHECK(CapturedLog::contains("[mtu.mismatch]"), "no mtu.mismatch warning");
     CHECK(CapturedLog::contains("MTU 9000") && CapturedLog::contains("MTU 1500"),
@@ -605,12 +628,19 @@ int client(const std::string& handle_file, bool loop) {
   }
   void* sc = nullptr;
   ncclNetDeviceHandle_v11_t* dh = nullptr;
+  const long pinned_before = pinned_kib();
   while (sc == nullptr) {
     if (net.t->connect(net.ctx, dev, handle.data(), &sc, &dh) != ncclSuccess || Clock::now() > deadline) {
       std::fprintf(stderr, "connect failed\n");
       return 1;
     }
   }
+  // This end offered eager; the receiver chose (two_process_mixed: it refused, and this end then
+  // registered its FIFO in place of the mailbox).
+  const bool eager = !CapturedLog::contains("receiver-driven");
+  if (const long want = comm_pin_kib(eager); want >= 0)
+    CHECK(pinned_kib() - pinned_before == want, "the %s send comm pinned %ld KiB, %ld expected",
+          eager ? "eager" : "receiver-driven", pinned_kib() - pinned_before, want);
   std::vector<uint8_t> sbuf(kMaxSize + 4096);
   void* smr = nullptr;
   CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr");

@@ -224,6 +224,15 @@ TEST(NetMessage, ReplyQpnsReadyRoundTrip) {
   d = decode_all(encode_message(q), &why);
   ASSERT_TRUE(d) << why;
   EXPECT_EQ(d->qpns, (std::vector<uint32_t>{5, 6}));
+  EXPECT_EQ(d->fifo_addr, 0u) << "an eager connection's QPNS names no FIFO";
+  EXPECT_TRUE(d->fifo_rkeys.empty());
+  q.fifo_addr = 0x7f0000001000ull;
+  q.fifo_rkeys = {0x1234, 0xabcdef01u};
+  d = decode_all(encode_message(q), &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->qpns, (std::vector<uint32_t>{5, 6}));
+  EXPECT_EQ(d->fifo_addr, 0x7f0000001000ull);
+  EXPECT_EQ(d->fifo_rkeys, (std::vector<uint32_t>{0x1234, 0xabcdef01u}));
   Message ready;
   ready.type = MessageType::Ready;
   ready.status = kRejectIncompatible;
@@ -248,6 +257,33 @@ TEST(NetMessage, EveryTruncationIsAnError) {
   ASSERT_TRUE(len);
   for (size_t n = 0; n < *len; ++n)
     EXPECT_FALSE(decode_body(type, std::span<const std::byte>(bytes.data() + kMessageHeaderSize, n), &why))
+        << "body cut at " << n;
+}
+
+// The receiver-driven FIFO in QPNS: an address with one rkey per device (at most kMaxDevsPerEnd), or
+// neither; every cut of the record is an error.
+TEST(NetMessage, QpnsFifoRecordIsChecked) {
+  Message q;
+  q.type = MessageType::Qpns;
+  q.qpns = {5};
+  q.fifo_addr = 0x1000;
+  q.fifo_rkeys = {1, 2, 3, 4};
+  std::string why;
+  ASSERT_TRUE(decode_all(encode_message(q), &why)) << why;
+  q.fifo_rkeys.push_back(5);
+  EXPECT_FALSE(decode_all(encode_message(q), &why));
+  EXPECT_NE(why.find("FIFO rkey count 5"), std::string::npos) << why;
+  q.fifo_rkeys = {};
+  EXPECT_FALSE(decode_all(encode_message(q), &why)) << "an address without rkeys";
+  EXPECT_NE(why.find("with 0 rkey"), std::string::npos) << why;
+  q.fifo_addr = 0;
+  q.fifo_rkeys = {7};
+  EXPECT_FALSE(decode_all(encode_message(q), &why)) << "rkeys without an address";
+  q.fifo_addr = 0x2000;
+  const auto bytes = encode_message(q);
+  for (size_t n = 0; n + kMessageHeaderSize < bytes.size(); ++n)
+    EXPECT_FALSE(decode_body(MessageType::Qpns,
+                             std::span<const std::byte>(bytes.data() + kMessageHeaderSize, n), &why))
         << "body cut at " << n;
 }
 
