@@ -279,23 +279,6 @@ Status RecvAcceptor::on_hello(const Message& m) {
   return Status::success();
 }
 
-// A receiver-driven connection's FIFO: an address and one rkey per device of the sender, from QPNS
-// (decode_body checked their form; the count is checked here against the sender's HELLO). An eager
-// connection has none.
-Status RecvAcceptor::take_fifo(const Message& m) {
-  VerbsRecvComm& c = *comm_;
-  const size_t want = c.eager_max == 0 ? c.remote.devs.size() : 0;
-  if (m.fifo_rkeys.size() != want)
-    return Status::fail(
-        ncclRemoteError, "peer.bad_handshake",
-        fmt::format("{} sent {} FIFO rkey(s) for {} device(s) on a {} connection", c.oob.peer(),
-                    m.fifo_rkeys.size(), c.remote.devs.size(), protocol_text(c.eager_max)));
-  if (want == 0) return Status::success();
-  c.remote.addr = m.fifo_addr;
-  for (size_t d = 0; d < want; ++d) c.remote.devs[d].rkey = m.fifo_rkeys[d];
-  return Status::success();
-}
-
 Status RecvAcceptor::step(VerbsRecvComm** out) {
   *out = nullptr;
   VerbsRecvComm& c = *comm_;
@@ -330,7 +313,7 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (m->type != MessageType::Qpns) return unexpected(c.oob.peer(), m->type, "QPNS");
   Message ready;
   ready.type = MessageType::Ready;
-  Status st = take_fifo(*m);
+  Status st = take_fifo(*m, c.eager_max, c.oob.peer(), &c.remote);
   if (st.ok()) st = c.connect_qps(m->qpns);
   if (st.ok()) st = c.start();
   if (!st.ok()) {

@@ -58,7 +58,6 @@ class RecvAcceptor {
  private:
   enum class Stage { AwaitHello, AwaitQpns, SendReady };
   Status on_hello(const Message& m);
-  Status take_fifo(const Message& m);
   Status reject(uint8_t code, Status why);
   Status refuse_unverified(const char* cause, Status why);
   Stage stage_ = Stage::AwaitHello;

@@ -334,6 +334,19 @@ std::string_view ll_name(node::LinkLayer l) {
 
 }  // namespace
 
+Status take_fifo(const Message& qpns, uint32_t eager_max, const std::string& peer, EndInfo* remote) {
+  const size_t want = eager_max == 0 ? remote->devs.size() : 0;
+  if (qpns.fifo_rkeys.size() != want)
+    return Status::fail(
+        ncclRemoteError, "peer.bad_handshake",
+        fmt::format("{} sent {} FIFO rkey(s) for {} device(s) on {} connection", peer, qpns.fifo_rkeys.size(),
+                    remote->devs.size(), eager_max == 0 ? "a receiver-driven" : "an eager"));
+  if (want == 0) return Status::success();
+  remote->addr = qpns.fifo_addr;
+  for (size_t d = 0; d < want; ++d) remote->devs[d].rkey = qpns.fifo_rkeys[d];
+  return Status::success();
+}
+
 Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
                   const std::string& remote_host, PathChoice* out) {
   std::string both =

@@ -106,6 +106,12 @@ std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSiz
                                     std::string* why);
 std::optional<Message> decode_body(MessageType type, std::span<const std::byte> body, std::string* why);
 
+// QPNS at the receiver: a receiver-driven connection (eager_max 0) takes the sender's FIFO from it, its
+// address and an rkey for each device the sender's HELLO listed, into *remote (that HELLO's EndInfo); an
+// eager connection must be sent none. decode_body checked the record's form; this checks it against the
+// connection. peer.bad_handshake otherwise, *remote unchanged.
+Status take_fifo(const Message& qpns, uint32_t eager_max, const std::string& peer, EndInfo* remote);
+
 // --- checks before RTR
 struct PathChoice {
   uint8_t path_mtu = 0;                 // IBV_MTU_* enum

@@ -287,6 +287,47 @@ TEST(NetMessage, QpnsFifoRecordIsChecked) {
         << "body cut at " << n;
 }
 
+// What the receiver does with a well-formed QPNS: a receiver-driven connection takes the FIFO (an rkey
+// for each of the sender's devices) in place of what HELLO named; an eager one refuses any FIFO.
+TEST(NetMessage, ReceiverTakesTheFifoFromQpnsOnlyWhenReceiverDriven) {
+  Message hello = sample_hello();
+  hello.end.devs = {sample_device("rxe0"), sample_device("rxe2")};
+  hello.end.addr = 0x5000;  // the eager mailbox the sender offered
+  Message q;
+  q.type = MessageType::Qpns;
+  q.fifo_addr = 0x9000;
+  q.fifo_rkeys = {0x21, 0x22};
+
+  EndInfo remote = hello.end;
+  ASSERT_TRUE(take_fifo(q, 0, "peer", &remote).ok());
+  EXPECT_EQ(remote.addr, 0x9000u);
+  EXPECT_EQ(remote.devs[0].rkey, 0x21u);
+  EXPECT_EQ(remote.devs[1].rkey, 0x22u);
+
+  remote = hello.end;
+  Status st = take_fifo(q, 4096, "peer", &remote);
+  EXPECT_EQ(st.code, ncclRemoteError);
+  EXPECT_EQ(st.finding().id(), "peer.bad_handshake");
+  EXPECT_NE(st.finding().detail.find("peer sent 2 FIFO rkey(s) for 2 device(s) on an eager connection"),
+            std::string::npos)
+      << st.finding().detail;
+  EXPECT_EQ(remote.addr, 0x5000u) << "a refused QPNS changes nothing";
+
+  q.fifo_rkeys = {0x21};  // one rkey for two devices
+  st = take_fifo(q, 0, "peer", &remote);
+  EXPECT_EQ(st.finding().id(), "peer.bad_handshake");
+  EXPECT_NE(st.finding().detail.find("1 FIFO rkey(s) for 2 device(s) on a receiver-driven"),
+            std::string::npos)
+      << st.finding().detail;
+  EXPECT_EQ(remote.addr, 0x5000u);
+  EXPECT_EQ(remote.devs[0].rkey, hello.end.devs[0].rkey);
+
+  q.fifo_addr = 0;
+  q.fifo_rkeys.clear();
+  EXPECT_TRUE(take_fifo(q, 4096, "peer", &remote).ok()) << "an eager connection's QPNS names no FIFO";
+  EXPECT_FALSE(take_fifo(q, 0, "peer", &remote).ok()) << "a receiver-driven one must";
+}
+
 TEST(NetMessage, TrailingBytesAreAnError) {
   auto bytes = encode_message(sample_hello());
   MessageType type{};
