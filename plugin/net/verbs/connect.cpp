@@ -294,6 +294,10 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   std::optional<Message> m;
   if (Status st = c.oob.receive(&m); !st.ok()) {
     if (verified_) return st;
+    // railscope of another release: told why (a REPLY of this version, which it cannot read and names)
+    // before the connection is dropped, so that the sender fails naming both versions.
+    if (c.oob.peer_speaks_other_version())
+      return refuse_unverified("version", reject(kRejectIncompatible, std::move(st)));
     const char* kind = st.finding().id() == "peer.bad_handshake" ? "malformed" : "closed";
     return refuse_unverified(kind, std::move(st));
   }

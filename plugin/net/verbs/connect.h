@@ -52,7 +52,8 @@ class RecvAcceptor {
   // the listener drops it and keeps serving; a failure after it is the real peer's and fails accept.
   bool verified() const { return verified_; }
   // What the stray connection did, for logging once per cause: "closed", "malformed",
-  // "wrong_listener" or "silent"; empty while it has not failed or once verified.
+  // "wrong_listener", "version" (railscope of another release) or "silent"; empty while it has not
+  // failed or once verified.
   const char* refusal() const { return refusal_; }
 
  private:

@@ -263,6 +263,13 @@ std::vector<std::byte> encode_message(const Message& m) {
   return out;
 }
 
+uint16_t header_version(std::span<const std::byte, kMessageHeaderSize> header) {
+  wire::Reader r(header);
+  const uint32_t magic = r.u32();
+  const uint16_t version = r.u16();
+  return magic == kMessageMagic ? version : 0;
+}
+
 std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSize> header, MessageType* type,
                                     std::string* why) {
   wire::Reader r(header);

@@ -105,6 +105,12 @@ std::vector<std::byte> encode_message(const Message& m);
 std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSize> header, MessageType* type,
                                     std::string* why);
 std::optional<Message> decode_body(MessageType type, std::span<const std::byte> body, std::string* why);
+// The handshake version a header with railscope's magic names; 0 when the magic is not railscope's. A
+// peer that speaks another version is railscope on another release, not a stray connection.
+uint16_t header_version(std::span<const std::byte, kMessageHeaderSize> header);
+// What fixes a peer of another handshake version.
+inline constexpr const char* kSameReleaseFix =
+    "Run the same railscope release on every node of the job (the net plugin's handshake changed)";
 
 // QPNS at the receiver: a receiver-driven connection (eager_max 0) takes the sender's FIFO from it, its
 // address and an rkey for each device the sender's HELLO listed, into *remote (that HELLO's EndInfo); an

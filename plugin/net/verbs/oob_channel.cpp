@@ -60,8 +60,11 @@ Status Channel::receive(std::optional<Message>* out) {
     if (header_got_ < header_.size()) return Status::success();
     std::string why;
     auto len = decode_header(header_, &type_, &why);
+    const uint16_t version = header_version(header_);
+    other_version_ = version != 0 && version != kProtocolVersion;
     if (!len)
-      return Status::fail(ncclRemoteError, "peer.bad_handshake", fmt::format("from {}: {}", peer_, why));
+      return Status::fail(ncclRemoteError, "peer.bad_handshake", fmt::format("from {}: {}", peer_, why),
+                          other_version_ ? kSameReleaseFix : "");
     body_.assign(*len, std::byte{0});
     body_got_ = 0;
     have_header_ = true;

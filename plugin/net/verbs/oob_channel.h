@@ -38,6 +38,9 @@ class Channel {
 
   int fd() const { return fd_.get(); }
   const std::string& peer() const { return peer_; }
+  // Whether the last message header read names railscope's magic with another handshake version: the
+  // peer is railscope of another release (receive() failed with peer.bad_handshake saying which).
+  bool peer_speaks_other_version() const { return other_version_; }
   void set_peer(std::string p) { peer_ = std::move(p); }
 
  private:
@@ -52,6 +55,7 @@ class Channel {
   size_t body_got_ = 0;
   MessageType type_ = MessageType::Hello;
   bool have_header_ = false;
+  bool other_version_ = false;
 };
 
 }  // namespace railscope::net::verbs

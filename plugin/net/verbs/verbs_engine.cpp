@@ -34,6 +34,13 @@ struct VerbsListen : ListenComm {
 // kind (a port scanner or a stale handle's peer must not abort NCCL's communicator creation).
 void log_refusal(VerbsListen& l, std::string_view kind, const Status& why) {
   if (!l.refusals.first(kind)) return;
+  if (kind == "version") {  // not a stray: railscope of another release, whose connect fails (it was told)
+    RS_WARN(
+        "NET/railscope : listener {} refused a peer of another railscope release, still waiting for its "
+        "peer: {}",
+        l.where, diag::one_line(why.finding()));
+    return;
+  }
   RS_WARN(
       "NET/railscope : listener {} dropped a stray connection ({}), still waiting for its peer: {} "
       "(further ones of this kind are not logged)",
