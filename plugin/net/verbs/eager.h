@@ -65,9 +65,9 @@ struct alignas(64) ClearToSend {
 static_assert(sizeof(ClearToSend) == 64);
 enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
 
-// The sender's mailbox follows its receiver-driven FIFO in the same registered region:
-// [FIFO][ClearToSend x kMailboxEntries][credit word]. One entry per large message in flight (NCCL
-// keeps at most NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h).
+// The region an eager sender registers for the receiver to write into, and nothing else (no
+// receiver-driven FIFO: send_comm.h): [ClearToSend x kMailboxEntries][credit word]. One entry per large
+// message in flight (NCCL keeps at most NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h).
 inline constexpr size_t kMailboxEntries = NCCL_NET_MAX_REQUESTS;
 inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
 inline constexpr size_t kCreditWordBytes = 64;

@@ -40,7 +40,8 @@ inline constexpr int kCtsSlots = static_cast<int>(receiver_driven::kFifoSlots);
 static_assert(kCtsSlots <= kFifoDepth, "the receive comm's slots");
 static_assert(kSendRequests >= kMaxRecvs, "a whole slot's requests fit the pool");
 static_assert(receiver_driven::kMaxBuffersPerSlot == kMaxRecvs);
-// The FIFO opens the sender's region (send_comm.h); the eager mailbox follows it.
+// The FIFO is the whole of a receiver-driven sender's region (send_comm.h); an eager sender's region
+// holds its mailbox instead.
 inline constexpr size_t kFifoBytes = sizeof(CtsSlot) * kCtsSlots;
 
 // Work requests a matched slot of buffers `sizes` posts on QP q of nqps (ReceiverDrivenSend::post): an
