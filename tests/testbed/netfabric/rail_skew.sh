@@ -119,8 +119,9 @@ other=$(grep -hE 'NCCL WARN.*\[fabric\.' "$log" | grep -v rail_skew | head -n1)
 # from the one that drives rxe3.
 tc qdisc add dev vethB1 root tbf rate 8mbit burst 64kb limit 32mb || nf_fail "tbf: tc qdisc add failed"
 nf_mark
-# Rail 0 sends more so that it runs while rail 1's first 16 sends (a judgement's minimum) crawl.
-pairs_transfer pairs_skewed 18750 256 32 90
+# Rail 0 sends more so that it runs while rail 1's first 16 sends (a judgement's minimum) crawl: 256 MiB,
+# 12 s at the 22 MB/s of a quiet host (64 MiB ended before rail 1 was judged there, 3 December 2026).
+pairs_transfer pairs_skewed 18750 1024 32 90
 nf_wait_diag 'fabric\.rail_skew' 60 "$(nf_log pairs_skewed-client1)" ||
     nf_fail "one process per rail: no [fabric.rail_skew] within 60 s of a tbf rate limit on vethB1"
 rails_wait pairs_skewed 120 "client0 client1 server0 server1"
