@@ -70,6 +70,8 @@ Status Connection::open_lanes(const std::vector<const NetPort*>& ports,
 }
 
 Status Connection::register_buffer(size_t size, int access, RegisteredBuffer* out) {
+  out->mrs.clear();  // a buffer registered before is replaced: deregistered, then freed
+  out->mem.reset();
   size = (size + kPageSize - 1) & ~(kPageSize - 1);
   void* p = std::aligned_alloc(kPageSize, size);
   if (p == nullptr) return Status::fail(ncclSystemError, "internal.unknown_diagnosis", "out of memory");

@@ -98,6 +98,7 @@ class Connection {
   // Resources, in handshake order.
   Status open_lanes(const std::vector<const NetPort*>& ports, const std::vector<PortHealth*>& health,
                     const std::vector<MrCache*>& caches);
+  // Page-aligned, zeroed and registered on every lane; what *out held before is released first.
   Status register_buffer(size_t size, int access, RegisteredBuffer* out);
   // Creates each lane's completion queue of `cqe` entries (once the protocol, and so the queue depths,
   // are agreed), then the QPs.

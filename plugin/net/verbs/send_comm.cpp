@@ -34,11 +34,8 @@ Status VerbsSendComm::choose_protocol(uint32_t limit) {
   if (limit > 0) {
     protocol_ = std::make_unique<EagerSend>(*this);
   } else {
-    if (local.eager_max > 0) {  // offered eager, refused: the mailbox gives way to the FIFO
-      region.mrs.clear();       // deregistered before the memory is freed
-      region = RegisteredBuffer{};
+    if (local.eager_max > 0)  // offered eager, refused: the mailbox gives way to the FIFO
       if (Status st = register_buffer(kFifoBytes, kRemoteWrite, &region); !st.ok()) return st;
-    }
     protocol_ = std::make_unique<ReceiverDrivenSend>(*this);
   }
   return protocol_->prepare();
