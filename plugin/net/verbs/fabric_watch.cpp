@@ -46,6 +46,7 @@ struct FabricWatch::Port {
   std::string name;             // "rxe1:1"
   bool sampling = false;        // a baseline was read while connections use the port
   node::PortCounters previous;  // last tick
+  Clock::time_point previous_at{};
   node::PortCounters window_start;
   Clock::time_point window_at{};
   std::set<std::string> reported;  // finding ids already logged for this port
@@ -232,7 +233,7 @@ void FabricWatch::run() {
     for (auto& pp : ports_) {
       Port& p = *pp;
       if (p.health->users() == 0) {
-        p.sampling = false;  // the next connection starts a new baseline
+        if (p.sampling) conclude_recovery(p, sysfs, ethtool.get());
         continue;
       }
       // A sampler per tick: the counter files are opened and closed within the tick, so a process whose
@@ -244,6 +245,7 @@ void FabricWatch::run() {
       if (!p.sampling) {
         p.sampling = true;
         p.previous = cur;
+        p.previous_at = now;
         p.window_start = cur;
         p.window_at = now;
         check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
@@ -269,25 +271,50 @@ void FabricWatch::run() {
       }
       check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
 
-      if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
-      const node::Traffic moved = node::traffic_of(tick);
-      const bool counts_traffic = !cur.counters.empty();
-      if (p.recovering && !p.health->is_down() && (moved.received_packets > 0 || !counts_traffic)) {
-        p.recovering = false;
-        RS_WARN("NET/railscope : {}",
-                diag::one_line(diag::make(
-                    "link.recovered",
-                    fmt::format(
-                        "{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.0f} s); "
-                        "the link went down at {}",
-                        p.name, seconds(p.down_for), moved.received_packets, seconds(kTick),
-                        p.health->last_down_text()))));
-      }
+      judge_recovery(p, tick, !cur.counters.empty(), now - p.previous_at);
       p.previous = std::move(cur);
+      p.previous_at = now;
     }
     judge_rates(now);
     lock.lock();
   }
+  lock.unlock();
+  // Finalize: a port that came back and carried the job's last messages between two ticks is
+  // recovered too; without this last look the job's log would end on [link.down].
+  for (auto& p : ports_)
+    if (p->sampling) conclude_recovery(*p, sysfs, ethtool.get());
+}
+
+// [link.recovered] once a port that went down is ACTIVE again and received packets in `tick`
+// (or its counters cannot be read: ACTIVE is then the only sign there is).
+void FabricWatch::judge_recovery(Port& p, const std::vector<node::CounterDelta>& tick, bool counts_traffic,
+                                 Clock::duration over) {
+  if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
+  if (!p.recovering || p.health->is_down()) return;
+  const node::Traffic moved = node::traffic_of(tick);
+  if (moved.received_packets == 0 && counts_traffic) return;
+  p.recovering = false;
+  RS_WARN("NET/railscope : {}",
+          diag::one_line(diag::make(
+              "link.recovered",
+              fmt::format("{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.1f} s); "
+                          "the link went down at {}",
+                          p.name, seconds(p.down_for), moved.received_packets, seconds(over),
+                          p.health->last_down_text()))));
+}
+
+// The port's last connection closed (or the engine finalizes) while it was sampled: if it is still
+// waiting to be called recovered, one more sample judges the traffic since the last tick.
+void FabricWatch::conclude_recovery(Port& p, const node::Sysfs& sysfs, node::EthtoolSource* ethtool) {
+  p.sampling = false;  // the next connection starts a new baseline
+  if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
+  if (!p.recovering || p.health->is_down()) return;
+  const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
+  const node::PortCounters cur =
+      node::PortSampler(sysfs, p.port->dev_name, p.port->port, roce ? p.port->netdev : std::string(), ethtool)
+          .sample();
+  judge_recovery(p, node::counter_deltas(p.previous, cur), !cur.counters.empty(),
+                 Clock::now() - p.previous_at);
 }
 
 }  // namespace railscope::net::verbs

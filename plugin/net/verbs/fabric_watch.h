@@ -4,7 +4,8 @@
 //  - fabric.* findings (railscope/node/fabric_findings.h), one WARN per port and kind per process;
 //  - [mtu.changed] when a port's active MTU fell below the path MTU its QPs were set up with (every
 //    larger packet is then dropped: named at once, not after the retry budget);
-//  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives;
+//  - [link.recovered] once a port that went down (async_events.h) is ACTIVE again and receives
+//    (also when the traffic that says so is the last before the port's connections close);
 //  - [fabric.rail_skew] when one used port's large transfers run well below the other ports' rate
 //    (railscope/node/rail_skew.h), once per episode (windows in a row that show it); each window's
 //    rates at INFO. The other ports are this process's and, through the node's rail board
@@ -29,7 +30,13 @@
 #include <vector>
 
 #include "railscope/node/node_rail_skew.h"
+#include "railscope/node/port_counters.h"
 #include "railscope/node/rail_board.h"
+
+namespace railscope::node {
+class Sysfs;
+class EthtoolSource;
+}  // namespace railscope::node
 
 namespace railscope::net::verbs {
 
@@ -52,6 +59,9 @@ class FabricWatch {
   void run();
   void wake();
   void judge_rates(std::chrono::steady_clock::time_point now);
+  void judge_recovery(Port& p, const std::vector<node::CounterDelta>& tick, bool counts_traffic,
+                      std::chrono::steady_clock::duration over);
+  void conclude_recovery(Port& p, const node::Sysfs& sysfs, node::EthtoolSource* ethtool);
   std::vector<std::unique_ptr<Port>> ports_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -4,6 +4,9 @@
 # [link.down] once (naming the retransmission budget) and [link.recovered] once traffic flows again;
 # the transfer completes on both ends with the data intact. rxe's retry count 7 is infinite, so only
 # railscope's budget could end it (34 s at the defaults; a flap of 2 s is far inside it).
+# When the traffic after the outage is the transfer's last and ends between two of the sampler's
+# ticks (a fast host, some flaps), the sampler's last look at close says [link.recovered] ("packets in
+# the last 0.N s"); before, nothing was said and the log ended on [link.down].
 # usage: link_flap.sh RAILSCOPE_CLI
 set -uo pipefail
 . "$TESTBED_LIB"
