@@ -38,8 +38,11 @@ def netbench_value(path, mode):
 
 
 def packets_per_message(path, mode):
-    """RoCE packets both ports sent during the run / messages (bw) or round trips (lat), warm-ups included
-    (netbench's plan: bandwidth warm-up min(16, max(n/8, 1)), latency warm-up min(n/10, 10))."""
+    """RoCE packets both ports sent during the run / messages (bw) or round trips (lat) netbench put on the
+    wire: its bw_messages_total / lat_round_trips_total (warm-ups, and a first pass shorter than
+    --min-time, included). Runs of a netbench without them: the timed pass and its warm-up only
+    (bandwidth warm-up min(16, max(n/8, 1)), latency warm-up min(n/10, 10)), which over-counts a run
+    that passed twice."""
     try:
         before, after = [[int(x) for x in line.split()] for line in Path(path + ".pkts").read_text().splitlines()]
         r = json.loads(Path(path).read_text())["results"][0]
@@ -48,9 +51,9 @@ def packets_per_message(path, mode):
     if len(before) != 2 or len(after) != 2:
         return None
     if mode == "bw":
-        n = r["bw_messages"] + min(16, max(r["bw_messages"] // 8, 1))
+        n = r.get("bw_messages_total") or r["bw_messages"] + min(16, max(r["bw_messages"] // 8, 1))
     else:
-        n = r["lat_iters"] + min(r["lat_iters"] // 10, 10)
+        n = r.get("lat_round_trips_total") or r["lat_iters"] + min(r["lat_iters"] // 10, 10)
     return (sum(after) - sum(before)) / n if n else None
 
 

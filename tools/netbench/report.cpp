@@ -64,7 +64,9 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
                         {"lat_iters", r.lat_iters},
                         {"verified_messages", r.verified},
                         {"mismatches", r.mismatches},
-                        {"few_samples", r.few_samples}};
+                        {"few_samples", r.few_samples},
+                        {"bw_messages_total", r.bw_messages_total},
+                        {"lat_round_trips_total", r.lat_round_trips_total}};
     if (r.bytes_per_s > 0) {
       o["bytes_per_s"] = r.bytes_per_s;
       o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (issue #18's units: GBps bytes, gbit bits)

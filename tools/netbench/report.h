@@ -20,7 +20,12 @@ struct Row {
   double lat_p99_us = 0;
   double lat_seconds = 0;    // the timed round trips together
   bool few_samples = false;  // a phase below --min-messages or --min-time
-  uint64_t verified = 0;     // messages whose bytes were checked (0 with --no-verify)
+  // What the wire carried for this size: every pass (a first one shorter than --min-time, then the
+  // timed one) with its warm-ups. Per-message costs counted outside netbench (packets, CPU time)
+  // divide by these, not by the timed figures above.
+  uint64_t bw_messages_total = 0;
+  uint64_t lat_round_trips_total = 0;
+  uint64_t verified = 0;  // messages whose bytes were checked (0 with --no-verify)
   uint64_t mismatches = 0;
   std::string first_mismatch;
 };

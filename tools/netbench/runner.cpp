@@ -238,6 +238,7 @@ int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, cons
       const SendResult sr = send_stream(s, p, o.verify);
       const auto rr = oob.receive_struct<PhaseResult>(kMsgBwResult, oob_timeout(o));
       row.bw_messages = p.messages - p.warmup;
+      row.bw_messages_total += p.messages;
       row.bw_seconds = static_cast<double>(sr.elapsed_ns) * 1e-9;
       row.bytes_per_s = sr.elapsed_ns > 0
                             ? static_cast<double>(sr.timed_bytes) * 1e9 / static_cast<double>(sr.elapsed_ns)
@@ -260,6 +261,7 @@ int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, cons
       const auto rtt = ping(s, p, lat, o.verify, &replies);
       const auto rr = oob.receive_struct<PhaseResult>(kMsgLatResult, oob_timeout(o));
       row.lat_iters = p.lat_iters;
+      row.lat_round_trips_total += uint64_t{p.lat_iters} + p.lat_warmup;
       row.lat_seconds = 0;
       for (double us : rtt) row.lat_seconds += us * 1e-6;
       row.lat_p50_us = percentile(rtt, 50) / 2;

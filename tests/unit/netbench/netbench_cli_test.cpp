@@ -55,6 +55,29 @@ TEST(NetbenchCli, PairMeasuresAndVerifiesEverySize) {
   }
 }
 
+// --min-time runs a too-short pass again, longer; the totals count what both passes (and their
+// warm-ups) put on the wire, which bench/net_vs_reference divides RoCE packets by. Every message is
+// verified, so the verified count, which both passes add to, must equal them.
+TEST(NetbenchCli, TotalsCountEveryPassAndWarmup) {
+  const Result r = run(
+      "--pair lo,lo --min-size 4K --max-size 4K --iters 20 --lat-iters 20 --json --min-time 0.3" + kPlugin);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  ASSERT_EQ(j["results"].size(), 1u);
+  const auto& row = j["results"][0];
+  const auto timed_bw = row["bw_messages"].get<uint64_t>();
+  const auto timed_lat = row["lat_iters"].get<uint64_t>();
+  const auto bw_total = row["bw_messages_total"].get<uint64_t>();
+  const auto lat_total = row["lat_round_trips_total"].get<uint64_t>();
+  // 20 messages and 20 round trips of 4 KiB take well under 0.3 s on loopback: each ran twice.
+  EXPECT_GT(timed_bw, 20u) << row;
+  EXPECT_GT(timed_lat, 20u) << row;
+  // First pass 20 + warm-up 2 (n / 8), second pass timed + 2; latency warm-up 2 (20 / 10) both times.
+  EXPECT_EQ(bw_total, 22 + timed_bw + 2) << row;
+  EXPECT_EQ(lat_total, 22 + timed_lat + 2) << row;
+  EXPECT_EQ(row["verified_messages"].get<uint64_t>(), bw_total + 2 * lat_total) << row;
+}
+
 TEST(NetbenchCli, TableHasOneRowPerSize) {
   const Result r = run("--pair lo,lo --min-size 8 --max-size 64K --iters 20 --lat-iters 10" + kCounted);
   ASSERT_EQ(r.rc, 0) << r.out;
