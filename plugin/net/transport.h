@@ -91,10 +91,21 @@ struct RecvComm : Comm {};
 struct MemHandle {
   virtual ~MemHandle() = default;
 };
+struct Request;
+// How test() tests a request. NCCL's proxy thread calls test() in a loop, on requests that are
+// mostly not done yet: the ABI adapter calls the request's own tester, which the engine set for its
+// kind and protocol, with no engine lookup and no dispatch on the way (bench/net_instructions).
+// On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
+using TestFn = Status (*)(Request* request, int* done, int* sizes);
+// The tester of a request no engine set up: an error, never a test.
+[[gnu::cold]] inline Status test_unset(Request* /*request*/, int* /*done*/, int* /*sizes*/) {
+  return Status::fail(ncclInternalError, "internal.bad_argument", "test of a request no engine set up");
+}
 struct Request {
   virtual ~Request() = default;
-  uint8_t kind = 0;  // engine-defined, so test() (NCCL's polling loop) dispatches without RTTI
+  TestFn tester = &test_unset;
 };
+inline Status test(Request* request, int* done, int* sizes) { return request->tester(request, done, sizes); }
 
 // The largest message isend takes, each engine's maxP2pBytes: test() reports sizes to NCCL as int, and
 // the verbs engine carries them in 31-bit immediates and int32 records. The ABI adapter refuses a
@@ -185,8 +196,7 @@ class Engine {
   virtual Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
   // Makes received data visible to the GPU (GPUDirect); *out == nullptr when nothing to do.
   virtual Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
-  // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
-  virtual Status test(Request* request, int* done, int* sizes) = 0;
+  // test() is not the engine's: each request carries its tester (Request::tester, above).
   virtual Status irecv_consumed(RecvComm* comm, int n, Request* request) = 0;
 
   virtual Status close_send(SendComm* comm) = 0;

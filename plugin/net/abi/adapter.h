@@ -195,18 +195,12 @@ inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void
   return ncclSuccess;
 }
 
-// NCCL's proxy thread calls test() in a loop: the engine is looked up without engine()'s fallback
-// merging back into the call (its arguments would have to live across it), so that nothing but the
-// Status is kept across the engine's call.
+// NCCL's proxy thread calls test() in a loop: straight to the request's tester (transport.h), which
+// its engine set; a request exists only while its engine does.
 inline ncclResult_t test(void* request, int* done, int* sizes) {
   if (request == nullptr || done == nullptr) return bad_argument("test", "a null pointer");
   *done = 0;
-  Engine* e = current_engine.load(std::memory_order_acquire);
-  if (e == nullptr) {
-    no_engine("test");
-    return ncclInternalError;
-  }
-  const Status st = e->test(static_cast<Request*>(request), done, sizes);
+  const Status st = net::test(static_cast<Request*>(request), done, sizes);
   return st.ok() ? ncclSuccess : report_failure("test", st);
 }
 

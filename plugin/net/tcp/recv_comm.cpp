@@ -29,6 +29,7 @@ Status TcpRecvComm::irecv(std::span<const RecvBuffer> buffers, Request** out) {
   }
   r->pending.store(0, std::memory_order_relaxed);
   r->in_use = true;
+  r->tester = &TcpRecvComm::test_request;
   r->posted = Clock::now();
   unmatched_[(head_ + count_) % kPoolSize] = r;
   ++count_;
@@ -134,6 +135,11 @@ Status TcpRecvComm::test(TcpRecvReq* r, int* done, int* sizes) {
   r->in_use = false;
   pool_.put(r);
   return Status::success();
+}
+
+Status TcpRecvComm::test_request(Request* r, int* done, int* sizes) {
+  auto* req = static_cast<TcpRecvReq*>(r);
+  return req->comm->test(req, done, sizes);
 }
 
 }  // namespace railscope::net::tcp

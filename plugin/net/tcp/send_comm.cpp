@@ -24,6 +24,7 @@ Status TcpSendComm::isend(void* data, size_t size, int tag, void* phandle, Reque
   r->ctrl_done = 0;
   r->pending.store(0, std::memory_order_relaxed);
   r->in_use = true;
+  r->tester = &TcpSendComm::test_request;
   r->posted = Clock::now();
   uint64_t seq = seq_++;
   encode_header(MsgHeader{size, tag, static_cast<uint32_t>(seq)}, r->header.data());
@@ -87,6 +88,11 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   r->in_use = false;
   pool_.put(r);
   return Status::success();
+}
+
+Status TcpSendComm::test_request(Request* r, int* done, int* sizes) {
+  auto* req = static_cast<TcpSendReq*>(r);
+  return req->comm->test(req, done, sizes);
 }
 
 }  // namespace railscope::net::tcp

@@ -194,12 +194,6 @@ Status TcpEngine::iflush(RecvComm* /*comm*/, std::span<const RecvBuffer> /*buffe
   return Status::success();
 }
 
-Status TcpEngine::test(Request* request, int* done, int* sizes) {
-  if (auto* s = dynamic_cast<TcpSendReq*>(request)) return s->comm->test(s, done, sizes);
-  if (auto* r = dynamic_cast<TcpRecvReq*>(request)) return r->comm->test(r, done, sizes);
-  return foreign("request");
-}
-
 Status TcpEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
   return Status::success();  // requests are recycled by test()
 }

@@ -37,7 +37,6 @@ class TcpEngine : public Engine {
                Request** out) override;
   Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
   Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
-  Status test(Request* request, int* done, int* sizes) override;
   Status irecv_consumed(RecvComm* comm, int n, Request* request) override;
   Status close_send(SendComm* comm) override;
   Status close_recv(RecvComm* comm) override;

@@ -39,8 +39,6 @@ inline constexpr int kMaxRecvs = 8;
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
-// Request::kind of the verbs engine's requests.
-enum RequestKind : uint8_t { kSendRequest = 1, kRecvRequest = 2, kFlushRequest = 3 };
 
 // A registered memory handle as NCCL sees it: one MR per local device of the connection.
 struct VerbsMr : MemHandle {

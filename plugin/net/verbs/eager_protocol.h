@@ -21,7 +21,8 @@ class EagerSend final : public SendProtocol {
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
-  Status test(SendReq* req, int* done, int* sizes) override;
+  Status test(SendReq* req, int* done, int* sizes);
+  static Status test_request(Request* req, int* done, int* sizes);  // SendReq's tester
   Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
@@ -54,7 +55,8 @@ class EagerRecv final : public RecvProtocol {
   // The standing receives every QP needs.
   Status start() override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
-  Status test(RecvSlot* slot, int* done, int* sizes) override;
+  Status test(RecvSlot* slot, int* done, int* sizes);
+  static Status test_request(Request* slot, int* done, int* sizes);  // RecvSlot's tester
   Status on_completion(const ibv_wc& wc) override;
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
   // closing knows every message it sent arrived without an RDMA acknowledgement from this end.

@@ -148,6 +148,7 @@ Status GdrFlush::iflush(Connection& c, std::span<const RecvBuffer> bufs, Request
   r.owner = this;
   r.connection = &c;
   r.in_use = true;
+  r.tester = &GdrFlush::test_request;
   r.pending = n;
   ++next_;
   *out = &r;
@@ -179,6 +180,11 @@ Status GdrFlush::test(Connection& c, FlushReq* r, int* done) {
   r->in_use = false;
   *done = 1;
   return Status::success();
+}
+
+Status GdrFlush::test_request(Request* r, int* done, int* /*sizes*/) {
+  auto* f = static_cast<FlushReq*>(r);
+  return f->owner->test(*f->connection, f, done);
 }
 
 }  // namespace railscope::net::verbs

@@ -19,7 +19,7 @@ namespace railscope::net::verbs {
 class GdrFlush;
 
 struct FlushReq : Request {
-  FlushReq() { kind = kFlushRequest; }
+  // Its tester (transport.h) is GdrFlush::test_request, set by iflush.
   GdrFlush* owner = nullptr;
   Connection* connection = nullptr;  // the receive comm the flush belongs to
   bool in_use = false;
@@ -50,6 +50,7 @@ class GdrFlush {
   // *out = nullptr when nothing needs flushing (no data, or flush_wanted says no).
   Status iflush(Connection& c, std::span<const RecvBuffer> bufs, Request** out);
   Status test(Connection& c, FlushReq* r, int* done);
+  static Status test_request(Request* r, int* done, int* sizes);  // FlushReq's tester
   bool active() const { return !qps_.empty(); }
 
  private:

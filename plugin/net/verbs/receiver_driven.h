@@ -64,7 +64,8 @@ class ReceiverDrivenSend final : public SendProtocol {
   explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
-  Status test(SendReq* req, int* done, int* sizes) override;
+  Status test(SendReq* req, int* done, int* sizes);
+  static Status test_request(Request* req, int* done, int* sizes);  // SendReq's tester
   Status on_completion(const ibv_wc& wc) override;
 
  private:
@@ -104,7 +105,8 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
   std::vector<uint32_t> advertised_rkeys() const override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
-  Status test(RecvSlot* slot, int* done, int* sizes) override;
+  Status test(RecvSlot* slot, int* done, int* sizes);
+  static Status test_request(Request* slot, int* done, int* sizes);  // RecvSlot's tester
   Status on_completion(const ibv_wc& wc) override;
 
  private:

@@ -17,7 +17,7 @@ class VerbsRecvComm;
 // One irecv (up to kMaxRecvs buffers) as NCCL sees it. What a protocol tracks per buffer beyond this
 // lives in the protocol, indexed like the slot.
 struct RecvSlot : Request {
-  RecvSlot() { kind = kRecvRequest; }
+  // Its tester (transport.h) is its protocol's, set by irecv.
   VerbsRecvComm* comm = nullptr;
   uint32_t index = 0;  // in comm->slots (index_of): no division by the slot's size on the data path
   bool in_use = false;
@@ -40,7 +40,8 @@ class RecvProtocol {
   // Once the QPs are connected, before the READY message.
   virtual Status start() { return Status::success(); }
   virtual Status irecv(std::span<const RecvBuffer> bufs, Request** out) = 0;
-  virtual Status test(RecvSlot* slot, int* done, int* sizes) = 0;
+  // test() is not here: each protocol gives its slots its own tester (transport.h), which NCCL's
+  // test() calls without a virtual dispatch.
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: tell the sender what it needs to know (bounded wait).
   virtual void close() {}
@@ -67,7 +68,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   Status start() { return protocol_->start(); }
 
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) { return protocol_->irecv(bufs, out); }
-  Status test(RecvSlot* slot, int* done, int* sizes) { return protocol_->test(slot, done, sizes); }
+  RecvProtocol* protocol() const { return protocol_.get(); }
   void close() {
     if (protocol_) protocol_->close();
   }

@@ -28,7 +28,7 @@ inline void chunk_of(size_t size, size_t q, size_t nqps, size_t* off, size_t* le
 }
 
 struct SendReq : Request {
-  SendReq() { kind = kSendRequest; }
+  // Its tester (transport.h) is its protocol's, set by isend.
   VerbsSendComm* comm = nullptr;
   size_t size = 0;
   void* data = nullptr;
@@ -61,7 +61,8 @@ class SendProtocol {
   // Registers what the protocol stages locally (after the lanes are open).
   virtual Status prepare() = 0;
   virtual Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) = 0;
-  virtual Status test(SendReq* req, int* done, int* sizes) = 0;
+  // test() is not here: each protocol gives its requests its own tester (transport.h), which
+  // NCCL's test() calls without a virtual dispatch.
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: what was reported done but may still be in flight (bounded wait).
   virtual void drain() {}
@@ -97,7 +98,7 @@ class VerbsSendComm final : public SendComm, public Connection {
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
     return protocol_->isend(data, size, tag, mr, phandle, out);
   }
-  Status test(SendReq* req, int* done, int* sizes) { return protocol_->test(req, done, sizes); }
+  SendProtocol* protocol() const { return protocol_.get(); }
   void drain() {
     if (protocol_) protocol_->drain();
   }

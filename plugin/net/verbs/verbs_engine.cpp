@@ -285,24 +285,6 @@ Status VerbsEngine::iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, 
   return c->flush.iflush(*c, buffers, out);  // *out == nullptr when nothing needs flushing
 }
 
-Status VerbsEngine::test(Request* request, int* done, int* sizes) {
-  switch (request->kind) {
-    case kSendRequest: {
-      auto* s = static_cast<SendReq*>(request);
-      return s->comm->test(s, done, sizes);
-    }
-    case kRecvRequest: {
-      auto* r = static_cast<RecvSlot*>(request);
-      return r->comm->test(r, done, sizes);
-    }
-    case kFlushRequest: {
-      auto* f = static_cast<FlushReq*>(request);
-      return f->owner->test(*f->connection, f, done);
-    }
-    default: return Status::fail(ncclInternalError, "internal.bad_argument", "test of a foreign request");
-  }
-}
-
 Status VerbsEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
   return Status::success();  // nothing to recycle: receive slots are released by test()
 }
