@@ -65,5 +65,31 @@ TEST(NetStatus, UnknownIdStillNamesADiagnosis) {
   EXPECT_EQ(st.finding().id(), "internal.unknown_diagnosis");
 }
 
+// test() calls the request's tester: an engine sets it when it hands the request out; one it never
+// set up fails as an internal error instead of being called through a null pointer.
+TEST(NetRequest, TestCallsTheTesterAndAnUnsetOneIsAnError) {
+  Request unset;
+  int done = 1;
+  const Status st = test(&unset, &done, nullptr);
+  EXPECT_EQ(st.code, ncclInternalError);
+  EXPECT_EQ(st.finding().id(), "internal.bad_argument");
+
+  struct Counted : Request {
+    int calls = 0;
+  } r;
+  r.tester = [](Request* req, int* d, int* sizes) {
+    ++static_cast<Counted*>(req)->calls;
+    *d = 1;
+    if (sizes != nullptr) *sizes = 8;
+    return Status::success();
+  };
+  int size = 0;
+  done = 0;
+  EXPECT_TRUE(test(&r, &done, &size).ok());
+  EXPECT_EQ(r.calls, 1);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(size, 8);
+}
+
 }  // namespace
 }  // namespace railscope::net
