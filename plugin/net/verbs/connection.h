@@ -40,6 +40,16 @@ inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3
 inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
 
+// The tester (transport.h) of a protocol's requests: a request of type Req (SendReq, RecvSlot) names
+// its comm, the comm its protocol. Instantiated in the file that defines Protocol::test, which is
+// inlined into it: NCCL's polling loop goes through one call of the plugin's own before the
+// completion queue's.
+template <class Protocol, class Req>
+Status protocol_tester(Request* r, int* done, int* sizes) {
+  auto* req = static_cast<Req*>(r);
+  return static_cast<Protocol*>(req->comm->protocol())->test(req, done, sizes);
+}
+
 // A registered memory handle as NCCL sees it: one MR per local device of the connection.
 struct VerbsMr : MemHandle {
   int type = NCCL_PTR_HOST;  // NCCL_PTR_HOST, NCCL_PTR_CUDA or NCCL_PTR_DMABUF (regMrDmaBuf)

@@ -21,9 +21,7 @@ class EagerSend final : public SendProtocol {
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
-  // SendReq's tester (transport.h); test() is inlined into it (its only caller, in the same file):
-  // NCCL's polling loop goes through one call of the plugin's own before the completion queue's.
-  static Status test_request(Request* req, int* done, int* sizes);
+  // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline Status test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
@@ -57,8 +55,7 @@ class EagerRecv final : public RecvProtocol {
   // The standing receives every QP needs.
   Status start() override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
-  // RecvSlot's tester (transport.h), with test() inlined into it as on the sending end.
-  static Status test_request(Request* slot, int* done, int* sizes);
+  // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline Status test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still

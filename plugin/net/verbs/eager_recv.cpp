@@ -84,7 +84,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   }
   Targets& t = targets_[index];
   r.in_use = true;
-  r.tester = &EagerRecv::test_request;
+  r.tester = &protocol_tester<EagerRecv, RecvSlot>;
   r.n = n;
   r.posted_at = Clock::now();
   t.seq = tail_ + 1;
@@ -376,11 +376,6 @@ Status EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
   if (targets_[c_.index_of(*r)].unfinished > 0) return c_.watch();
   c_.complete(r, done, sizes);
   return Status::success();
-}
-
-Status EagerRecv::test_request(Request* r, int* done, int* sizes) {
-  auto* slot = static_cast<RecvSlot*>(r);
-  return static_cast<EagerRecv*>(slot->comm->protocol())->test(slot, done, sizes);
 }
 
 }  // namespace railscope::net::verbs

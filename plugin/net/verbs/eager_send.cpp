@@ -101,7 +101,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   const auto index = c_.pool.index_of(req);
   const auto box = static_cast<uint32_t>(std::countr_one(mailbox_used_));  // a free entry: !mailbox_full()
   req->start(&c_, data, size, mr);
-  req->tester = &EagerSend::test_request;
+  req->tester = &protocol_tester<EagerSend, SendReq>;
   req->eager = whole;
   req->rts_seq = whole ? 0 : seq;
   req->mailbox = whole ? 0 : box;
@@ -299,11 +299,6 @@ Status EagerSend::test(SendReq* req, int* done, int* sizes) {
   }
   if (!c_.clock_due()) return c_.health();
   return req->posted ? c_.stall_check(*req, req->posted_at) : c_.watch(Clock::now());
-}
-
-Status EagerSend::test_request(Request* r, int* done, int* sizes) {
-  auto* req = static_cast<SendReq*>(r);
-  return static_cast<EagerSend*>(req->comm->protocol())->test(req, done, sizes);
 }
 
 }  // namespace railscope::net::verbs

@@ -236,12 +236,7 @@ void FabricWatch::run() {
         if (p.sampling) conclude_recovery(p, sysfs, ethtool.get());
         continue;
       }
-      // A sampler per tick: the counter files are opened and closed within the tick, so a process whose
-      // connections are closed holds no descriptor of ours (NCCL's proxy and tests count them).
-      const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
-      node::PortCounters cur = node::PortSampler(sysfs, p.port->dev_name, p.port->port,
-                                                 roce ? p.port->netdev : std::string(), ethtool.get())
-                                   .sample();
+      node::PortCounters cur = sample(p, sysfs, ethtool.get());
       if (!p.sampling) {
         p.sampling = true;
         p.previous = cur;
@@ -285,12 +280,28 @@ void FabricWatch::run() {
     if (p->sampling) conclude_recovery(*p, sysfs, ethtool.get());
 }
 
+// The port's counters now. A sampler per read: the counter files are opened and closed within it, so a
+// process whose connections are closed holds no descriptor of ours (NCCL's proxy and tests count them).
+node::PortCounters FabricWatch::sample(const Port& p, const node::Sysfs& sysfs,
+                                       node::EthtoolSource* ethtool) {
+  const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
+  return node::PortSampler(sysfs, p.port->dev_name, p.port->port, roce ? p.port->netdev : std::string(),
+                           ethtool)
+      .sample();
+}
+
+// Whether the port came back from an outage (the async-event thread's link_up) and is up, not yet
+// called recovered.
+bool FabricWatch::recovery_pending(Port& p) {
+  if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
+  return p.recovering && !p.health->is_down();
+}
+
 // [link.recovered] once a port that went down is ACTIVE again and received packets in `tick`
 // (or its counters cannot be read: ACTIVE is then the only sign there is).
 void FabricWatch::judge_recovery(Port& p, const std::vector<node::CounterDelta>& tick, bool counts_traffic,
                                  Clock::duration over) {
-  if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
-  if (!p.recovering || p.health->is_down()) return;
+  if (!recovery_pending(p)) return;
   const node::Traffic moved = node::traffic_of(tick);
   if (moved.received_packets == 0 && counts_traffic) return;
   p.recovering = false;
@@ -307,12 +318,8 @@ void FabricWatch::judge_recovery(Port& p, const std::vector<node::CounterDelta>&
 // waiting to be called recovered, one more sample judges the traffic since the last tick.
 void FabricWatch::conclude_recovery(Port& p, const node::Sysfs& sysfs, node::EthtoolSource* ethtool) {
   p.sampling = false;  // the next connection starts a new baseline
-  if (!p.recovering && p.health->take_recovered(&p.down_for)) p.recovering = true;
-  if (!p.recovering || p.health->is_down()) return;
-  const bool roce = p.port->link_layer == node::LinkLayer::Ethernet;
-  const node::PortCounters cur =
-      node::PortSampler(sysfs, p.port->dev_name, p.port->port, roce ? p.port->netdev : std::string(), ethtool)
-          .sample();
+  if (!recovery_pending(p)) return;
+  const node::PortCounters cur = sample(p, sysfs, ethtool);
   judge_recovery(p, node::counter_deltas(p.previous, cur), !cur.counters.empty(),
                  Clock::now() - p.previous_at);
 }

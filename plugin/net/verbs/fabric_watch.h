@@ -62,6 +62,8 @@ class FabricWatch {
   void judge_recovery(Port& p, const std::vector<node::CounterDelta>& tick, bool counts_traffic,
                       std::chrono::steady_clock::duration over);
   void conclude_recovery(Port& p, const node::Sysfs& sysfs, node::EthtoolSource* ethtool);
+  static bool recovery_pending(Port& p);
+  static node::PortCounters sample(const Port& p, const node::Sysfs& sysfs, node::EthtoolSource* ethtool);
   std::vector<std::unique_ptr<Port>> ports_;
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -64,9 +64,7 @@ class ReceiverDrivenSend final : public SendProtocol {
   explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
-  // SendReq's tester (transport.h); test() is inlined into it (its only caller, in the same file):
-  // NCCL's polling loop goes through one call of the plugin's own before the completion queue's.
-  static Status test_request(Request* req, int* done, int* sizes);
+  // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline Status test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 
@@ -107,8 +105,7 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
   std::vector<uint32_t> advertised_rkeys() const override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
-  // RecvSlot's tester (transport.h), with test() inlined into it as on the sending end.
-  static Status test_request(Request* slot, int* done, int* sizes);
+  // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline Status test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 

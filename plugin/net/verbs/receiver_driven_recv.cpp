@@ -55,7 +55,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0) return c_.fail(recv_post_failed(rc));
   }
   r.in_use = true;
-  r.tester = &ReceiverDrivenRecv::test_request;
+  r.tester = &protocol_tester<ReceiverDrivenRecv, RecvSlot>;
   r.n = n;
   progress_[index] = Progress{static_cast<int>(c_.qps.size()), 0};
   r.posted_at = Clock::now();
@@ -163,11 +163,6 @@ Status ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
     if (r->got[i] > r->sizes[i]) return c_.fail(oversized(r->got[i], r->sizes[i]));
   c_.complete(r, done, sizes);
   return Status::success();
-}
-
-Status ReceiverDrivenRecv::test_request(Request* r, int* done, int* sizes) {
-  auto* slot = static_cast<RecvSlot*>(r);
-  return static_cast<ReceiverDrivenRecv*>(slot->comm->protocol())->test(slot, done, sizes);
 }
 
 Status ReceiverDrivenRecv::no_sizes_record(int n) const {

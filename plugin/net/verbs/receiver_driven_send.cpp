@@ -93,7 +93,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
     return Status::success();
   }
   req->start(&c_, data, size, mr);
-  req->tester = &ReceiverDrivenSend::test_request;
+  req->tester = &protocol_tester<ReceiverDrivenSend, SendReq>;
   req->slot = index;
   s.reqs[entry] = req;
   ++s.matched;
@@ -189,11 +189,6 @@ Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
   }
   if (!c_.clock_due()) return c_.health();
   return s.posted ? c_.stall_check(*req, s.posted_at) : c_.watch(Clock::now());
-}
-
-Status ReceiverDrivenSend::test_request(Request* r, int* done, int* sizes) {
-  auto* req = static_cast<SendReq*>(r);
-  return static_cast<ReceiverDrivenSend*>(req->comm->protocol())->test(req, done, sizes);
 }
 
 }  // namespace railscope::net::verbs
