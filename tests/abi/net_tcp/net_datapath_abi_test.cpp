@@ -507,8 +507,8 @@ int stream_forever(int fd, int /*version*/) {
   }
 }
 
-// Receives until the transfer stalls or fails after `disrupt` ran; returns the failing test()'s
-// result and the time it took.
+// Receives until the transfer stalls or fails after `disrupt` ran; returns the failing test()'s or
+// irecv()'s result and the time it took.
 ncclResult_t receive_until_failure(NetApi& api, void* rcomm, const std::function<void()>& disrupt,
                                    std::chrono::milliseconds* took) {
   std::vector<unsigned char> buf(size_t{64} << 20);
@@ -523,10 +523,11 @@ ncclResult_t receive_until_failure(NetApi& api, void* rcomm, const std::function
   auto t0 = Clock::now();
   disrupt();
   ncclResult_t rc = ncclSuccess;
+  // The failure may come from test() or from the next irecv (a comm whose peer is gone refuses new
+  // receives with the same error): either is the plugin's answer, kept as it is.
   for (int i = 0; i < 1000 && rc == ncclSuccess; ++i) {
     rc = wait_request(api, req, nullptr, std::chrono::milliseconds(60000));
-    if (rc == ncclSuccess && post_recv(api, rcomm, 1, &data, &cap, &tag, &mh, &req) != ncclSuccess)
-      rc = ncclSystemError;
+    if (rc == ncclSuccess) rc = post_recv(api, rcomm, 1, &data, &cap, &tag, &mh, &req);
   }
   *took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
   return rc;
@@ -542,7 +543,7 @@ TEST(NetDataPath, SenderKilledMidTransferIsPeerClosed) {
   std::chrono::milliseconds took{};
   ncclResult_t rc = receive_until_failure(
       *api, rcomm, [&] { peer.kill(); }, &took);
-  EXPECT_EQ(rc, ncclRemoteError);
+  EXPECT_EQ(rc, ncclRemoteError) << "the plugin logged:\n" << logged_warnings();
   EXPECT_LT(took.count(), 10000);
   EXPECT_TRUE(CapturedLog::contains("[peer.closed]")) << "no peer.closed diagnosis logged";
   EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
@@ -571,7 +572,7 @@ TEST(NetDataPath, ReceiverKilledMidTransferIsPeerClosed) {
     if (rc == ncclSuccess) rc = post_send(*api, scomm, buf.data(), buf.size(), 0, nullptr, &req);
   }
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
-  EXPECT_EQ(rc, ncclRemoteError);
+  EXPECT_EQ(rc, ncclRemoteError) << "the plugin logged:\n" << logged_warnings();
   EXPECT_LT(took.count(), 10000);
   EXPECT_TRUE(CapturedLog::contains("[peer.closed]"));
   EXPECT_EQ(api->close_send(scomm), ncclSuccess);
@@ -660,7 +661,7 @@ TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
   ncclResult_t rc = receive_until_failure(
       *api, rcomm, [&] { ASSERT_EQ(std::system(down.c_str()), 0); }, &took);
   EXPECT_EQ(std::system(up.c_str()), 0);
-  EXPECT_EQ(rc, ncclRemoteError);
+  EXPECT_EQ(rc, ncclRemoteError) << "the plugin logged:\n" << logged_warnings();
   const char* t = std::getenv("RAILSCOPE_TCP_TIMEOUT");
   long bound_ms = (t != nullptr ? std::atol(t) : 60) * 1000 * 2 + 2000;
   EXPECT_LT(took.count(), bound_ms);
