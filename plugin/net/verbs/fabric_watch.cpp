@@ -98,6 +98,7 @@ void FabricWatch::wake() {
 namespace {
 
 void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* last_active, int* reported) {
+  if (!np.ctx) return;  // a port without an open device (the sampler's unit tests) has no MTU to ask
   ibv_port_attr attr{};
   if (ibv::query_port(*ibv::api(), np.ctx.get(), static_cast<uint8_t>(np.port), &attr) != 0) return;
   const int active = static_cast<int>(attr.active_mtu);
