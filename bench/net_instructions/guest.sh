@@ -23,6 +23,7 @@
 #   env: CELLS="8:1000 64K:300" (size:messages or round trips)  MODES="fast slow"  SIDES="pingpong"
 #        VARIANTS="nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0" (railscope again with that environment;
 #        NAME:VAR=VALUE[,VAR=VALUE], shown as railscope[NAME])  WHO="railscope reference" (plugins measured)
+#        CG_OPTS (more callgrind options, e.g. --dump-instr=yes)
 set -uo pipefail
 # shellcheck source=tests/testbed/guest-lib.sh
 . "$TESTBED_LIB"
@@ -34,6 +35,7 @@ read -r -a modes <<< "${MODES:-fast slow}"
 read -r -a sides <<< "${SIDES:-pingpong}"
 read -r -a variants <<< "${VARIANTS-nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0}"
 read -r -a who_list <<< "${WHO:-railscope reference}"
+read -r -a cg_opts <<< "${CG_OPTS-}"
 mkdir -p "$OUT"
 manifest=$OUT/manifest.txt
 : > "$manifest"
@@ -74,7 +76,7 @@ measure() {  # measure WHO SIDE SIZE MESSAGES MODE [VAR=VALUE...]
         common+=(--mode bw --window 1 --recvs 1 --iters "$n" --warmup 0)
     fi
     local cg=(taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$f.cg" --log-file="$f.vg.log"
-        --collect-atstart=no "${toggles[@]}")
+        --collect-atstart=no "${cg_opts[@]}" "${toggles[@]}")
     local server=(netbench server --dev rxe0 --oob-host 127.0.0.1 --oob-port "$port" "${common[@]}")
     local client=(netbench client --dev rxe1 --oob-host 127.0.0.1 --oob-port "$port" "${common[@]}" --json)
     if [[ $side != recv ]]; then

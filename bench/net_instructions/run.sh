@@ -10,6 +10,8 @@
 #             SIDES="pingpong" (or "send recv": the two ends of a window-1 stream; guest.sh)
 #             VARIANTS="nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0"  TOP=12 (functions listed per side)
 #             WHO="railscope reference" (the plugins measured; WHO=railscope skips the reference's runs)
+#             CG_OPTS="--dump-instr=yes" (more callgrind options: per-instruction counts, for
+#             annotate.py)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=bench/lib/reference_args.sh
@@ -30,7 +32,7 @@ cp "$REF_PLUGIN" "$scratch/ref/"
 echo "== one boot (results in $scratch); host: $(uptime)"
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$scratch" --timeout 3600 \
   --env "CELLS=${CELLS:-8:1000 64K:300}" --env "MODES=${MODES:-fast slow}" --env "SIDES=${SIDES:-pingpong}" \
-  --env "WHO=${WHO:-railscope reference}" \
+  --env "WHO=${WHO:-railscope reference}" --env "CG_OPTS=${CG_OPTS-}" \
   --env "VARIANTS=${VARIANTS-nosample:RAILSCOPE_NET_FABRIC_SAMPLING=0}" -- \
   "$root/bench/net_instructions/guest.sh" "$scratch/build/tools/railscope" \
   "$scratch/build/plugin/net/libnccl-net-railscope.so" "$scratch/ref/$(basename "$REF_PLUGIN")" "$scratch/runs"

@@ -195,13 +195,12 @@ inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void
   return ncclSuccess;
 }
 
-// NCCL's proxy thread calls test() in a loop: straight to the request's tester (transport.h), which
-// its engine set; a request exists only while its engine does.
+// NCCL's proxy thread calls test() in a loop: a tail call into the request's tester (transport.h),
+// which its engine set and which logs its own failure; a request exists only while its engine does.
 inline ncclResult_t test(void* request, int* done, int* sizes) {
   if (request == nullptr || done == nullptr) return bad_argument("test", "a null pointer");
   *done = 0;
-  const Status st = net::test(static_cast<Request*>(request), done, sizes);
-  return st.ok() ? ncclSuccess : report_failure("test", st);
+  return net::test(static_cast<Request*>(request), done, sizes);
 }
 
 inline ncclResult_t close_send(void* comm) {

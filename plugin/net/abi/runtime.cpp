@@ -34,11 +34,6 @@ EngineHolder& holder() {
 
 constinit std::atomic<Engine*> current_engine{nullptr};
 
-ncclResult_t report_failure(const char* fn, const Status& status) {
-  RS_WARN("NET/railscope {}: {}", fn, diag::one_line(status.finding()));
-  return status.code;
-}
-
 ncclResult_t bad_argument(const char* fn, const char* what) {
   return report(fn, Status::fail(ncclInternalError, "internal.bad_argument",
                                  fmt::format("{} called with {}", fn, what)));

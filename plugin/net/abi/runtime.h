@@ -36,8 +36,8 @@ inline Engine* engine(const char* fn) {
   return e != nullptr ? e : no_engine(fn);
 }
 
-// Logs a failure's one line (WARN) and returns its code; success passes through silently.
-ncclResult_t report_failure(const char* fn, const Status& status);
+// Logs a failure's one line (WARN, net::report_failure) and returns its code; success passes through
+// silently.
 inline ncclResult_t report(const char* fn, const Status& status) {
   return status.ok() ? ncclSuccess : report_failure(fn, status);
 }

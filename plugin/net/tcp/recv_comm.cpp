@@ -137,9 +137,9 @@ Status TcpRecvComm::test(TcpRecvReq* r, int* done, int* sizes) {
   return Status::success();
 }
 
-Status TcpRecvComm::test_request(Request* r, int* done, int* sizes) {
+ncclResult_t TcpRecvComm::test_request(Request* r, int* done, int* sizes) {
   auto* req = static_cast<TcpRecvReq*>(r);
-  return req->comm->test(req, done, sizes);
+  return tested_result(req->comm->test(req, done, sizes));
 }
 
 }  // namespace railscope::net::tcp

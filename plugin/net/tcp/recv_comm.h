@@ -43,7 +43,7 @@ class TcpRecvComm : public RecvComm, public TcpConnection {
   using TcpConnection::TcpConnection;
   Status irecv(std::span<const RecvBuffer> buffers, Request** out);
   Status test(TcpRecvReq* r, int* done, int* sizes);
-  static Status test_request(Request* r, int* done, int* sizes);  // TcpRecvReq's tester (transport.h)
+  static ncclResult_t test_request(Request* r, int* done, int* sizes);  // TcpRecvReq's tester (transport.h)
   bool owns(const TcpRecvReq* r) const { return pool_.owns(r); }
 
  private:

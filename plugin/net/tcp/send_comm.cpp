@@ -90,9 +90,9 @@ Status TcpSendComm::test(TcpSendReq* r, int* done, int* sizes) {
   return Status::success();
 }
 
-Status TcpSendComm::test_request(Request* r, int* done, int* sizes) {
+ncclResult_t TcpSendComm::test_request(Request* r, int* done, int* sizes) {
   auto* req = static_cast<TcpSendReq*>(r);
-  return req->comm->test(req, done, sizes);
+  return tested_result(req->comm->test(req, done, sizes));
 }
 
 }  // namespace railscope::net::tcp

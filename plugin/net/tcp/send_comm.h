@@ -34,7 +34,7 @@ class TcpSendComm : public SendComm, public TcpConnection {
   using TcpConnection::TcpConnection;
   Status isend(void* data, size_t size, int tag, void* phandle, Request** out);
   Status test(TcpSendReq* r, int* done, int* sizes);
-  static Status test_request(Request* r, int* done, int* sizes);  // TcpSendReq's tester (transport.h)
+  static ncclResult_t test_request(Request* r, int* done, int* sizes);  // TcpSendReq's tester (transport.h)
   bool owns(const TcpSendReq* r) const { return pool_.owns(r); }
 
  private:

@@ -53,6 +53,7 @@ Connection::~Connection() {
     if (lane.attached) lane.health->detach();
   // QPs before CQs before buffers: members are destroyed in reverse order, but be explicit.
   qps.clear();
+  solo_ = nullptr;
   lanes.clear();
 }
 
@@ -66,6 +67,7 @@ Status Connection::open_lanes(const std::vector<const NetPort*>& ports,
     lane.mr_cache = caches[i];
     lanes.push_back(std::move(lane));
   }
+  solo_ = lanes.size() == 1 ? &lanes[0] : nullptr;
   return Status::success();
 }
 
@@ -145,6 +147,7 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
     lane.attached = true;
   }
   if (stats_enabled()) {
+    stats_on = true;
     stats_period_ = std::chrono::seconds(params::get_int("RAILSCOPE_NET_STATS_INTERVAL"));
     if (stats_period_.count() > 0) next_stats_ = Clock::now() + stats_period_;
   }
@@ -335,9 +338,9 @@ std::string Connection::where() const {
                      r.empty() ? "?" : r, oob.peer());
 }
 
-void Connection::profile_start(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
-                               bool whole) {
-  if (phandle == nullptr || profiler == nullptr || qps.empty()) return;
+void Connection::profile_start_events(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
+                                      bool whole) {
+  if (qps.empty()) return;
   const std::span<void*> events = qp_events.of(request, qps.size());
   if (events.empty()) return;
   const int64_t id = static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);

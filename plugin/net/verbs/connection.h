@@ -43,9 +43,9 @@ inline constexpr uint64_t kWrKindMask = 0xffull << 56;
 // The tester (transport.h) of a protocol's requests: a request of type Req (SendReq, RecvSlot) names
 // its comm, the comm its protocol. Instantiated in the file that defines Protocol::test, which is
 // inlined into it: NCCL's polling loop goes through one call of the plugin's own before the
-// completion queue's.
+// completion queue's. Protocol::test returns NCCL's code as a tester does (Connection::idle_result).
 template <class Protocol, class Req>
-Status protocol_tester(Request* r, int* done, int* sizes) {
+ncclResult_t protocol_tester(Request* r, int* done, int* sizes) {
   auto* req = static_cast<Req*>(r);
   return static_cast<Protocol*>(req->comm->protocol())->test(req, done, sizes);
 }
@@ -124,8 +124,8 @@ class Connection {
   // idle test(), bench/net_instructions). A connection on one lane polls inline; what the poll found,
   // and every other case, goes out of line.
   [[gnu::always_inline]] bool drain_cqs() {
-    if (lanes.size() != 1 || !error_.ok()) return drain_all_cqs();
-    ibv_cq* cq = lanes[0].cq.get();
+    if (solo_ == nullptr || !error_.ok()) return drain_all_cqs();
+    ibv_cq* cq = solo_->cq.get();
     if (cq == nullptr) return true;  // the handshake did not get as far as creating it
     ibv_wc wcs[kPollBatch];
     const int n = ibv_poll_cq(cq, kPollBatch, wcs);
@@ -144,11 +144,17 @@ class Connection {
     return watch();
   }
   bool clock_due() { return ++idle_calls_ % kClockEvery == 0; }
+  // The same three as a tester returns them (NCCL's code, a failure logged: tested_result in
+  // transport.h). On a test() that finds its request not done, the usual case, no Status is built.
+  ncclResult_t idle_result() { return clock_due() ? tested_result(watch(Clock::now())) : health_result(); }
+  ncclResult_t health_result() { return healthy() ? ncclSuccess : tested_result(health_failure()); }
+  ncclResult_t error_result() const { return tested_result(error_); }
   // The first error, or a port failure recorded since this connection attached to its ports (which
   // fails the connection). The check inline, the failure out of line.
   Status health() { return healthy() ? Status::success() : health_failure(); }
   bool healthy() const {
     if (!error_.ok()) return false;
+    if (solo_ != nullptr) return solo_->health->generation() == solo_->health_generation;
     for (const auto& lane : lanes)
       if (lane.health->generation() != lane.health_generation) return false;
     return true;
@@ -179,8 +185,13 @@ class Connection {
   // gave a parent handle and a profiler callback: one per part chunk_of gives each QP, naming that QP
   // and its local device (its lane), with the part's length; one on QP 0 when the message has no
   // bytes or goes `whole` through QP 0 (an eager ring message).
+  // Inline: without a profiler (most runs) the call is the comparison, as profile_stop's.
   void profile_start(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
-                     bool whole = false);
+                     bool whole = false) {
+    if (profiler != nullptr && phandle != nullptr)
+      profile_start_events(request, phandle, opcode, seq, size, whole);
+  }
+  void profile_start_events(size_t request, void* phandle, int opcode, uint64_t seq, size_t size, bool whole);
   // Ends the request slot's QP events (NCCL's Stop) and forgets them. Inline: without a profiler
   // (most runs) the call is the one comparison.
   void profile_stop(size_t request) {
@@ -206,6 +217,9 @@ class Connection {
   QpEvents qp_events;  // the subclass sets its request slots
   Clock::time_point opened = Clock::now();
   const char* role = "";  // "send" / "recv" (statistics)
+  // RAILSCOPE_NET_STATS is set (once connected): its lines carry the receives' latency histogram, the
+  // one use of a receive's two clock reads, which are spared otherwise (bench/net_instructions).
+  bool stats_on = false;
 
  protected:
   virtual Status on_completion(const ibv_wc& wc) = 0;
@@ -241,6 +255,10 @@ class Connection {
   std::chrono::seconds stats_period_{0};
   StatsChange stats_seen_;  // what the last periodic line showed
   uint32_t idle_calls_ = 0;
+  // lanes[0] when the connection has exactly one lane (most do), else null: set once the lanes are
+  // (open_lanes), so that drain_cqs() and healthy(), on every idle test(), read one pointer rather
+  // than walk the vector.
+  const Lane* solo_ = nullptr;
   size_t poll_lane_ = 0;           // completion_lane()
   Clock::time_point poll_time_{};  // completion_time()
 };

@@ -39,6 +39,11 @@ inline constexpr size_t kMaxTargets = 32 * 8;  // receive buffers in flight (kFi
 // Standing receives consumed by ring messages and data parts are given back in batches of this many
 // (eager_queues.h sizes the pool of standing receives).
 inline constexpr int kRepostBatch = 16;
+// irecv gives them back once this many are due in all, off the path from an arrival to NCCL's reply:
+// one ibv_post_recv's fixed cost (rxe: its lock and queue bookkeeping) shared by a batch rather than
+// paid by every receive (bench/net_instructions). The completion path still gives a QP's back at
+// kRepostBatch, so fewer than that stay consumed per QP whatever irecv does.
+inline constexpr int kRepostFromIrecv = kRepostBatch / 2;
 
 enum Kind : uint32_t { kData = 1, kRequestToSend = 2 };
 

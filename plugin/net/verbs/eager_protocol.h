@@ -22,7 +22,7 @@ class EagerSend final : public SendProtocol {
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline Status test(SendReq* req, int* done, int* sizes);
+  [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
@@ -56,7 +56,7 @@ class EagerRecv final : public RecvProtocol {
   Status start() override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline Status test(RecvSlot* slot, int* done, int* sizes);
+  [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
   // closing knows every message it sent arrived without an RDMA acknowledgement from this end.

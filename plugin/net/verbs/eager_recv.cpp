@@ -10,6 +10,7 @@
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
+#include "plugin/net/verbs/rdma_write.h"
 #include "plugin/net/verbs/receiver_driven.h"
 
 namespace railscope::net::verbs {
@@ -70,7 +71,8 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   // No completion queue poll here: a message that arrived before this receive but is not polled yet is
   // matched by the poll of the next test(), which takes the oldest waiting buffer with its tag (this
   // one or an older one), as a poll here would have; an irecv finds its reply not yet there as a rule.
-  if (Status st = repost_receives(); !st.ok()) return c_.fail(std::move(st));
+  if (reposts_pending_ >= eager::kRepostFromIrecv)
+    if (Status st = repost_receives(); !st.ok()) return c_.fail(std::move(st));
   const auto index = static_cast<size_t>(tail_ % kFifoDepth);
   RecvSlot& r = c_.slots[index];
   if (r.in_use) return c_.not_ready();
@@ -86,7 +88,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   r.in_use = true;
   r.tester = &protocol_tester<EagerRecv, RecvSlot>;
   r.n = n;
-  r.posted_at = Clock::now();
+  r.posted_at = c_.stats_on ? Clock::now() : Clock::time_point{};  // for the stats line only
   t.seq = tail_ + 1;
   t.unfinished = n;
   for (int i = 0; i < n; ++i) {
@@ -316,15 +318,10 @@ Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t r
                                      bool signalled) {
   const QpLane& ql = c_.qps[0];
   ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.wr.rdma.remote_addr = c_.remote.addr + remote_offset;
-  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
-  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-  if (signalled) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr wr;
+  fill_rdma_write(&wr, wr_id, &sge, c_.remote.addr + remote_offset,
+                  c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey,
+                  (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) | (signalled ? IBV_SEND_SIGNALED : 0));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
     return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, c_.where()));
@@ -368,14 +365,13 @@ void EagerRecv::close() {
   (void)c_.oob.flush(&done);
 }
 
-Status EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
+ncclResult_t EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
-  if (!r->in_use)
-    return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
-  if (!c_.drain_cqs()) return c_.error();
-  if (targets_[c_.index_of(*r)].unfinished > 0) return c_.watch();
+  if (!r->in_use) return VerbsRecvComm::finished_receive();
+  if (!c_.drain_cqs()) return c_.error_result();
+  if (targets_[c_.index_of(*r)].unfinished > 0) return c_.idle_result();
   c_.complete(r, done, sizes);
-  return Status::success();
+  return ncclSuccess;
 }
 
 }  // namespace railscope::net::verbs

@@ -12,6 +12,7 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
 #include "plugin/net/verbs/eager_queues.h"
+#include "plugin/net/verbs/rdma_write.h"
 #include "railscope/core/log.h"
 
 namespace railscope::net::verbs {
@@ -108,7 +109,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   req->pending = 0;
   req->posted = whole;
   req->posted_at = Connection::Clock::time_point{};
-  for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
+  if (!whole && c_.striped())  // read only then (VerbsSendComm::finish)
+    for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
 
   const size_t offset = place->offset(ring_.size());
   char* slot = static_cast<char*>(stage_.get()) + offset;
@@ -118,16 +120,12 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   const QpLane& ql = c_.qps[0];
   const auto bytes = static_cast<uint32_t>(sizeof h + (whole ? size : 0));
   ibv_sge sge{reinterpret_cast<uint64_t>(slot), bytes, stage_.mrs[static_cast<size_t>(ql.lane)]->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = kWrRing | seq;
-  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.imm_data = htonl(eager::imm_ring(*place, ring_.size()));
-  wr.wr.rdma.remote_addr = c_.remote.addr + offset;
-  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
-  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
-  if (eager::ring_write_signalled(seq, *place, ring_.end(), ring_.size())) wr.send_flags |= IBV_SEND_SIGNALED;
+  unsigned int flags = bytes <= ql.max_inline ? IBV_SEND_INLINE : 0;
+  if (eager::ring_write_signalled(seq, *place, ring_.end(), ring_.size())) flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr wr;
+  fill_rdma_write_imm(&wr, kWrRing | seq, &sge, c_.remote.addr + offset,
+                      c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey, flags,
+                      eager::imm_ring(*place, ring_.size()));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
     c_.pool.put(req);
@@ -186,16 +184,11 @@ Status EagerSend::post_data(SendReq* req) {
     chunk_of(req->size, q, nqps, &off, &len);
     ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
                 len > 0 ? req->mr->mr[static_cast<size_t>(ql.lane)]->lkey : 0};
-    ibv_send_wr wr{};
-    wr.wr_id = kWrSend | index;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.sg_list = len > 0 ? &sge : nullptr;
-    wr.num_sge = len > 0 ? 1 : 0;
-    wr.imm_data = htonl(eager::imm_target(target));
-    wr.wr.rdma.remote_addr = addr + off;
-    wr.wr.rdma.rkey = c.rkey[static_cast<size_t>(ql.remote_dev)];
-    wr.send_flags = IBV_SEND_SIGNALED;
-    if (len > 0 && len <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr wr;
+    fill_rdma_write_imm(&wr, kWrSend | index, len > 0 ? &sge : nullptr, addr + off,
+                        c.rkey[static_cast<size_t>(ql.remote_dev)],
+                        IBV_SEND_SIGNALED | (len > 0 && len <= ql.max_inline ? IBV_SEND_INLINE : 0),
+                        eager::imm_target(target));
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
@@ -284,21 +277,21 @@ void EagerSend::drain() {
             c_.where(), v.missing);
 }
 
-Status EagerSend::test(SendReq* req, int* done, int* sizes) {
+ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
   if (req->eager) {  // carried whole: done once posted (isend polls the completions)
-    if (!c_.error().ok()) return c_.error();
+    if (!c_.error().ok()) return c_.error_result();
     c_.finish(req, Clock::time_point{}, done, sizes);  // nothing to time: done when posted
-    return Status::success();
+    return ncclSuccess;
   }
-  if (!c_.drain_cqs()) return c_.error();
-  if (Status st = progress(); !st.ok()) return st;
+  if (!c_.drain_cqs()) return c_.error_result();
+  if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);
-    return Status::success();
+    return ncclSuccess;
   }
-  if (!c_.clock_due()) return c_.health();
-  return req->posted ? c_.stall_check(*req, req->posted_at) : c_.watch(Clock::now());
+  if (!c_.clock_due()) return c_.health_result();
+  return tested_result(req->posted ? c_.stall_check(*req, req->posted_at) : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs

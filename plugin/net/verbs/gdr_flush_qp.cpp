@@ -182,9 +182,9 @@ Status GdrFlush::test(Connection& c, FlushReq* r, int* done) {
   return Status::success();
 }
 
-Status GdrFlush::test_request(Request* r, int* done, int* /*sizes*/) {
+ncclResult_t GdrFlush::test_request(Request* r, int* done, int* /*sizes*/) {
   auto* f = static_cast<FlushReq*>(r);
-  return f->owner->test(*f->connection, f, done);
+  return tested_result(f->owner->test(*f->connection, f, done));
 }
 
 }  // namespace railscope::net::verbs

@@ -50,7 +50,7 @@ class GdrFlush {
   // *out = nullptr when nothing needs flushing (no data, or flush_wanted says no).
   Status iflush(Connection& c, std::span<const RecvBuffer> bufs, Request** out);
   Status test(Connection& c, FlushReq* r, int* done);
-  static Status test_request(Request* r, int* done, int* sizes);  // FlushReq's tester
+  static ncclResult_t test_request(Request* r, int* done, int* sizes);  // FlushReq's tester
   bool active() const { return !qps_.empty(); }
 
  private:

@@ -65,7 +65,7 @@ class ReceiverDrivenSend final : public SendProtocol {
   Status prepare() override;
   Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline Status test(SendReq* req, int* done, int* sizes);
+  [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 
  private:
@@ -106,7 +106,7 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   std::vector<uint32_t> advertised_rkeys() const override;
   Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline Status test(RecvSlot* slot, int* done, int* sizes);
+  [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 
  private:

@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/rdma_write.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -58,7 +59,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   r.tester = &protocol_tester<ReceiverDrivenRecv, RecvSlot>;
   r.n = n;
   progress_[index] = Progress{static_cast<int>(c_.qps.size()), 0};
-  r.posted_at = Clock::now();
+  r.posted_at = c_.stats_on ? Clock::now() : Clock::time_point{};  // for the stats line only
   const uint64_t seq = tail_ + 1;
   CtsSlot& cts = static_cast<CtsSlot*>(cts_.get())[index];
   for (int i = 0; i < n; ++i) {
@@ -83,17 +84,13 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   const auto rd = static_cast<size_t>(ql.remote_dev);
   const auto bytes = static_cast<uint32_t>(sizeof(CtsEntry) * static_cast<size_t>(n));
   ibv_sge sge{reinterpret_cast<uint64_t>(&cts), bytes, cts_.mrs[lane]->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = kWrCts | q;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.wr.rdma.remote_addr = c_.remote.addr + sizeof(CtsSlot) * index;
-  wr.wr.rdma.rkey = c_.remote.devs[rd].rkey;
-  if (bytes <= ql.max_inline) wr.send_flags |= IBV_SEND_INLINE;
   // Signalled one in kCtsSignalEvery per QP: an unsignalled write leaves its QP's send queue only when a
   // later signalled one on the same QP completes.
-  if (window.next_signalled()) wr.send_flags |= IBV_SEND_SIGNALED;
+  const unsigned int flags =
+      (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) | (window.next_signalled() ? IBV_SEND_SIGNALED : 0);
+  ibv_send_wr wr;
+  fill_rdma_write(&wr, kWrCts | q, &sge, c_.remote.addr + sizeof(CtsSlot) * index, c_.remote.devs[rd].rkey,
+                  flags);
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
     return c_.fail(
@@ -143,26 +140,25 @@ Status ReceiverDrivenRecv::unexpected_completion(const ibv_wc& wc) const {
                                   static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
 }
 
-Status ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
+ncclResult_t ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
-  if (!r->in_use)
-    return Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive");
-  if (!c_.drain_cqs()) return c_.error();
+  if (!r->in_use) return VerbsRecvComm::finished_receive();
+  if (!c_.drain_cqs()) return c_.error_result();
   const size_t index = c_.index_of(*r);
   const Progress& p = progress_[index];
-  if (p.pending > 0) return c_.watch();
+  if (p.pending > 0) return c_.idle_result();
   if (p.imm & kSizesInArea) {
     const SizesSlot& s = static_cast<const SizesSlot*>(sizes_.get())[index];
     for (int i = 0; i < r->n; ++i)
       r->got[i] = static_cast<size_t>(static_cast<uint32_t>(s[static_cast<size_t>(i)]));
   } else {
-    if (r->n != 1) return c_.fail(no_sizes_record(r->n));
+    if (r->n != 1) return tested_result(c_.fail(no_sizes_record(r->n)));
     r->got[0] = p.imm;
   }
   for (int i = 0; i < r->n; ++i)
-    if (r->got[i] > r->sizes[i]) return c_.fail(oversized(r->got[i], r->sizes[i]));
+    if (r->got[i] > r->sizes[i]) return tested_result(c_.fail(oversized(r->got[i], r->sizes[i])));
   c_.complete(r, done, sizes);
-  return Status::success();
+  return ncclSuccess;
 }
 
 Status ReceiverDrivenRecv::no_sizes_record(int n) const {

@@ -175,9 +175,9 @@ Status ReceiverDrivenSend::beyond_budget(size_t index) const {
       fmt::format("send completion of slot {} beyond what was posted on {}", index, c_.where()));
 }
 
-Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
+ncclResult_t ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
-  if (!c_.drain_cqs()) return c_.error();
+  if (!c_.drain_cqs()) return c_.error_result();
   Slot& s = slots_[static_cast<size_t>(req->slot)];
   if (s.posted && s.pending == 0) {
     for (int i = 0; i < s.nreqs; ++i)
@@ -185,10 +185,10 @@ Status ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
     --s.live_reqs;
     if (s.live_reqs == 0) s.posted = false;
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, s.lane_done);
-    return Status::success();
+    return ncclSuccess;
   }
-  if (!c_.clock_due()) return c_.health();
-  return s.posted ? c_.stall_check(*req, s.posted_at) : c_.watch(Clock::now());
+  if (!c_.clock_due()) return c_.health_result();
+  return tested_result(s.posted ? c_.stall_check(*req, s.posted_at) : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs

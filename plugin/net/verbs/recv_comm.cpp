@@ -25,6 +25,11 @@ Status VerbsRecvComm::check_buffers(std::span<const RecvBuffer> bufs) {
   return Status::success();
 }
 
+ncclResult_t VerbsRecvComm::finished_receive() {
+  return tested_result(
+      Status::fail(ncclInternalError, "internal.bad_argument", "test of a finished receive"));
+}
+
 Status VerbsRecvComm::post_recv(const QpLane& ql, uint64_t wr_id) {
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;
@@ -41,9 +46,10 @@ void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
     total += r->got[i];
     profile_stop(event_slot(*r, i));
   }
-  stats.completed(
-      total, static_cast<uint64_t>(
-                 std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at).count()));
+  const auto us = stats_on
+                      ? std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at)
+                      : std::chrono::microseconds::zero();
+  stats.completed(total, static_cast<uint64_t>(us.count()));
   r->in_use = false;
   *done = 1;
 }

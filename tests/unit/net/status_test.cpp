@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "plugin/net/transport.h"
+#include "railscope/core/log.h"
 
 namespace railscope::net {
 namespace {
@@ -66,13 +69,25 @@ TEST(NetStatus, UnknownIdStillNamesADiagnosis) {
 }
 
 // test() calls the request's tester: an engine sets it when it hands the request out; one it never
-// set up fails as an internal error instead of being called through a null pointer.
+// set up fails as an internal error instead of being called through a null pointer. A tester returns
+// NCCL's code and logs its failure's one line itself (the ABI adapter's test() only tail-calls it).
+std::vector<std::string>& warnings() {
+  static std::vector<std::string> w;
+  return w;
+}
+
 TEST(NetRequest, TestCallsTheTesterAndAnUnsetOneIsAnError) {
+  warnings().clear();
+  log::set_extra_sink([](log::Level level, std::string_view line) {
+    if (level == log::Level::Warn) warnings().emplace_back(line);
+  });
   Request unset;
   int done = 1;
-  const Status st = test(&unset, &done, nullptr);
-  EXPECT_EQ(st.code, ncclInternalError);
-  EXPECT_EQ(st.finding().id(), "internal.bad_argument");
+  EXPECT_EQ(test(&unset, &done, nullptr), ncclInternalError);
+  ASSERT_EQ(warnings().size(), 1u);
+  EXPECT_NE(warnings()[0].find("NET/railscope test: "), std::string::npos) << warnings()[0];
+  EXPECT_NE(warnings()[0].find("internal.bad_argument"), std::string::npos) << warnings()[0];
+  EXPECT_NE(warnings()[0].find("no engine set up"), std::string::npos) << warnings()[0];
 
   struct Counted : Request {
     int calls = 0;
@@ -81,14 +96,23 @@ TEST(NetRequest, TestCallsTheTesterAndAnUnsetOneIsAnError) {
     ++static_cast<Counted*>(req)->calls;
     *d = 1;
     if (sizes != nullptr) *sizes = 8;
-    return Status::success();
+    return ncclSuccess;
   };
   int size = 0;
   done = 0;
-  EXPECT_TRUE(test(&r, &done, &size).ok());
+  EXPECT_EQ(test(&r, &done, &size), ncclSuccess);
   EXPECT_EQ(r.calls, 1);
   EXPECT_EQ(done, 1);
   EXPECT_EQ(size, 8);
+
+  // tested_result: a success passes silently, a failure is logged once with its code.
+  EXPECT_EQ(tested_result(Status::success()), ncclSuccess);
+  EXPECT_EQ(warnings().size(), 1u);
+  EXPECT_EQ(tested_result(Status::fail(ncclRemoteError, "peer.closed", "the peer went away")),
+            ncclRemoteError);
+  ASSERT_EQ(warnings().size(), 2u);
+  EXPECT_NE(warnings()[1].find("the peer went away"), std::string::npos) << warnings()[1];
+  log::set_extra_sink(nullptr);
 }
 
 }  // namespace
