@@ -100,7 +100,7 @@ struct Request;
 // the engine set for its kind and protocol, with no engine lookup and no dispatch on the way
 // (bench/net_instructions). The tester returns NCCL's result code, and logs a failure's finding
 // itself (tested_result), so that nothing is left to do once it returns: a Status returned through
-// memory and checked by the caller cost an idle test() about a fifth of its instructions.
+// memory and checked by the caller cost an idle test() 21 of its 144 instructions.
 // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
 using TestFn = ncclResult_t (*)(Request* request, int* done, int* sizes);
 // A tester's result from its protocol's Status. Inline: on the paths where the compiler sees a
