@@ -519,9 +519,21 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   if (stats_file != nullptr) {
     std::ifstream in(stats_file);
     std::string line;
-    int lines = 0, send_lines = 0, eager_lines = 0;
+    int lines = 0, send_lines = 0, eager_lines = 0, timed_recv_lines = 0;
     while (std::getline(in, line)) {
       ++lines;
+      // With RAILSCOPE_NET_STATS set, receives are timed (their latency histogram): a receive line has
+      // counts beyond bucket 0 (0 us), which is all an untimed receive would fill.
+      if (line.find("\"role\":\"recv\"") != std::string::npos) {
+        const size_t at = line.find("\"counts\":[");
+        if (at != std::string::npos) {
+          const size_t first = line.find(',', at);  // after bucket 0
+          const size_t end = line.find(']', at);
+          if (first != std::string::npos && first < end &&
+              line.substr(first + 1, end - first - 1).find_first_of("123456789") != std::string::npos)
+            ++timed_recv_lines;
+        }
+      }
       if (line.find("\"role\":\"send\"") != std::string::npos &&
           line.find("\"bytes\":0,") == std::string::npos)
         ++send_lines;
@@ -532,6 +544,7 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     }
     CHECK(lines >= 2 && send_lines >= 1, "stats file %s: %d lines, %d send lines with bytes", stats_file,
           lines, send_lines);
+    CHECK(timed_recv_lines >= 1, "stats file %s: no receive line with a timed latency", stats_file);
     if (eager_limit() > 0)
       CHECK(eager_lines >= 2, "stats file %s: %d lines count eager and rts messages", stats_file,
             eager_lines);
