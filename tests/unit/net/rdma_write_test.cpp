@@ -1,12 +1,14 @@
 // The RDMA write work requests the data path builds without zeroing the whole ibv_send_wr
 // (plugin/net/verbs/rdma_write.h): every field a provider reads for an RDMA write on an RC QP must be
-// set, whatever the stack held before, since nothing else clears it.
+// set, and every other one zero, whatever the stack held before, since nothing else clears it.
 #include "plugin/net/verbs/rdma_write.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+
+#include "tests/unit/net/send_wr_checks.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -32,6 +34,7 @@ TEST(RdmaWrite, SetsEveryFieldAWriteReads) {
   EXPECT_EQ(wr.wr.rdma.remote_addr, 0xfeed0000u);
   EXPECT_EQ(wr.wr.rdma.rkey, 0x1234u);
   EXPECT_EQ(wr.qp_type.xrc.remote_srqn, 0u);
+  expect_rest_zero(wr);
 }
 
 TEST(RdmaWrite, WithImmediateCarriesItInNetworkOrderAndMayHaveNoBytes) {
@@ -45,6 +48,7 @@ TEST(RdmaWrite, WithImmediateCarriesItInNetworkOrderAndMayHaveNoBytes) {
   EXPECT_EQ(wr.send_flags, static_cast<unsigned int>(IBV_SEND_SIGNALED));
   EXPECT_EQ(wr.wr.rdma.remote_addr, 0x2000u);
   EXPECT_EQ(wr.wr.rdma.rkey, 9u);
+  expect_rest_zero(wr);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/receiver_driven.h"
+#include "tests/unit/net/send_wr_checks.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -41,20 +42,6 @@ struct Fixture {
     }
   }
 };
-
-// What no RDMA write sets: a byte of garbage left there would reach the provider.
-void expect_rest_zero(const ibv_send_wr& w, const std::string& at) {
-  EXPECT_EQ(w.wr.atomic.swap, 0u) << at;
-  EXPECT_EQ(w.wr.atomic.rkey, 0u) << at;
-  EXPECT_EQ(w.wr.atomic.compare_add >> 32, 0u) << at;
-  EXPECT_EQ(w.qp_type.xrc.remote_srqn, 0u) << at;
-  EXPECT_EQ(w.bind_mw.mw, nullptr) << at;
-  EXPECT_EQ(w.bind_mw.rkey, 0u) << at;
-  EXPECT_EQ(w.bind_mw.bind_info.mr, nullptr) << at;
-  EXPECT_EQ(w.bind_mw.bind_info.addr, 0u) << at;
-  EXPECT_EQ(w.bind_mw.bind_info.length, 0u) << at;
-  EXPECT_EQ(w.bind_mw.bind_info.mw_access_flags, 0u) << at;
-}
 
 // Checks one QP's chain against what the protocol asks (receiver_driven.h) and returns its length.
 int check_qp(const Fixture& f, size_t q, size_t nqps, const std::string& at) {
