@@ -127,9 +127,18 @@ bool LaneWorker::reap(Lane* lane) {
   return moved;
 }
 
+// A connection that failed (on any lane, or on the control stream) moves no more bytes: its requests
+// fail, and another lane's socket may still hold data that would otherwise be read into a buffer whose
+// receive already failed.
+bool LaneWorker::stopped() {
+  if (!dead_ && error_->failed()) dead_ = true;
+  return dead_;
+}
+
 // Moves bytes for the lane's queued tasks until the socket would block (then asks to poll it) or
 // the queue is empty. Returns whether any byte moved or any chunk was released.
 bool LaneWorker::serve(Lane* lane, std::vector<pollfd>& want, std::vector<Lane*>& polled, size_t* budget) {
+  if (stopped()) return false;
   bool moved = reap(lane);
   if (dead_) return moved;
   while (Task* t = lane->ring.front()) {

@@ -130,6 +130,7 @@ class LaneWorker {
   ssize_t send_some(Lane* lane, Task* t);
   bool retire(Lane* lane, Task* t);  // false: no room to park it yet
   bool reap(Lane* lane);             // reads completions, counts released chunks down
+  bool stopped();                    // this worker's lanes are done with: the connection failed
   void check_hangup(Lane* lane, short revents);
   void check_hangups();  // check_hangup for every lane of the last poll of want_
   std::vector<Lane*> lanes_;

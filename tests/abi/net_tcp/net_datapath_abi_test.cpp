@@ -507,11 +507,13 @@ int stream_forever(int fd, int /*version*/) {
   }
 }
 
-// Receives until the transfer stalls or fails after `disrupt` ran; returns the failing test()'s or
-// irecv()'s result and the time it took.
-ncclResult_t receive_until_failure(NetApi& api, void* rcomm, const std::function<void()>& disrupt,
-                                   std::chrono::milliseconds* took) {
-  std::vector<unsigned char> buf(size_t{64} << 20);
+// Receives into `buf` until the transfer stalls or fails after `disrupt` ran; returns the failing
+// test()'s or irecv()'s result and the time it took. The caller owns `buf` and closes the comm before
+// freeing it: a failed receive may still have bytes in flight to it (another lane's helper thread
+// reading what its socket still holds), as under NCCL, which frees no buffer of a comm it has not
+// closed.
+ncclResult_t receive_until_failure(NetApi& api, void* rcomm, std::vector<unsigned char>& buf,
+                                   const std::function<void()>& disrupt, std::chrono::milliseconds* took) {
   void* data = buf.data();
   size_t cap = buf.size();
   int tag = 0;
@@ -537,12 +539,13 @@ TEST(NetDataPath, SenderKilledMidTransferIsPeerClosed) {
   auto api = ready_api(12);
   ASSERT_TRUE(api);
   Peer peer = spawn_peer("stream_forever");
+  std::vector<unsigned char> buf(size_t{64} << 20);  // outlives rcomm: destroyed after the close below
   void *rcomm = nullptr, *lcomm = nullptr;
   ASSERT_EQ(establish_recv(*api, kDev, peer.fd, &rcomm, &lcomm), ncclSuccess);
   CapturedLog::clear();
   std::chrono::milliseconds took{};
   ncclResult_t rc = receive_until_failure(
-      *api, rcomm, [&] { peer.kill(); }, &took);
+      *api, rcomm, buf, [&] { peer.kill(); }, &took);
   EXPECT_EQ(rc, ncclRemoteError) << "the plugin logged:\n" << logged_warnings();
   EXPECT_LT(took.count(), 10000);
   EXPECT_TRUE(CapturedLog::contains("[peer.closed]")) << "no peer.closed diagnosis logged";
@@ -652,6 +655,7 @@ TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
   auto api = ready_api(12);
   ASSERT_TRUE(api);
   Peer peer = spawn_peer("stream_forever");
+  std::vector<unsigned char> buf(size_t{64} << 20);  // outlives rcomm: destroyed after the close below
   void *rcomm = nullptr, *lcomm = nullptr;
   ASSERT_EQ(establish_recv(*api, kDev, peer.fd, &rcomm, &lcomm), ncclSuccess);
   CapturedLog::clear();
@@ -659,7 +663,7 @@ TEST(NetDataPath, LinkDownIsDiagnosedWithinTheBound) {
   std::string up = std::string("ip link set ") + ifname + " up";
   std::chrono::milliseconds took{};
   ncclResult_t rc = receive_until_failure(
-      *api, rcomm, [&] { ASSERT_EQ(std::system(down.c_str()), 0); }, &took);
+      *api, rcomm, buf, [&] { ASSERT_EQ(std::system(down.c_str()), 0); }, &took);
   EXPECT_EQ(std::system(up.c_str()), 0);
   EXPECT_EQ(rc, ncclRemoteError) << "the plugin logged:\n" << logged_warnings();
   const char* t = std::getenv("RAILSCOPE_TCP_TIMEOUT");

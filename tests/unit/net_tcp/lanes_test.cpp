@@ -89,6 +89,30 @@ TEST(LaneWorkerAssist, OneCallMovesAtMostItsBudget) {
   EXPECT_FALSE(error.failed());
 }
 
+// A connection that failed on one lane (or its control stream) moves no more bytes on the others:
+// its receives failed, and NCCL may free their buffers once it has closed the comm, so no thread may
+// still be reading the bytes a socket holds into them.
+TEST(LaneWorkerAssist, AFailedConnectionMovesNoMoreBytes) {
+  Pair p = make_pair();
+  ErrorState error;
+  LaneWorker w({p.lane.get()}, /*sending=*/false, &error, "peer", 10);
+  std::vector<std::byte> src(4096, std::byte{0x5a});
+  ASSERT_EQ(::send(p.peer.get(), src.data(), src.size(), MSG_DONTWAIT), static_cast<ssize_t>(src.size()));
+  std::vector<std::byte> dst(src.size());
+  std::atomic<int> pending{1};
+  ASSERT_TRUE(p.lane->ring.push(Task{dst.data(), dst.size(), 0, &pending}));
+  error.set(Status::fail(ncclRemoteError, "peer.closed", "another lane's peer closed"));
+  EXPECT_FALSE(w.assist());
+  EXPECT_EQ(p.lane->ring.front()->done, 0u) << "bytes read into a failed connection's receive";
+  // Nor does the helper thread, once started and woken.
+  ASSERT_TRUE(w.start("rs-test").ok());
+  w.wake();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  w.stop();
+  EXPECT_EQ(p.lane->ring.front()->done, 0u) << "the helper read into a failed connection's receive";
+  EXPECT_EQ(pending.load(), 1);
+}
+
 // A started receiving worker with two lanes while the test thread, like NCCL's proxy, queues
 // chunks, wakes the helper and calls assist() in a loop: both threads move bytes, none twice.
 TEST(LaneWorkerAssist, HelperAndProxyShareTheLanes) {
