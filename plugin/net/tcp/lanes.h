@@ -5,9 +5,10 @@
 // NCCL_SOCKET_NTHREADS=0 one worker is never started and the proxy thread runs its pass()). Queues are
 // single-producer/single-consumer rings sized so the request pools can never overflow them: the data
 // path allocates nothing (the consumer is whichever thread holds the worker's mutex, below). A socket
-// error stops the thread's lanes and is kept (first error wins) for the proxy thread to report. A sending
-// lane may use MSG_ZEROCOPY (zerocopy.h): a chunk sent that way is parked until the kernel releases its
-// pages, and only then counted down. While a helper thread sleeps in poll, the proxy thread's own isend/test
+// error is kept (first error wins) for the proxy thread to report, and from then on no thread moves
+// a byte on any lane of the connection (LaneWorker::stopped). A sending lane may use MSG_ZEROCOPY
+// (zerocopy.h): a chunk sent that way is parked until the kernel releases its pages, and only then
+// counted down. While a helper thread sleeps in poll, the proxy thread's own isend/test
 // calls serve its lanes too (assist): NCCL's proxy loop spins on sched_yield() between calls, and on a host
 // with few CPUs that spinning otherwise takes the CPU from the helpers (docs/tcp.md, "Performance vs
 // iperf3"). A mutex per worker keeps one thread at a time on its lanes; the proxy thread only

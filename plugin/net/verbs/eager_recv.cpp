@@ -131,29 +131,29 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   return Status::success();
 }
 
+// One pass from match_from_: the receives it finds with every buffer matched (or finished) at the
+// front move match_from_ on, and the first waiting buffer with the tag is the match.
 bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
-  auto all_matched = [](const Targets& t, const RecvSlot& r) {
-    for (int i = 0; i < r.n; ++i)
-      if (t.state[i] == kWaiting) return false;
-    return true;
-  };
-  for (; match_from_ < tail_; ++match_from_) {
-    const auto index = static_cast<size_t>(match_from_ % kFifoDepth);
-    const RecvSlot& r = c_.slots[index];
-    const Targets& t = targets_[index];
-    if (r.in_use && t.seq == match_from_ + 1 && !all_matched(t, r)) break;
-  }
+  bool front = true;  // every receive before s is matched through
   for (uint64_t s = match_from_; s < tail_; ++s) {
     const auto index = static_cast<size_t>(s % kFifoDepth);
     RecvSlot& r = c_.slots[index];
     const Targets& t = targets_[index];
-    if (!r.in_use || t.seq != s + 1) continue;
-    for (int i = 0; i < r.n; ++i)
-      if (t.state[i] == kWaiting && t.tags[i] == tag) {
-        *slot = &r;
-        *buffer = i;
-        return true;
+    bool waiting = false;
+    if (r.in_use && t.seq == s + 1)
+      for (int i = 0; i < r.n; ++i) {
+        if (t.state[i] != kWaiting) continue;
+        if (t.tags[i] == tag) {
+          *slot = &r;
+          *buffer = i;
+          return true;
+        }
+        waiting = true;
       }
+    if (front && !waiting)
+      match_from_ = s + 1;
+    else
+      front = false;
   }
   return false;
 }
