@@ -33,10 +33,12 @@ class Profile:
         return calls, ir
 
 
-def _ir_of(cost_line):
-    # "<position> <Ir> [more events]"; the only event collected here is Ir. A cost may be omitted (0).
+def _ir_of(cost_line, npositions):
+    # "<positions> <Ir> [more events]": one position (line) by default, two (instr line) with
+    # --dump-instr=yes (the file's "positions:" line says which); the only event collected here is Ir. A
+    # cost may be omitted (0).
     parts = cost_line.split()
-    return int(parts[1]) if len(parts) > 1 else 0
+    return int(parts[npositions]) if len(parts) > npositions else 0
 
 
 def read(path):
@@ -53,6 +55,7 @@ def read(path):
 
     obj = fn = cfn = None
     pending_calls = None  # the calls= line whose cost line comes next
+    npositions = 1  # "positions: line" unless the header says otherwise
     with open(path, encoding="utf-8", errors="replace") as f:
         for raw in f:
             line = raw.rstrip("\n")
@@ -60,7 +63,7 @@ def read(path):
                 continue
             head = line[0]
             if head.isdigit() or head in "+-*":
-                ir = _ir_of(line)
+                ir = _ir_of(line, npositions)
                 if pending_calls is not None:
                     prof.calls[cfn] += pending_calls
                     prof.callers[cfn][fn] += pending_calls
@@ -68,6 +71,9 @@ def read(path):
                     pending_calls = None
                 else:
                     prof.self_ir[(obj, fn)] += ir
+                continue
+            if line.startswith("positions:"):
+                npositions = len(line.split()) - 1
                 continue
             if line.startswith(("summary:", "totals:")):
                 prof.total = int(line.split()[1])
