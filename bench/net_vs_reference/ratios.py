@@ -104,13 +104,31 @@ def boot_cells(runs):
     return cells
 
 
+def bw_poll(folder):
+    """netbench's --poll in the boot's bandwidth runs (guest.sh BW_POLL, in guest-info.txt); spin before it
+    was recorded."""
+    try:
+        for line in (Path(folder) / "guest-info.txt").read_text(errors="replace").splitlines():
+            if line.startswith("bandwidth runs: --poll "):
+                return line.split()[-1]
+    except OSError:
+        pass
+    return "spin"
+
+
 def main(folders):
+    polls = sorted({bw_poll(f) for f in folders})
+    if len(polls) > 1:
+        print(f"ratios.py: these boots' bandwidth runs polled differently ({', '.join(polls)}): "
+              "pass the boots of one BW_POLL at a time", file=sys.stderr)
+        return 2
     boots = [boot_cells(load(f)) for f in folders]
     keys = sorted({k for b in boots for k in b},
                   key=lambda k: (k[0], int(k[1][:-1]) << (20 if k[1].endswith("M") else 10)
                                  if k[1][-1] in "KM" else int(k[1]), int(k[2]) if k[2].isdigit() else 0))
     print(f"{len(folders)} boot(s); medians over boots of each boot's median "
-          "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency)")
+          "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency); "
+          f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}")
     head = (f"{'metric':<22} {'railscope':>9} {'reference':>9} {'ib_write':>9} {'ib_send':>9} "
             f"{'rs/ref':>7} {'rs/write':>8} {'rs/send':>8}  runs  per-boot rs/ref")
     print(head)
