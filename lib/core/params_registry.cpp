@@ -56,6 +56,10 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_NET_EAGER_MAX", T::Int, "4096", 0, 65536, "net",
      "Verbs engine, host memory at both ends: messages up to N bytes go without a clear-to-send, into "
      "a receiver ring (copied out), larger ones ask first; 0 = always the receiver-driven protocol"},
+    {"RAILSCOPE_NET_EAGER_AHEAD", T::Bool, "1", 0, 0, "net",
+     "Verbs eager protocol, receiving end: a receive of one buffer above RAILSCOPE_NET_EAGER_MAX writes "
+     "its clear-to-send at once, so its send needs no request-to-send when it comes after the receive; "
+     "0 = large messages always ask first"},
     {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
      "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
     {"RAILSCOPE_NET_STATS_INTERVAL", T::Int, "10", 0, 86400, "net",

@@ -71,7 +71,7 @@ def eager_seeds():
     def seed(control, limit, seq, prev, imm, lines, hseq, size, tag, kind, req, writes=b""):
         lim = struct.pack("<I", limit) if control & 1 else struct.pack("<H", limit)
         return (bytes([control]) + lim + struct.pack("<QIHb", seq, prev, imm, lines) +
-                struct.pack("<QQiIII", hseq, size, tag, kind, req, 0) + writes)
+                struct.pack("<QIiIIQ", hseq, size, tag, kind, req, 1) + writes)
 
     ring = 32768  # ring_bytes(4096)
     write(h, "data", seed(0, 4096, 1, 0, 0, 0, 1, 100, 5, 1, 0, struct.pack("<H", 1) + b"payload!"))

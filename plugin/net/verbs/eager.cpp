@@ -24,9 +24,10 @@ std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq,
   std::memcpy(&h, ring.data() + offset, sizeof h);  // the one read of the header
   const bool data = h.kind == kData, rts = h.kind == kRequestToSend;
   if (h.seq != seq || (!data && !rts) || (data && h.size > eager_max) || (rts && h.size <= eager_max) ||
-      h.req >= kMailboxEntries) {
-    *why = fmt::format("malformed ring message (seq {} of {} expected, kind {}, {} bytes, request {})", h.seq,
-                       seq, h.kind, h.size, h.req);
+      h.req >= kMailboxEntries || h.ordinal == 0) {
+    *why = fmt::format(
+        "malformed ring message (seq {} of {} expected, kind {}, {} bytes, request {}, ordinal {})", h.seq,
+        seq, h.kind, h.size, h.req, h.ordinal);
     return std::nullopt;
   }
   // Where the sender had to put it: right after the previous message, or at the ring's start.

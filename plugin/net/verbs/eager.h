@@ -8,17 +8,21 @@
 //     registered (RDMA write with immediate on QP 0), right after the previous message; the receiver
 //     matches it to a posted receive by tag, in order, and copies it out (or holds it until such a
 //     receive is posted);
-//   - a larger message sends only its header (a request-to-send) the same way; once matched, the
-//     receiver writes a clear-to-send for exactly that message into the sender's mailbox, and the
-//     sender RDMA-writes the data straight into the receive buffer, split across the QPs, each QP's
+//   - a receive of one buffer larger than eager_max writes its clear-to-send at once, ahead of any
+//     message (as NCCL's own transport does for every receive); a larger message that finds the one
+//     for it there is RDMA-written straight into the receive buffer, split across the QPs, each QP's
 //     part ending with an immediate that names the receive buffer;
+//   - otherwise a larger message sends only its header (a request-to-send) the same way as a small
+//     one; once matched, the receiver writes a clear-to-send for exactly that message into the
+//     sender's mailbox, and the sender writes the data as above;
 //   - the ring is allocated by bytes: a message takes its header and payload rounded to a cache line
 //     (64 bytes for a request-to-send or a message of up to 32 bytes), so small messages do not each
 //     hold eager_max bytes. The receiver returns ring space in batches by writing, into the sender's
 //     credit word, the ring position up to which it has released every message.
 // Messages of one tag are matched to receive buffers of that tag in posting order: the k-th send
 // with tag T lands in the k-th buffer posted with tag T, which is also what the receiver-driven
-// protocol (and NCCL's own) gives.
+// protocol (and NCCL's own) gives. Both ends count per tag, and every ring message and clear-to-send
+// written ahead carries that ordinal, so the match does not depend on which way a message came.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 
 #include "plugin/net/verbs/handshake.h"
 #include "railscope/nccl/net.h"
@@ -50,32 +55,46 @@ enum Kind : uint32_t { kData = 1, kRequestToSend = 2 };
 // At the start of every ring message, written by the sender with the message.
 struct Header {
   uint64_t seq;   // 1, 2, 3 ... per connection: which ring message this is
-  uint64_t size;  // payload bytes (kData) or bytes to come (kRequestToSend)
+  uint32_t size;  // payload bytes (kData) or bytes to come (kRequestToSend; at most maxP2pBytes, 1 GiB)
   int32_t tag;
-  uint32_t kind;  // Kind
-  uint32_t req;   // request-to-send: the sender's mailbox entry the clear-to-send goes to (else 0)
-  uint32_t reserved;
+  uint32_t kind;     // Kind
+  uint32_t req;      // request-to-send: the sender's mailbox entry the clear-to-send goes to (else 0)
+  uint64_t ordinal;  // 1, 2, 3 ... per tag: the k-th send with this tag, for the k-th receive with it
 };
 static_assert(sizeof(Header) == 32);
 
-// Written by the receiver into the sender's mailbox entry `req` when a request-to-send is matched.
+// Written by the receiver into the sender's region: into mailbox entry `req` when a request-to-send is
+// matched, or, ahead of any message, into the entry ahead of the receive slot it names (below).
 struct alignas(64) ClearToSend {
   uint64_t addr;  // receive buffer
   uint64_t size;  // its capacity
   uint32_t rkey[kMaxDevsPerEnd];
-  uint32_t target;  // what the data's immediate must name (receive slot x 8 + buffer)
-  uint32_t status;  // kAccept, or kTooSmall when the buffer cannot hold the message
-  uint64_t seq;     // the request-to-send's Header::seq (last written: marks the entry complete)
+  uint32_t target;   // what the data's immediate must name (receive slot x 8 + buffer)
+  uint32_t status;   // kAccept, or kTooSmall when the buffer cannot hold the message
+  uint64_t ordinal;  // ahead: the receive's ordinal for its tag (the send it is for); else 0
+  int32_t tag;       // ahead: the receive's tag; else 0
+  uint32_t reserved;
+  // The request-to-send's Header::seq, or ahead the receive's (last written: marks the entry complete).
+  uint64_t seq;
 };
 static_assert(sizeof(ClearToSend) == 64);
 enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
 
 // The region an eager sender registers for the receiver to write into, and nothing else (no
-// receiver-driven FIFO: send_comm.h): [ClearToSend x kMailboxEntries][credit word]. One entry per large
-// message in flight (NCCL keeps at most NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h).
+// receiver-driven FIFO: send_comm.h): [mailbox: ClearToSend x kMailboxEntries][credit word][ahead:
+// ClearToSend x kAheadEntries]. One mailbox entry per large message in flight (NCCL keeps at most
+// NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h), one entry ahead per receive slot.
 inline constexpr size_t kMailboxEntries = NCCL_NET_MAX_REQUESTS;
 inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
 inline constexpr size_t kCreditWordBytes = 64;
+// Clear-to-sends written ahead: a receive of one buffer larger than the eager limit writes one at once,
+// into entry (receive seq - 1) % kAheadEntries, so a large send that finds its own there writes its data
+// without a request-to-send (NCCL's own transport does this for every receive). A receive satisfied
+// otherwise (a small message, or a request-to-send that came first) leaves its entry unused; the
+// ordinal says which send an entry is for, so such an entry never matches another send.
+inline constexpr size_t kAheadEntries = NCCL_NET_MAX_REQUESTS;
+inline constexpr size_t kAheadOffset = kMailboxBytes + kCreditWordBytes;
+inline constexpr size_t kSenderRegionBytes = kAheadOffset + sizeof(ClearToSend) * kAheadEntries;
 
 // Bytes a ring message takes: header and payload, rounded to a cache line.
 inline constexpr size_t message_stride(uint64_t payload) { return (sizeof(Header) + payload + 63) / 64 * 64; }
@@ -103,6 +122,25 @@ inline constexpr RingPlace place_after(uint64_t end_of_previous, size_t stride, 
   const uint64_t start = off + stride > ring ? end_of_previous + (ring - off) : end_of_previous;
   return RingPlace{start, start + stride};
 }
+
+// Sends (at the sender) or receive buffers (at the receiver) posted so far per tag: the k-th send with a
+// tag is for the k-th buffer posted with it. NCCL uses a few tags per comm, so the map stays small and
+// the last tag's count, cached (an element's address survives a rehash), serves most calls.
+class TagCounts {
+ public:
+  uint64_t& of(int tag) {
+    if (last_ != nullptr && tag == last_tag_) [[likely]]
+      return *last_;
+    last_ = &counts_[tag];
+    last_tag_ = tag;
+    return *last_;
+  }
+
+ private:
+  std::unordered_map<int, uint64_t> counts_;
+  int last_tag_ = 0;
+  uint64_t* last_ = nullptr;
+};
 
 // Immediate data: ring messages carry their offset in the ring in cache lines; data parts of a large
 // message carry the flag and the receive target.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "plugin/net/verbs/eager.h"
 #include "plugin/net/verbs/eager_queues.h"
@@ -15,6 +16,7 @@ static_assert(kSendRequests >= static_cast<size_t>(eager::kRingMessages) + eager
               "every eager message in flight has a request");
 static_assert(eager::kMaxTargets == static_cast<size_t>(kFifoDepth) * kMaxRecvs,
               "a clear-to-send names a buffer of one of the receive comm's slots");
+static_assert(eager::kAheadEntries == static_cast<size_t>(kFifoDepth), "one entry ahead per receive slot");
 
 class EagerSend final : public SendProtocol {
  public:
@@ -28,9 +30,17 @@ class EagerSend final : public SendProtocol {
   void drain() override;
 
  private:
-  Status post_data(SendReq* req);  // once its clear-to-send arrived
-  Status progress();               // posts every waiting request whose clear-to-send arrived
-  uint64_t credit_word() const;    // the ring position up to which the receiver released it
+  Status post_data(SendReq* req, const eager::ClearToSend& c);  // its clear-to-send's checked copy
+  Status progress();  // posts every waiting request whose clear-to-send arrived
+  // The clear-to-send the receiver wrote ahead for the send `ordinal` of `tag`, copied once, when it is
+  // there, accepts the message and no older large message waits for its own (data leaves oldest first).
+  std::optional<eager::ClearToSend> take_ahead(int tag, uint64_t ordinal, size_t size);
+  // isend of a large message into the clear-to-send `cts` written ahead for it (out of isend's line).
+  [[gnu::noinline]] Status send_ahead(const eager::ClearToSend& cts, void* data, size_t size, VerbsMr* mr,
+                                      void* phandle, uint64_t* sent, Request** out);
+  // Sets a request up for isend (a large one: with a free mailbox entry).
+  void start(SendReq* req, void* data, size_t size, VerbsMr* mr, bool whole, uint64_t rts_seq);
+  uint64_t credit_word() const;  // the ring position up to which the receiver released it
   bool mailbox_full() const { return mailbox_used_ == kAllMailbox; }
   void read_closing(eager::CloseFacts* f);  // the receiver's CLOSING message, if it came
   VerbsSendComm& c_;
@@ -42,8 +52,11 @@ class EagerSend final : public SendProtocol {
   uint64_t ring_retired_ = 0;  // ring messages whose send completed locally
   std::array<uint16_t, eager::kMailboxEntries> waiting_{};  // requests-to-send awaiting their clear-to-send
   size_t nwaiting_ = 0;
-  // Mailbox entries held by large messages, from isend until their data parts completed (one bit each).
+  // Mailbox entries held by large messages, from isend until their data parts completed (one bit each);
+  // a message sent into a clear-to-send written ahead holds one too, so the budget stays the same.
   uint64_t mailbox_used_ = 0;
+  eager::TagCounts sent_;  // per tag, the sends posted (the next one's ordinal is one more)
+  size_t ahead_next_ = 0;  // the entry after the one last used: where the next match is looked for first
 };
 
 class EagerRecv final : public RecvProtocol {
@@ -63,21 +76,29 @@ class EagerRecv final : public RecvProtocol {
   void close() override;
 
  private:
-  // Per receive slot, per buffer where it stands; matched by tag in posting order. kAsked: matched to
-  // a request-to-send whose clear-to-send waits for room (eager_queues.h).
-  enum : uint8_t { kWaiting = 0, kIncoming = 1, kDone = 2, kAsked = 3 };
+  // Per receive slot, per buffer where it stands; matched by tag and ordinal (the k-th buffer posted
+  // with a tag takes the k-th message sent with it). kAsked: matched to a request-to-send whose
+  // clear-to-send waits for room (eager_queues.h). kAhead: a clear-to-send was written ahead (eager.h);
+  // the send it is for comes as data, or as a ring message when the sender did not see it in time.
+  enum : uint8_t { kWaiting = 0, kIncoming = 1, kDone = 2, kAsked = 3, kAhead = 4 };
   struct Targets {
     uint64_t seq = 0;  // 1, 2, 3 ... receives posted on the connection
     int unfinished = 0;
     void* data[kMaxRecvs] = {};
     int tags[kMaxRecvs] = {};
+    uint64_t ordinals[kMaxRecvs] = {};
     VerbsMr* mrs[kMaxRecvs] = {};
     int parts[kMaxRecvs] = {};  // data parts (one per QP) still to arrive
     uint8_t state[kMaxRecvs] = {};
+    bool counted[kMaxRecvs] = {};  // data written ahead: its size is what the parts' completions say
   };
   Status on_ring_message(uint32_t imm);
-  Status on_data_part(uint32_t target);
-  bool find_waiting(int tag, RecvSlot** slot, int* buffer);
+  Status on_data_part(uint32_t target, uint32_t bytes);
+  // The posted buffer the send `ordinal` of `tag` is for (any state), if it is posted.
+  [[gnu::always_inline]] inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
+  // Writes the clear-to-send ahead for receive slot r's only buffer when it is large and there is room.
+  Status write_ahead(RecvSlot& r);
+  bool ahead_ = true;  // RAILSCOPE_NET_EAGER_AHEAD
   Status deliver(RecvSlot& r, int buffer, uint64_t seq);
   // Control writes (clear-to-sends, credits) into the sender's region on QP 0, one in kSignalEvery
   // signalled so the send queue drains.
@@ -127,6 +148,7 @@ class EagerRecv final : public RecvProtocol {
   eager::ReleasedPrefix released_;
   std::array<uint64_t, eager::kRingMessages> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;
+  eager::TagCounts posted_;  // per tag, the buffers posted (the next one's ordinal is one more)
   // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
   std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};
   int reposts_pending_ = 0;  // their sum

@@ -12,6 +12,7 @@
 #include "plugin/net/verbs/eager_protocol.h"
 #include "plugin/net/verbs/rdma_write.h"
 #include "plugin/net/verbs/receiver_driven.h"
+#include "railscope/core/params.h"
 
 namespace railscope::net::verbs {
 namespace {
@@ -23,9 +24,21 @@ Status bad_peer(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
 }
 
+// What a clear-to-send for buffer i of receive slot `index` says, whichever way it is written.
+eager::ClearToSend clear_to_send(const RecvSlot& r, size_t index, int i, void* data, const VerbsMr* mr) {
+  eager::ClearToSend c{};
+  c.addr = reinterpret_cast<uint64_t>(data);
+  c.size = r.sizes[i];
+  for (int d = 0; d < kMaxDevsPerEnd; ++d) c.rkey[d] = (mr != nullptr && d < mr->ndevs) ? mr->mr[d]->rkey : 0;
+  c.target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
+  c.status = eager::kAccept;
+  return c;
+}
+
 }  // namespace
 
 Status EagerRecv::prepare() {
+  ahead_ = params::get_bool("RAILSCOPE_NET_EAGER_AHEAD");
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max), remote_write, &ring_); !st.ok())
     return st;
@@ -97,6 +110,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
     r.got[i] = 0;
     t.data[i] = b.data;
     t.tags[i] = b.tag;
+    t.ordinals[i] = ++posted_.of(b.tag);
     t.mrs[i] = static_cast<VerbsMr*>(b.mr);
     t.parts[i] = 0;
     t.state[i] = kWaiting;
@@ -109,13 +123,12 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   ++tail_;
   c_.stats.posted();
   *out = &r;
-  // Messages that arrived before this receive was posted: no older receive waits for their tag (they
-  // would have matched it), so each buffer takes the oldest held message with its tag.
+  // Messages that arrived before this receive was posted: each buffer takes the one sent for it.
   bool delivered = false;
   for (int i = 0; i < n && nunexpected_ > 0; ++i)
     for (size_t u = 0; u < nunexpected_; ++u) {
       const uint64_t seq = unexpected_[u];
-      if (held(seq).header.tag != t.tags[i]) continue;
+      if (held(seq).header.tag != t.tags[i] || held(seq).header.ordinal != t.ordinals[i]) continue;
       std::copy(unexpected_.begin() + static_cast<std::ptrdiff_t>(u + 1),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(nunexpected_),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
@@ -128,12 +141,32 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   // looks at every arrival, and here only a release can be new.
   if (delivered)
     if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
+  if (ahead_ && n == 1 && bufs[0].size > c_.eager_max)
+    if (Status st = write_ahead(r); !st.ok()) return c_.fail(std::move(st));
   return Status::success();
 }
 
+// Only a receive of one buffer: NCCL's grouped receives are rare, and one entry per slot keeps the
+// sender's region small (eager.h). Not when queued clear-to-sends wait for the room it would take.
+Status EagerRecv::write_ahead(RecvSlot& r) {
+  const size_t index = c_.index_of(r);
+  Targets& t = targets_[index];
+  if (!ahead_ || r.n != 1 || t.state[0] != kWaiting || r.sizes[0] <= c_.eager_max || t.mrs[0] == nullptr ||
+      nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room())
+    return Status::success();
+  eager::ClearToSend c = clear_to_send(r, index, 0, t.data[0], t.mrs[0]);
+  c.ordinal = t.ordinals[0];
+  c.tag = t.tags[0];
+  c.seq = t.seq;
+  t.state[0] = kAhead;
+  t.parts[0] = static_cast<int>(c_.qps.size());
+  ++large_incoming_;  // its data may come at any time now
+  return post_control(&c, sizeof c, eager::kAheadOffset + sizeof c * index);
+}
+
 // One pass from match_from_: the receives it finds with every buffer matched (or finished) at the
-// front move match_from_ on, and the first waiting buffer with the tag is the match.
-bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
+// front move match_from_ on.
+bool EagerRecv::find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer) {
   bool front = true;  // every receive before s is matched through
   for (uint64_t s = match_from_; s < tail_; ++s) {
     const auto index = static_cast<size_t>(s % kFifoDepth);
@@ -142,13 +175,12 @@ bool EagerRecv::find_waiting(int tag, RecvSlot** slot, int* buffer) {
     bool waiting = false;
     if (r.in_use && t.seq == s + 1)
       for (int i = 0; i < r.n; ++i) {
-        if (t.state[i] != kWaiting) continue;
-        if (t.tags[i] == tag) {
+        if (t.tags[i] == tag && t.ordinals[i] == ordinal) {
           *slot = &r;
           *buffer = i;
           return true;
         }
-        waiting = true;
+        waiting = waiting || t.state[i] == kWaiting || t.state[i] == kAhead;
       }
     if (front && !waiting)
       match_from_ = s + 1;
@@ -181,7 +213,7 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
   if (++reposts_due_[low] == eager::kRepostBatch)
     if (Status st = repost_receives(); !st.ok()) return st;
   const uint32_t imm = ntohl(wc.imm_data);
-  if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData);
+  if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData, wc.byte_len);
   if (low != 0) return bad_peer(fmt::format("ring message on QP {} of {}", low, c_.where()));
   return on_ring_message(imm);
 }
@@ -215,7 +247,11 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
   ring_arrived_ = {seq, place.end};
   RecvSlot* r = nullptr;
   int i = 0;
-  if (find_waiting(h->tag, &r, &i)) {
+  if (find_buffer(h->tag, h->ordinal, &r, &i)) {
+    const uint8_t state = targets_[c_.index_of(*r)].state[i];
+    if (state != kWaiting && state != kAhead)
+      return bad_peer(fmt::format("ring message {} is send {} of tag {}, whose receive has its message on {}",
+                                  seq, h->ordinal, h->tag, c_.where()));
     if (Status st = deliver(*r, i, seq); !st.ok()) return st;
     return return_credits();
   }
@@ -232,7 +268,10 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
   const eager::Header& h = held(seq).header;
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
-  const auto target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
+  // The sender did not use the clear-to-send written ahead (a small message, or it asked first): no
+  // data comes for it, so it no longer counts among the large messages coming.
+  const bool ahead = t.state[i] == kAhead;
+  if (ahead) --large_incoming_;
   if (h.kind == eager::kData) {
     if (h.size > r.sizes[i])
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
@@ -244,18 +283,16 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     t.state[i] = kDone;
     --t.unfinished;
     ++c_.stats.eager;
+    if (ahead)  // room for a queued clear-to-send
+      if (Status st = post_queued(); !st.ok()) return st;
   } else {
     ++c_.stats.rts;
-    eager::ClearToSend c{};
-    c.addr = reinterpret_cast<uint64_t>(t.data[i]);
-    c.size = r.sizes[i];
-    for (int d = 0; d < kMaxDevsPerEnd; ++d)
-      c.rkey[d] = (t.mrs[i] != nullptr && d < t.mrs[i]->ndevs) ? t.mrs[i]->mr[d]->rkey : 0;
-    c.target = target;
-    c.status = h.size > r.sizes[i] ? eager::kTooSmall : eager::kAccept;
+    eager::ClearToSend c = clear_to_send(r, index, i, t.data[i], t.mrs[i]);
+    if (h.size > r.sizes[i]) c.status = eager::kTooSmall;
     c.seq = h.seq;
     r.got[i] = h.size;
     t.parts[i] = static_cast<int>(c_.qps.size());
+    t.counted[i] = false;  // the request-to-send said the size
     if (c.status == eager::kTooSmall) {
       // The connection fails here; the sender learns the sizes too when the send queue has room.
       t.state[i] = kDone;
@@ -280,13 +317,25 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
   return Status::success();
 }
 
-Status EagerRecv::on_data_part(uint32_t target) {
+Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
   const size_t s = target / kMaxRecvs, i = target % kMaxRecvs;
   RecvSlot* r = s < c_.slots.size() ? &c_.slots[s] : nullptr;
   Targets* t = s < targets_.size() ? &targets_[s] : nullptr;
-  if (r == nullptr || t == nullptr || !r->in_use || static_cast<int>(i) >= r->n || t->state[i] != kIncoming ||
-      t->parts[i] <= 0)
+  if (r == nullptr || t == nullptr || !r->in_use || static_cast<int>(i) >= r->n ||
+      (t->state[i] != kIncoming && t->state[i] != kAhead) || t->parts[i] <= 0)
     return bad_peer(fmt::format("data for receive target {}, which expects none, on {}", target, c_.where()));
+  if (t->state[i] == kAhead) {  // the first part of a message written into the clear-to-send ahead
+    t->state[i] = kIncoming;
+    t->counted[i] = true;
+    r->got[i] = 0;
+    ++c_.stats.ahead;
+  }
+  if (t->counted[i]) {  // no request-to-send said its size: the parts' completions do
+    if (bytes > r->sizes[i] - r->got[i])
+      return bad_peer(fmt::format("data for receive target {} beyond its {} bytes on {}", target, r->sizes[i],
+                                  c_.where()));
+    r->got[i] += bytes;
+  }
   if (--t->parts[i] == 0) {
     t->state[i] = kDone;
     --t->unfinished;

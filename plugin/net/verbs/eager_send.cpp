@@ -26,15 +26,21 @@ const volatile eager::ClearToSend& mailbox_entry(const RegisteredBuffer& region,
   return reinterpret_cast<const volatile eager::ClearToSend*>(base)[index];
 }
 
-// One read of every field of a mailbox entry, after its seq said it is complete.
-eager::ClearToSend read_mailbox(const RegisteredBuffer& region, size_t index) {
-  const volatile eager::ClearToSend& v = mailbox_entry(region, index);
+const volatile eager::ClearToSend& ahead_entry(const RegisteredBuffer& region, size_t index) {
+  const auto* base = static_cast<const char*>(region.get()) + eager::kAheadOffset;
+  return reinterpret_cast<const volatile eager::ClearToSend*>(base)[index];
+}
+
+// One read of every field of an entry the receiver writes, after its seq said it is complete.
+eager::ClearToSend read_entry(const volatile eager::ClearToSend& v) {
   eager::ClearToSend c{};
   c.addr = v.addr;
   c.size = v.size;
   for (int d = 0; d < kMaxDevsPerEnd; ++d) c.rkey[d] = v.rkey[d];
   c.target = v.target;
   c.status = v.status;
+  c.ordinal = v.ordinal;
+  c.tag = v.tag;
   c.seq = v.seq;
   return c;
 }
@@ -48,6 +54,27 @@ std::string_view pointer_kind(int type) {
 Status EagerSend::prepare() {
   ring_ = eager::SenderRing(eager::ring_bytes(c_.eager_max));
   return c_.register_buffer(ring_.size(), IBV_ACCESS_LOCAL_WRITE, &stage_);
+}
+
+std::optional<eager::ClearToSend> EagerSend::take_ahead(int tag, uint64_t ordinal, size_t size) {
+  if (nwaiting_ > 0) return std::nullopt;
+  for (size_t n = 0; n < eager::kAheadEntries; ++n) {
+    const size_t i = (ahead_next_ + n) % eager::kAheadEntries;
+    const volatile eager::ClearToSend& v = ahead_entry(c_.region, i);
+    const uint64_t seq = v.seq;
+    if (seq == 0 || v.ordinal != ordinal || v.tag != tag) continue;
+    // The receiver rewrites an entry for a later receive once this one's is done, so the copy counts
+    // only if the entry did not change while it was read.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const eager::ClearToSend c = read_entry(v);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (v.seq != seq || c.seq != seq || c.ordinal != ordinal || c.tag != tag) return std::nullopt;
+    // A buffer too small: the request-to-send path makes both ends say so, with the sizes.
+    if (c.status != eager::kAccept || c.size < size) return std::nullopt;
+    ahead_next_ = (i + 1) % eager::kAheadEntries;
+    return c;
+  }
+  return std::nullopt;
 }
 
 uint64_t EagerSend::credit_word() const {
@@ -86,6 +113,11 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   // completes: their number is bounded so the queues can be (eager_queues.h).
   const bool whole = size <= c_.eager_max;
   if (!whole && mailbox_full()) return c_.not_ready();
+  uint64_t& sent = sent_.of(tag);
+  // The receiver wrote a clear-to-send for this very send ahead: the data goes now, no ring message.
+  if (!whole)
+    if (std::optional<eager::ClearToSend> cts = take_ahead(tag, sent + 1, size))
+      return send_ahead(*cts, data, size, mr, phandle, &sent, out);
   const size_t stride = eager::message_stride(whole ? size : 0);
   std::optional<eager::RingPlace> place = ring_.reserve(stride, ring_retired_);
   if (!place && !polled) {  // the signalled write the ring waits for may have completed
@@ -100,21 +132,13 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   }
   const uint64_t seq = ring_.posted() + 1;
   const auto index = c_.pool.index_of(req);
-  const auto box = static_cast<uint32_t>(std::countr_one(mailbox_used_));  // a free entry: !mailbox_full()
-  req->start(&c_, data, size, mr);
-  req->tester = &protocol_tester<EagerSend, SendReq>;
-  req->eager = whole;
-  req->rts_seq = whole ? 0 : seq;
-  req->mailbox = whole ? 0 : box;
-  req->pending = 0;
-  req->posted = whole;
-  req->posted_at = Connection::Clock::time_point{};
-  if (!whole && c_.striped())  // read only then (VerbsSendComm::finish)
-    for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
+  start(req, data, size, mr, whole, whole ? 0 : seq);
 
   const size_t offset = place->offset(ring_.size());
   char* slot = static_cast<char*>(stage_.get()) + offset;
-  const eager::Header h{seq, size, tag, whole ? eager::kData : eager::kRequestToSend, req->mailbox, 0};
+  const eager::Header h{seq,          static_cast<uint32_t>(size),
+                        tag,          whole ? eager::kData : eager::kRequestToSend,
+                        req->mailbox, sent + 1};
   std::memcpy(slot, &h, sizeof h);
   if (whole && size > 0) std::memcpy(slot + sizeof h, data, size);
   const QpLane& ql = c_.qps[0];
@@ -132,6 +156,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
     return c_.fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (eager)", rc, c_.where())));
   }
   ring_.post(*place);
+  ++sent;
   c_.stats.posted();
   ++(whole ? c_.stats.eager : c_.stats.rts);
   req->phandle = phandle;
@@ -139,8 +164,44 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   c_.profile_start(index, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, whole);
   if (!whole) {
     waiting_[nwaiting_++] = static_cast<uint16_t>(index);
-    mailbox_used_ |= uint64_t{1} << box;
+    mailbox_used_ |= uint64_t{1} << req->mailbox;
   }
+  *out = req;
+  return Status::success();
+}
+
+void EagerSend::start(SendReq* req, void* data, size_t size, VerbsMr* mr, bool whole, uint64_t rts_seq) {
+  req->start(&c_, data, size, mr);
+  req->tester = &protocol_tester<EagerSend, SendReq>;
+  req->eager = whole;
+  req->rts_seq = rts_seq;
+  // A free entry (the caller checked !mailbox_full()), taken once the message is posted.
+  req->mailbox = whole ? 0 : static_cast<uint32_t>(std::countr_one(mailbox_used_));
+  req->pending = 0;
+  req->posted = whole;
+  req->posted_at = Connection::Clock::time_point{};
+  if (!whole && c_.striped())  // read only then (VerbsSendComm::finish)
+    for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
+}
+
+Status EagerSend::send_ahead(const eager::ClearToSend& cts, void* data, size_t size, VerbsMr* mr,
+                             void* phandle, uint64_t* sent, Request** out) {
+  SendReq* req = c_.pool.get();
+  if (req == nullptr) {
+    ++c_.stats.not_ready;
+    return Status::success();
+  }
+  start(req, data, size, mr, false, 0);
+  if (Status st = post_data(req, cts); !st.ok()) {
+    if (req->pending == 0) c_.pool.put(req);  // else its completions still name it: the comm is failed
+    return c_.fail(std::move(st));
+  }
+  ++*sent;
+  mailbox_used_ |= uint64_t{1} << req->mailbox;
+  c_.stats.posted();
+  ++c_.stats.ahead;
+  req->phandle = phandle;
+  c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, *sent, size, false);
   *out = req;
   return Status::success();
 }
@@ -157,16 +218,16 @@ Status EagerSend::progress() {
       continue;
     }
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (Status st = post_data(&r); !st.ok()) result = c_.fail(std::move(st));
+    // The receiver may rewrite its mailbox entry at any time: read it once, check and use the copy.
+    if (Status st = post_data(&r, read_entry(mailbox_entry(c_.region, r.mailbox))); !st.ok())
+      result = c_.fail(std::move(st));
   }
   nwaiting_ = kept;
   return result;
 }
 
-Status EagerSend::post_data(SendReq* req) {
+Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
   const auto index = c_.pool.index_of(req);
-  // The receiver may rewrite its mailbox entry at any time: read it once, check and use the copy.
-  const eager::ClearToSend c = read_mailbox(c_.region, req->mailbox);
   if (c.status == eager::kTooSmall || req->size > c.size)
     return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                         fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",

@@ -18,8 +18,7 @@ constexpr int kRemoteWrite = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 // An eager pair never pins a FIFO it does not use (16 KiB per send comm): the sender registers the
 // FIFO only when the receiver refused eager (docs/net-protocol.md, "Memory per connection").
 Status VerbsSendComm::prepare() {
-  if (local.eager_max > 0)
-    return register_buffer(eager::kMailboxBytes + eager::kCreditWordBytes, kRemoteWrite, &region);
+  if (local.eager_max > 0) return register_buffer(eager::kSenderRegionBytes, kRemoteWrite, &region);
   return register_buffer(kFifoBytes, kRemoteWrite, &region);
 }
 

@@ -10,6 +10,10 @@
 //   mailbox     the victim sends a large message (request-to-send) and the hostile receiver answers
 //               with forged clear-to-sends (a target out of range): the victim's send fails with
 //               peer.bad_handshake.
+//   ahead       before the victim sends, the hostile receiver fills the entries where an honest one
+//               writes clear-to-sends ahead of its receives (eager.h) with forged ones for the victim's
+//               first send (its tag, ordinal 1, a target out of range): the victim's send fails with
+//               peer.bad_handshake at once.
 // usage: hostile_peer victim MODE DIR | hostile MODE DIR   (DIR: files the two processes meet through)
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -175,7 +179,7 @@ int victim_receiver(const std::string& mode, const std::string& dir) {
 }
 
 // Sends a large message to the hostile receiver, whose clear-to-sends are forged: the send must fail.
-int victim_sender(const std::string& dir) {
+int victim_sender(const std::string& mode, const std::string& dir) {
   Plugin net;
   if (!net.open()) return 1;
   const int dev = net.device("rxe0");
@@ -192,18 +196,19 @@ int victim_sender(const std::string& dir) {
   std::vector<uint8_t> buf(kBig, 0x5a);
   void* mr = nullptr;
   CHECK(net.t->regMr(sc, buf.data(), buf.size(), NCCL_PTR_HOST, &mr) == ncclSuccess, "regMr");
+  if (mode == "ahead" && !wait_file(dir + "/forged")) return 1;
   void* req = nullptr;
   ncclResult_t r = ncclSuccess;
   while (req == nullptr && r == ncclSuccess) r = net.t->isend(sc, buf.data(), kBig, 1, mr, nullptr, &req);
   touch(dir + "/sent");
   int size = 0;
   if (r == ncclSuccess) r = wait_req(net.t, req, &size, 60);
-  CHECK(r != ncclSuccess, "mailbox: a send answered by a forged clear-to-send completed");
+  CHECK(r != ncclSuccess, "%s: a send answered by a forged clear-to-send completed", mode.c_str());
   CHECK(logged("peer.bad_handshake") && logged("clear-to-send with status"),
-        "mailbox: no peer.bad_handshake naming the forged clear-to-send");
+        "%s: no peer.bad_handshake naming the forged clear-to-send", mode.c_str());
   touch(dir + "/done");
   net.t->closeSend(sc);
-  std::printf("victim mailbox: %s\n", g_failures == 0 ? "PASS" : "FAIL");
+  std::printf("victim %s: %s\n", mode.c_str(), g_failures == 0 ? "PASS" : "FAIL");
   return g_failures == 0 ? 0 : 1;
 }
 
@@ -300,9 +305,10 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   return g_failures == 0 ? 0 : 1;
 }
 
-// Accepts the victim's connection, waits for its request-to-send and answers every mailbox entry with
-// a forged clear-to-send (status accept, target out of range).
-int hostile_receiver(const std::string& dir) {
+// Accepts the victim's connection; mailbox: waits for its request-to-send and answers every mailbox
+// entry with a forged clear-to-send (status accept, target out of range); ahead: writes such
+// clear-to-sends into every entry ahead, for the victim's first send with tag 1, before it sends.
+int hostile_receiver(const std::string& mode, const std::string& dir) {
   net::Status st;
   auto engine = net::verbs::VerbsEngine::create({}, &st);
   if (!engine) return 1;
@@ -319,9 +325,12 @@ int hostile_receiver(const std::string& dir) {
     if (!engine->accept(lc, &rc).ok() || Clock::now() > deadline) return 1;
   auto& c = *static_cast<net::verbs::VerbsRecvComm*>(rc);
   CHECK(c.eager_max > 0, "the eager protocol was not agreed");
-  if (!wait_file(dir + "/sent")) return 1;
-  // Every mailbox entry: a clear-to-send for the first request-to-send (ring seq 1), target invalid.
+  const bool ahead = mode == "ahead";
+  if (!ahead && !wait_file(dir + "/sent")) return 1;
+  // Every mailbox entry: a clear-to-send for the first request-to-send (ring seq 1), target invalid;
+  // ahead: every entry for the first send of tag 1.
   constexpr size_t kEntries = net::verbs::eager::kMailboxEntries;
+  static_assert(net::verbs::eager::kAheadEntries == kEntries);
   net::verbs::RegisteredBuffer forged;
   CHECK(c.register_buffer(sizeof(net::verbs::eager::ClearToSend) * kEntries, IBV_ACCESS_LOCAL_WRITE, &forged)
             .ok(),
@@ -333,17 +342,21 @@ int hostile_receiver(const std::string& dir) {
     entries[i].size = ~0ull;
     entries[i].target = 0xfffffff0u;
     entries[i].status = net::verbs::eager::kAccept;
-    entries[i].seq = 1;
+    entries[i].seq = ahead ? i + 1 : 1;
+    entries[i].tag = ahead ? 1 : 0;
+    entries[i].ordinal = ahead ? 1 : 0;
   }
   const auto rkey = c.remote.devs[static_cast<size_t>(c.qps[0].remote_dev)].rkey;
-  const uint64_t mailbox = c.remote.addr;  // an eager sender's region starts with its mailbox
+  // An eager sender's region starts with its mailbox; the entries ahead follow its credit word.
+  const uint64_t at = c.remote.addr + (ahead ? net::verbs::eager::kAheadOffset : 0);
   CHECK(raw_write(c, entries, static_cast<uint32_t>(sizeof(net::verbs::eager::ClearToSend) * kEntries),
-                  forged.mrs[0]->lkey, mailbox, rkey),
-        "forged mailbox write");
+                  forged.mrs[0]->lkey, at, rkey),
+        "forged clear-to-send write");
+  if (ahead) touch(dir + "/forged");
   wait_file(dir + "/done");
   (void)engine->close_recv(rc);
   (void)engine->close_listen(lc);
-  std::printf("hostile mailbox: %s\n", g_failures == 0 ? "done" : "FAIL");
+  std::printf("hostile %s: %s\n", mode.c_str(), g_failures == 0 ? "done" : "FAIL");
   return g_failures == 0 ? 0 : 1;
 }
 
@@ -351,12 +364,13 @@ int hostile_receiver(const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s victim|hostile ring-held|ring-early|mailbox DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s victim|hostile ring-held|ring-early|mailbox|ahead DIR\n", argv[0]);
     return 2;
   }
   const std::string role = argv[1], mode = argv[2], dir = argv[3];
-  if (mode != "ring-held" && mode != "ring-early" && mode != "mailbox") return 2;
-  if (role == "victim") return mode == "mailbox" ? victim_sender(dir) : victim_receiver(mode, dir);
-  if (role == "hostile") return mode == "mailbox" ? hostile_receiver(dir) : hostile_sender(mode, dir);
+  if (mode != "ring-held" && mode != "ring-early" && mode != "mailbox" && mode != "ahead") return 2;
+  const bool receiver_forges = mode == "mailbox" || mode == "ahead";
+  if (role == "victim") return receiver_forges ? victim_sender(mode, dir) : victim_receiver(mode, dir);
+  if (role == "hostile") return receiver_forges ? hostile_receiver(mode, dir) : hostile_sender(mode, dir);
   return 2;
 }

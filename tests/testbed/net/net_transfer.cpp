@@ -72,13 +72,15 @@ long pinned_kib() {
 }
 
 // What one comm of a single-device connection registers at connect time, in KiB (docs/net-protocol.md,
-// "Memory per connection"): eager at the default limit, a send comm its mailbox page and its 32 KiB
-// staging ring, a receive comm its 32 KiB ring and 4 KiB of control-write staging; receiver-driven, a send
-// comm its 16 KiB FIFO and 4 KiB of sizes, a receive comm 4 KiB of sizes and 16 KiB of clear-to-send
-// staging. An eager connection pins no FIFO. -1: another eager limit, not checked.
-long comm_pin_kib(bool eager) {
+// "Memory per connection"): eager at the default limit, a send comm the two pages its receiver writes
+// (mailbox, credit word, clear-to-sends ahead) and its 32 KiB staging ring, a receive comm its 32 KiB
+// ring and 4 KiB of control-write staging; receiver-driven, a send comm its 16 KiB FIFO and 4 KiB of
+// sizes, a receive comm 4 KiB of sizes and 16 KiB of clear-to-send staging. An eager connection pins no
+// FIFO. -1: another eager limit, not checked.
+long comm_pin_kib(bool eager, bool send) {
   if (!eager) return 20;
-  return eager_limit() == 4096 ? 36 : -1;
+  if (eager_limit() != 4096) return -1;
+  return send ? 40 : 36;
 }
 
 std::vector<size_t> sweep_sizes() {
@@ -396,9 +398,10 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     std::fprintf(stderr, "connection rxe0 -> rxe1 failed\n");
     return 1;
   }
-  if (const long want = comm_pin_kib(eager_limit() > 0); !vdevice && want >= 0)
-    CHECK(pinned_kib() - pinned_before == 2 * want, "a connection pair pinned %ld KiB, %ld expected",
-          pinned_kib() - pinned_before, 2 * want);
+  if (const long want = comm_pin_kib(eager_limit() > 0, true) + comm_pin_kib(eager_limit() > 0, false);
+      !vdevice && comm_pin_kib(eager_limit() > 0, true) >= 0)
+    CHECK(pinned_kib() - pinned_before == want, "a connection pair pinned %ld KiB, %ld expected",
+          pinned_kib() - pinned_before, want);
   if (expect_mtu_warning) {
     CHECK(CapturedLog::contains("[mtu.mismatch]"), "no mtu.mismatch warning");
     CHECK(CapturedLog::contains("MTU 9000") && CapturedLog::contains("MTU 1500"),
@@ -537,16 +540,19 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
       if (line.find("\"role\":\"send\"") != std::string::npos &&
           line.find("\"bytes\":0,") == std::string::npos)
         ++send_lines;
-      // Both protocol paths counted on both ends when eager is on; neither otherwise.
-      const bool counted =
-          line.find("\"eager\":0,") == std::string::npos && line.find("\"rts\":0,") == std::string::npos;
+      // Every path of the eager protocol counted on both ends when it is on (small messages whole,
+      // large ones asking first when sent before their receive, or written into the clear-to-send
+      // written ahead when sent after it); none otherwise.
+      const bool counted = line.find("\"eager\":0,") == std::string::npos &&
+                           line.find("\"rts\":0,") == std::string::npos &&
+                           line.find("\"ahead\":0,") == std::string::npos;
       if (counted) ++eager_lines;
     }
     CHECK(lines >= 2 && send_lines >= 1, "stats file %s: %d lines, %d send lines with bytes", stats_file,
           lines, send_lines);
     CHECK(timed_recv_lines >= 1, "stats file %s: no receive line with a timed latency", stats_file);
     if (eager_limit() > 0)
-      CHECK(eager_lines >= 2, "stats file %s: %d lines count eager and rts messages", stats_file,
+      CHECK(eager_lines >= 2, "stats file %s: %d lines count eager, rts and ahead messages", stats_file,
             eager_lines);
     else
       CHECK(eager_lines == 0, "stats file %s: eager counts without the eager protocol", stats_file);
@@ -651,7 +657,7 @@ int client(const std::string& handle_file, bool loop) {
   // This end offered eager; the receiver chose (two_process_mixed: it refused, and this end then
   // registered its FIFO in place of the mailbox).
   const bool eager = !CapturedLog::contains("receiver-driven");
-  if (const long want = comm_pin_kib(eager); want >= 0)
+  if (const long want = comm_pin_kib(eager, true); want >= 0)
     CHECK(pinned_kib() - pinned_before == want, "the %s send comm pinned %ld KiB, %ld expected",
           eager ? "eager" : "receiver-driven", pinned_kib() - pinned_before, want);
   std::vector<uint8_t> sbuf(kMaxSize + 4096);

@@ -219,7 +219,7 @@ TEST(NetEager, AHeaderIsCopiedOnceAndTheRingCannotChangeTheCopy) {
   Ring ring(4096);
   const uint64_t seq = 300;
   const uint64_t previous_end = ring.bytes.size() + 128;  // second time round the ring
-  ring.write(128, Header{seq, 100, 7, kData, 0, 0});
+  ring.write(128, Header{seq, 100, 7, kData, 0, 1});
   std::string why;
   RingPlace place;
   const auto h = take_header(ring.span(), seq, previous_end, 2, ring.max, &place, &why);
@@ -227,7 +227,7 @@ TEST(NetEager, AHeaderIsCopiedOnceAndTheRingCannotChangeTheCopy) {
   EXPECT_EQ(place.start, previous_end);
   EXPECT_EQ(place.end, previous_end + message_stride(100));
   // The peer rewrites the header while the message is held: size 1 MiB, another kind and request.
-  ring.write(128, Header{seq, 1u << 20, 7, kRequestToSend, 99999, 0});
+  ring.write(128, Header{seq, 1u << 20, 7, kRequestToSend, 99999, 1});
   EXPECT_EQ(h->size, 100u);
   EXPECT_EQ(h->kind, kData);
   EXPECT_EQ(h->req, 0u);
@@ -251,29 +251,30 @@ TEST(NetEager, HeadersThePeerMayNotSendAreRefused) {
     why.clear();
     return !take_header(ring.span(), seq, previous_end, imm, ring.max, &place, &why) && !why.empty();
   };
-  EXPECT_TRUE(refused(Header{2, 10, 1, kData, 0, 0}, 1, 0, 0)) << "sequence number of another message";
-  EXPECT_TRUE(refused(Header{1, 10, 1, 3, 0, 0}, 1, 0, 0)) << "unknown kind";
-  EXPECT_TRUE(refused(Header{1, 4097, 1, kData, 0, 0}, 1, 0, 0)) << "eager data above the limit";
-  EXPECT_TRUE(refused(Header{1, 4096, 1, kRequestToSend, 0, 0}, 1, 0, 0))
+  EXPECT_TRUE(refused(Header{2, 10, 1, kData, 0, 1}, 1, 0, 0)) << "sequence number of another message";
+  EXPECT_TRUE(refused(Header{1, 10, 1, 3, 0, 1}, 1, 0, 0)) << "unknown kind";
+  EXPECT_TRUE(refused(Header{1, 10, 1, kData, 0, 0}, 1, 0, 0)) << "no ordinal (sends of a tag count from 1)";
+  EXPECT_TRUE(refused(Header{1, 4097, 1, kData, 0, 1}, 1, 0, 0)) << "eager data above the limit";
+  EXPECT_TRUE(refused(Header{1, 4096, 1, kRequestToSend, 0, 1}, 1, 0, 0))
       << "request-to-send of an eager size";
   EXPECT_TRUE(
-      refused(Header{1, 1u << 20, 1, kRequestToSend, static_cast<uint32_t>(kMailboxEntries), 0}, 1, 0, 0))
+      refused(Header{1, 1u << 20, 1, kRequestToSend, static_cast<uint32_t>(kMailboxEntries), 1}, 1, 0, 0))
       << "mailbox entry";
   EXPECT_FALSE(
-      refused(Header{1, 1u << 20, 1, kRequestToSend, static_cast<uint32_t>(kMailboxEntries) - 1, 0}, 1, 0, 0))
+      refused(Header{1, 1u << 20, 1, kRequestToSend, static_cast<uint32_t>(kMailboxEntries) - 1, 1}, 1, 0, 0))
       << why;
-  EXPECT_FALSE(refused(Header{1, 4096, 1, kData, 0, 0}, 1, 0, 0)) << why;
+  EXPECT_FALSE(refused(Header{1, 4096, 1, kData, 0, 1}, 1, 0, 0)) << why;
   // Where it lies: right after the previous message, or at offset 0 when it would cross the end.
-  EXPECT_TRUE(refused(Header{5, 10, 1, kData, 0, 0}, 5, 640, 11)) << "not where the previous one ended";
-  EXPECT_TRUE(refused(Header{5, 10, 1, kData, 0, 0}, 5, 640, 0)) << "a wrap that was not needed";
-  EXPECT_FALSE(refused(Header{5, 10, 1, kData, 0, 0}, 5, 640, 10)) << why;
-  EXPECT_FALSE(refused(Header{6, 100, 1, kData, 0, 0}, 6, size - 64, 0)) << "128 bytes wrap: " << why;
+  EXPECT_TRUE(refused(Header{5, 10, 1, kData, 0, 1}, 5, 640, 11)) << "not where the previous one ended";
+  EXPECT_TRUE(refused(Header{5, 10, 1, kData, 0, 1}, 5, 640, 0)) << "a wrap that was not needed";
+  EXPECT_FALSE(refused(Header{5, 10, 1, kData, 0, 1}, 5, 640, 10)) << why;
+  EXPECT_FALSE(refused(Header{6, 100, 1, kData, 0, 1}, 6, size - 64, 0)) << "128 bytes wrap: " << why;
   EXPECT_EQ(place.start, size);
-  EXPECT_TRUE(refused(Header{6, 100, 1, kData, 0, 0}, 6, size - 64, static_cast<uint32_t>(size / 64 - 1)))
+  EXPECT_TRUE(refused(Header{6, 100, 1, kData, 0, 1}, 6, size - 64, static_cast<uint32_t>(size / 64 - 1)))
       << "128 bytes across the ring's end";
-  EXPECT_FALSE(refused(Header{6, 10, 1, kData, 0, 0}, 6, size - 64, static_cast<uint32_t>(size / 64 - 1)))
+  EXPECT_FALSE(refused(Header{6, 10, 1, kData, 0, 1}, 6, size - 64, static_cast<uint32_t>(size / 64 - 1)))
       << "64 bytes fit in the last line: " << why;
-  EXPECT_TRUE(refused(Header{1, 10, 1, kData, 0, 0}, 1, 0, static_cast<uint32_t>(size / 64)))
+  EXPECT_TRUE(refused(Header{1, 10, 1, kData, 0, 1}, 1, 0, static_cast<uint32_t>(size / 64)))
       << "an offset beyond the ring";
   // A ring of another size than the limit says is refused, not read past.
   const std::vector<std::byte> small(max_stride(4096));
