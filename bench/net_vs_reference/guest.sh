@@ -11,6 +11,9 @@
 #   LAT_REPS=4 (railscope/reference pairs per latency cell)  LAT_SIZES="8" (ping-pong sizes)
 #   LAT_POLLS="spin yield": netbench's --poll for the 8 B latency runs (ib_write_lat busy-polls; NCCL's proxy
 #   yields), recorded in the manifest's window column.
+#   PIN_CPUS=0,1: each end on one vCPU, the receiving end (server) on the first, the sender on the second:
+#   netbench --pin-cpus, and taskset for perftest. Unpinned, where the scheduler puts the two processes
+#   decides a run's rate more than the plugin does (docs/net-protocol.md). Recorded in guest-info.txt.
 #   BW_POLL=spin: netbench's --poll for the bandwidth runs of both plugins (spin, as NCCL's proxy; sleep: both
 #   ends sleep after a pass that found nothing, as ib_write_bw's receiver does), recorded in guest-info.txt.
 set -uo pipefail
@@ -25,6 +28,10 @@ read -r -a lat_polls <<< "${LAT_POLLS:-spin}"
 read -r -a lat_sizes <<< "${LAT_SIZES:-8}"
 reps=${REPS:-2}
 bw_poll=${BW_POLL:-spin}
+pin=${PIN_CPUS:-}
+pin_args=()
+[[ -n $pin ]] && pin_args=(--pin-cpus "$pin")
+export PERFTEST_PIN=$pin  # perftest_pair (bench/lib/perftest.sh)
 case $bw_poll in spin | yield | sleep) ;; *) echo "guest.sh: BW_POLL=$bw_poll is not spin, yield or sleep" >&2; exit 2 ;; esac
 lat_reps=${LAT_REPS:-4}  # single latency runs are bimodal on a loaded host (a scheduler tick or not)
 mkdir -p "$OUT"
@@ -33,7 +40,7 @@ manifest=$OUT/manifest.txt
 tb_gid_index_v4 rxe0 g0
 tb_gid_index_v4 rxe1 g1
 seq=0
-{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; } > "$OUT/guest-info.txt" 2>&1
+{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; } > "$OUT/guest-info.txt" 2>&1
 
 perftest() {  # perftest TOOL SIZE ITERS
     local tool=$1 size=$2 iters=$3 f
@@ -55,11 +62,11 @@ netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WIND
     if [[ $mode == bw ]]; then
         timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode bw --min-size "$size" \
             --max-size "$size" --window "$window" --recvs 1 --iters "$iters" --warmup 16 \
-            --bytes-per-size 1G --poll "$bw_poll" --no-verify --json --timeout 60 > "$f" 2> "$f.err"
+            --bytes-per-size 1G --poll "$bw_poll" --no-verify --json --timeout 60 "${pin_args[@]}" > "$f" 2> "$f.err"
     else
         timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode lat --min-size "$size" \
             --max-size "$size" --lat-iters "$iters" --bytes-per-size 1G --poll "$window" --no-verify --json \
-            --timeout 60 > "$f" 2> "$f.err"
+            --timeout 60 "${pin_args[@]}" > "$f" 2> "$f.err"
     fi
     sent_pkts >> "$f.pkts"
     echo "$seq $who-$mode $size $window $f" >> "$manifest"

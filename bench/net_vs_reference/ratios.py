@@ -104,16 +104,26 @@ def boot_cells(runs):
     return cells
 
 
-def bw_poll(folder):
-    """netbench's --poll in the boot's bandwidth runs (guest.sh BW_POLL, in guest-info.txt); spin before it
-    was recorded."""
+def guest_info(folder, prefix, default):
+    """The rest of the line of the boot's guest-info.txt that starts with `prefix`; `default` before
+    guest.sh recorded it."""
     try:
         for line in (Path(folder) / "guest-info.txt").read_text(errors="replace").splitlines():
-            if line.startswith("bandwidth runs: --poll "):
-                return line.split()[-1]
+            if line.startswith(prefix):
+                return line[len(prefix):].strip()
     except OSError:
         pass
-    return "spin"
+    return default
+
+
+def bw_poll(folder):
+    """netbench's --poll in the boot's bandwidth runs (guest.sh BW_POLL)."""
+    return guest_info(folder, "bandwidth runs: --poll ", "spin")
+
+
+def pinning(folder):
+    """The CPUs each end ran on (guest.sh PIN_CPUS: server,client), or "none"."""
+    return guest_info(folder, "ends pinned to CPUs (server,client): ", "none")
 
 
 def main(folders):
@@ -122,13 +132,19 @@ def main(folders):
         print(f"ratios.py: these boots' bandwidth runs polled differently ({', '.join(polls)}): "
               "pass the boots of one BW_POLL at a time", file=sys.stderr)
         return 2
+    pins = sorted({pinning(f) for f in folders})
+    if len(pins) > 1:
+        print(f"ratios.py: these boots pinned the ends differently ({', '.join(pins)}): "
+              "pass the boots of one PIN_CPUS at a time", file=sys.stderr)
+        return 2
     boots = [boot_cells(load(f)) for f in folders]
     keys = sorted({k for b in boots for k in b},
                   key=lambda k: (k[0], int(k[1][:-1]) << (20 if k[1].endswith("M") else 10)
                                  if k[1][-1] in "KM" else int(k[1]), int(k[2]) if k[2].isdigit() else 0))
     print(f"{len(folders)} boot(s); medians over boots of each boot's median "
           "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency); "
-          f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}")
+          f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}; "
+          f"ends pinned to CPUs (server,client): {pins[0] if pins else 'none'}")
     head = (f"{'metric':<22} {'railscope':>9} {'reference':>9} {'ib_write':>9} {'ib_send':>9} "
             f"{'rs/ref':>7} {'rs/write':>8} {'rs/send':>8}  runs  per-boot rs/ref")
     print(head)

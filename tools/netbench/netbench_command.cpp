@@ -94,6 +94,8 @@ void add_netbench(CLI::App& app) {
                          "Bandwidth/latency through a net plugin's ABI (like ib_write_bw/ib_write_lat, as "
                          "NCCL sees it)");
   nb->add_option("--pair", st.o.pair, "Run both ends on this node, two processes: --pair DEV_A,DEV_B");
+  nb->add_option("--pin-cpus", st.o.pin_cpus,
+                 "With --pair: run the server (DEV_A) on CPU A only and the client on CPU B: --pin-cpus A,B");
   add_common(nb, st.o);
   nb->callback([nb] {
     if (nb->get_subcommands().empty()) {

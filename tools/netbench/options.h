@@ -15,8 +15,9 @@ struct Options {
   std::string oob_host = "127.0.0.1";  // client: the server's address
   std::string oob_bind;                // server: the address it listens on ("" = all addresses)
   uint16_t oob_port = 18515;
-  int oob_fd = -1;   // --oob-fd (the --pair driver's listening socket)
-  std::string pair;  // --pair DEV_A,DEV_B
+  int oob_fd = -1;       // --oob-fd (the --pair driver's listening socket)
+  std::string pair;      // --pair DEV_A,DEV_B
+  std::string pin_cpus;  // --pin-cpus A,B (--pair: the server runs on CPU A only, the client on CPU B)
   uint64_t min_size = 8;
   uint64_t max_size = 64ULL << 20;
   uint32_t iters = 1000;  // bandwidth messages per size (capped by --bytes-per-size)

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cpus.h"
 #include "oob.h"
 #include "runner.h"
 
@@ -21,9 +23,14 @@ namespace railscope::netbench {
 
 namespace {
 
-pid_t spawn(const char* exe, const std::vector<std::string>& args, int keep_fd) {
+// `cpu` >= 0: the child runs on that CPU only (--pin-cpus).
+pid_t spawn(const char* exe, const std::vector<std::string>& args, int keep_fd, int cpu) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
+  if (cpu >= 0 && !pin_to_cpu(cpu)) {
+    std::fprintf(stderr, "netbench: cannot run on CPU %d: %s\n", cpu, std::strerror(errno));
+    _exit(127);
+  }
   if (keep_fd >= 0) {
     const int flags = fcntl(keep_fd, F_GETFD);
     fcntl(keep_fd, F_SETFD, flags & ~FD_CLOEXEC);
@@ -53,6 +60,16 @@ int run_pair(const Options& o, const char* self_exe) {
   }
   const std::string dev_a = o.pair.substr(0, comma);
   const std::string dev_b = o.pair.substr(comma + 1);
+  CpuPair cpus;
+  if (!o.pin_cpus.empty()) {
+    std::string why;
+    const std::optional<CpuPair> pinned = parse_cpu_pair(o.pin_cpus, &why);
+    if (!pinned) {
+      std::fprintf(stderr, "netbench: %s\n", why.c_str());
+      return 2;
+    }
+    cpus = *pinned;
+  }
   try {
     OobListener listener = OobListener::bind("127.0.0.1", 0);
     const int port = listener.port();
@@ -69,8 +86,8 @@ int run_pair(const Options& o, const char* self_exe) {
 
     std::fflush(stdout);
     std::fflush(stderr);
-    const pid_t server_pid = spawn(self_exe, server, listener.fd());
-    const pid_t client_pid = spawn(self_exe, client, -1);
+    const pid_t server_pid = spawn(self_exe, server, listener.fd(), cpus.server);
+    const pid_t client_pid = spawn(self_exe, client, -1, cpus.client);
     // The children hold what they need; the parent only waits.
     (void)listener;
 

@@ -55,6 +55,7 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
   j["server_host"] = h.server_host;
   j["verify"] = h.verify;
   j["seed"] = h.seed;
+  j["client_cpus"] = h.client_cpus;
   auto& out = j["results"] = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json o = {{"size", r.size},

@@ -39,6 +39,7 @@ struct RunHeader {
   std::string server_host;
   bool verify = true;
   uint64_t seed = 0;
+  std::vector<int> client_cpus;  // the CPUs the client (this process) may run on
 };
 
 // Percentile (0..100) of unsorted samples (nearest rank); 0 for none.

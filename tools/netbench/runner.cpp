@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpus.h"
 #include "net_api.h"
 #include "oob.h"
 #include "payload.h"
@@ -202,6 +203,7 @@ int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, cons
   h.server_device = std::string(peer.device, strnlen(peer.device, sizeof peer.device));
   h.server_host = std::string(peer.host, strnlen(peer.host, sizeof peer.host));
   h.verify = o.verify;
+  h.client_cpus = allowed_cpus();
   h.seed = params.seed;
 
   Session s(plugin.api(), dev, std::chrono::seconds(o.timeout_s));

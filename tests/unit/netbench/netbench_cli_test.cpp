@@ -1,6 +1,7 @@
 // `railscope netbench` end to end on the host, through a real dlopen'ed plugin (the loopback test
 // plugin next to this test): --pair, server/client, JSON, grouped receives, verification failures.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -178,6 +181,38 @@ TEST(NetbenchCli, BadArgumentsAreRejected) {
   EXPECT_NE(run("--pair lo,lo --window 0" + kPlugin).rc, 0);
   EXPECT_NE(run("--pair lo,lo --recvs 9" + kPlugin).rc, 0);
   EXPECT_NE(run("--pair lo,lo --poll busy" + kPlugin).rc, 0);
+}
+
+// --pin-cpus A,B: the client runs on CPU B only (the JSON says which CPUs it may use), whichever way round;
+// without it, on every CPU the test may use. CPUs this process may not use, or not two of them, are refused.
+TEST(NetbenchCli, PinCpusRunsTheClientOnItsCpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const std::string a = std::to_string(cpus[0]), b = std::to_string(cpus[1]);
+  const std::string args = " --min-size 8 --max-size 8 --iters 10 --lat-iters 5 --json" + kCounted;
+  for (const auto& [pin, want] : {std::pair{a + "," + b, cpus[1]}, std::pair{b + "," + a, cpus[0]}}) {
+    const Result r = run("--pair lo,lo --pin-cpus " + pin + args);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    EXPECT_EQ(j["client_cpus"], nlohmann::json::array({want})) << pin;
+  }
+  const Result r = run("--pair lo,lo" + args);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out.substr(r.out.find('{')))["client_cpus"], nlohmann::json(cpus));
+
+  const Result outside = run("--pair lo,lo --pin-cpus " + a + "," + std::to_string(CPU_SETSIZE) + args);
+  EXPECT_EQ(outside.rc, 2) << outside.out;
+  EXPECT_NE(outside.out.find("is not one this process may run on"), std::string::npos) << outside.out;
+  for (const char* bad : {"0", "0,", ",1", "x,1", "-1,0", "0,1,2"}) {
+    const Result r2 = run(std::string("--pair lo,lo --pin-cpus ") + bad + args);
+    EXPECT_EQ(r2.rc, 2) << bad << ": " << r2.out;
+    EXPECT_NE(r2.out.find("--pin-cpus wants two CPU numbers"), std::string::npos) << bad << ": " << r2.out;
+  }
 }
 
 // Both waiting modes run the pre-posted ping-pong (receives alternate between two buffers) with every
