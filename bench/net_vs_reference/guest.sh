@@ -14,6 +14,11 @@
 #   PIN_CPUS=0,1: each end on one vCPU, the receiving end (server) on the first, the sender on the second:
 #   netbench --pin-cpus, and taskset for perftest. Unpinned, where the scheduler puts the two processes
 #   decides a run's rate more than the plugin does (docs/net-protocol.md). Recorded in guest-info.txt.
+#   rxe does its packet work in softirqs, on vCPU 0 in this test bed whatever the pinning
+#   (docs/net-protocol.md, "Where 1 and 4 MiB go"): the end on vCPU 0 shares it with the emulated NIC.
+#   PIN_CPUS=1,0 puts the sender there, the end that spins in netbench and in ib_write_bw alike;
+#   PIN_CPUS=0,1 puts the receiver there, which netbench spins and ib_write_bw's server does not.
+#   The softirq ticks of each vCPU over the boot's runs are recorded in guest-info.txt.
 #   BW_POLL=spin: netbench's --poll for the bandwidth runs of both plugins (spin, as NCCL's proxy; sleep: both
 #   ends sleep after a pass that found nothing, as ib_write_bw's receiver does), recorded in guest-info.txt.
 set -uo pipefail
@@ -41,6 +46,9 @@ tb_gid_index_v4 rxe0 g0
 tb_gid_index_v4 rxe1 g1
 seq=0
 { uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; } > "$OUT/guest-info.txt" 2>&1
+# rxe's kernel work (its tasklets, packet processing) runs as softirqs: on which vCPU, over all runs.
+softirq_ticks() { awk '/^cpu[0-9]/ {printf "%s ", $8}' /proc/stat; }
+read -r -a softirq_start <<< "$(softirq_ticks)"
 
 perftest() {  # perftest TOOL SIZE ITERS
     local tool=$1 size=$2 iters=$3 f
@@ -107,5 +115,11 @@ for size in "${lat_sizes[@]}"; do
     done
     perftest ib_write_lat "$size" $n
 done
-{ uptime; } >> "$OUT/guest-info.txt" 2>&1
+read -r -a softirq_end <<< "$(softirq_ticks)"
+{
+    uptime
+    printf 'softirq ticks by vCPU during the runs:'
+    for i in "${!softirq_end[@]}"; do printf ' %s' $((softirq_end[i] - softirq_start[i])); done
+    echo
+} >> "$OUT/guest-info.txt" 2>&1
 echo "guest: $seq runs, manifest $manifest"

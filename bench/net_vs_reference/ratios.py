@@ -126,6 +126,17 @@ def pinning(folder):
     return guest_info(folder, "ends pinned to CPUs (server,client): ", "none")
 
 
+def softirq_share(folder):
+    """Each vCPU's share of the softirq time (rxe's kernel work) during the boot's runs, as "0:97% 1:3%";
+    None before guest.sh recorded it."""
+    ticks = guest_info(folder, "softirq ticks by vCPU during the runs:", None)
+    if not ticks:
+        return None
+    values = [int(t) for t in ticks.split() if t.isdigit()]
+    total = sum(values)
+    return " ".join(f"{i}:{100 * v / total:.0f}%" for i, v in enumerate(values)) if total else None
+
+
 def main(folders):
     polls = sorted({bw_poll(f) for f in folders})
     if len(polls) > 1:
@@ -145,6 +156,9 @@ def main(folders):
           "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency); "
           f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}; "
           f"ends pinned to CPUs (server,client): {pins[0] if pins else 'none'}")
+    shares = [softirq_share(f) for f in folders]
+    if any(shares):
+        print("softirq time (rxe's packet work) by vCPU, per boot: " + " | ".join(s or "-" for s in shares))
     head = (f"{'metric':<22} {'railscope':>9} {'reference':>9} {'ib_write':>9} {'ib_send':>9} "
             f"{'rs/ref':>7} {'rs/write':>8} {'rs/send':>8}  runs  per-boot rs/ref")
     print(head)
