@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Guest side of bench/net_vs_reference/profile.sh: ib_write_bw, then railscope and the reference per --poll,
+# Guest side of bench/net_vs_reference/profile.sh: ib_write_bw, then railscope, the reference and each of
+# VARIANTS per --poll,
 # then ib_write_bw again, each under `perf record -a -e cpu-clock -D 2000`; writes each run's output, its
 # profile and summary.txt (rate, share of samples by vCPU and task, hottest symbols) into OUT.
 # usage: guest-profile.sh RAILSCOPE_CLI RAILSCOPE_PLUGIN REF_PLUGIN OUT
@@ -10,6 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh"
 RS=$1 RS_PLUGIN=$2 REF=$3 OUT=$4
 size=${SIZE:-1M} iters=${ITERS:-96} window=${WINDOW:-8} pin=${PIN_CPUS:-0,1}
 read -r -a polls <<< "${POLLS:-spin yield sleep}"
+read -r -a variants <<< "${VARIANTS:-}"  # NAME:VAR=VALUE[,VAR=VALUE]: railscope again with that environment
 export PERFTEST_PIN=$pin
 mkdir -p "$OUT"
 tb_gid_index_v4 rxe0 g0
@@ -37,8 +39,9 @@ perftest_run() {  # perftest_run NAME
         "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh" "$size" "$iters" "$OUT/$1.txt" "$g0" "$g1"
     summarise "$1" "$(awk -v s="$(bytes "$size")" '$1 == s {print $4}' "$OUT/$1.txt")"
 }
-netbench_run() {  # netbench_run NAME PLUGIN POLL
-    profiled "$1" timeout 300 "$RS" netbench --pair rxe0,rxe1 --plugin "$2" --mode bw --min-size "$size" \
+netbench_run() {  # netbench_run NAME PLUGIN POLL [VAR=VALUE...]
+    local vars=("${@:4}")
+    profiled "$1" timeout 300 env "${vars[@]}" "$RS" netbench --pair rxe0,rxe1 --plugin "$2" --mode bw --min-size "$size" \
         --max-size "$size" --window "$window" --recvs 1 --iters "$iters" --warmup 4 --bytes-per-size 1G \
         --poll "$3" --no-verify --json --timeout 60 --pin-cpus "$pin"
     summarise "$1" "$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["results"][0]["bytes_per_s"] / 1e6, 2))' "$OUT/$1.out" 2> /dev/null)"
@@ -47,6 +50,10 @@ perftest_run ib_write_bw-1
 for poll in "${polls[@]}"; do
     netbench_run "railscope-$poll" "$RS_PLUGIN" "$poll"
     netbench_run "reference-$poll" "$REF" "$poll"
+    for v in "${variants[@]}"; do
+        IFS=, read -r -a vars <<< "${v#*:}"
+        netbench_run "railscope[${v%%:*}]-$poll" "$RS_PLUGIN" "$poll" "${vars[@]}"
+    done
 done
 perftest_run ib_write_bw-2
 echo "softirq ticks by vCPU since boot: $(awk '/^cpu[0-9]/ {printf "%s ", $8}' /proc/stat)" >> "$summary"

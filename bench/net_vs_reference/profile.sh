@@ -5,6 +5,7 @@
 # hottest symbols. One test-bed boot. Not a test.
 # usage: bench/net_vs_reference/profile.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
 #        env: OUT=<folder>  SIZE=1M  ITERS=96  WINDOW=8  PIN_CPUS=0,1 (server,client)  POLLS="spin yield sleep"
+#             VARIANTS="noahead:RAILSCOPE_NET_EAGER_AHEAD=0" (railscope again with that environment, as run.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=bench/lib/reference_args.sh
@@ -17,7 +18,7 @@ mkdir -p "$out"
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out" --timeout 1800 \
     --env "SIZE=${SIZE:-1M}" --env "ITERS=${ITERS:-96}" --env "WINDOW=${WINDOW:-8}" \
-    --env "PIN_CPUS=${PIN_CPUS:-0,1}" --env "POLLS=${POLLS:-spin yield sleep}" -- \
+    --env "PIN_CPUS=${PIN_CPUS:-0,1}" --env "POLLS=${POLLS:-spin yield sleep}" --env "VARIANTS=${VARIANTS:-}" -- \
     "$root/bench/net_vs_reference/guest-profile.sh" "$build/tools/railscope" \
     "$build/plugin/net/libnccl-net-railscope.so" "$REF_PLUGIN" "$out/runs"
 cat "$out/runs/summary.txt"
