@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Guest side of bench/net_vs_reference/profile.sh: ib_write_bw, then railscope, the reference and each of
-# VARIANTS per --poll,
-# then ib_write_bw again, each under `perf record -a -e cpu-clock -D 2000`; writes each run's output, its
-# profile and summary.txt (rate, share of samples by vCPU and task, hottest symbols) into OUT.
+# VARIANTS per --poll, then ib_write_bw again, each under `perf record -a -e cpu-clock -D 2000`; writes each
+# run's output, its profile and summary.txt (rate, share of samples by vCPU and task, hottest symbols) into OUT.
 # usage: guest-profile.sh RAILSCOPE_CLI RAILSCOPE_PLUGIN REF_PLUGIN OUT
 set -uo pipefail
 . "$TESTBED_LIB"
