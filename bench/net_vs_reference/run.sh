@@ -7,7 +7,8 @@
 # usage: bench/net_vs_reference/run.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
 #        env: BOOTS=2 OUT=<folder> SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2 (railscope/reference pairs per cell)
 #             BW_POLL=spin (netbench --poll of the bandwidth runs: spin, yield or sleep)
-#             PIN_CPUS=0,1 (the receiving end on vCPU 0, the sender on vCPU 1: netbench --pin-cpus, taskset for perftest)
+#             PIN_CPUS=0,1 (the receiving end on vCPU 0, the sender on vCPU 1: netbench --pin-cpus, taskset for perftest;
+#                          1,0 puts the sender on vCPU 0, where rxe works: like for like against perftest, README.md)
 #             VARIANTS="rd:RAILSCOPE_NET_EAGER_MAX=0 e64k:RAILSCOPE_NET_EAGER_MAX=65536" (railscope again, so set)
 #             LAT_REPS=4 (pairs per latency cell)  LAT_SIZES="8 64K" (ping-pong sizes, default 8)  LAT_POLLS="spin yield" (netbench --poll of the 8 B latency runs; default spin, as ib_write_lat)
 set -euo pipefail
