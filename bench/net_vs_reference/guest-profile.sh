@@ -7,6 +7,8 @@ set -uo pipefail
 . "$TESTBED_LIB"
 # shellcheck source=bench/lib/perftest.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh"
+# shellcheck source=bench/lib/netbench_stream.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/netbench_stream.sh"
 RS=$1 RS_PLUGIN=$2 REF=$3 OUT=$4
 size=${SIZE:-1M} iters=${ITERS:-96} window=${WINDOW:-8} pin=${PIN_CPUS:-0,1}
 read -r -a polls <<< "${POLLS:-spin yield sleep}"
@@ -40,9 +42,8 @@ perftest_run() {  # perftest_run NAME
 }
 netbench_run() {  # netbench_run NAME PLUGIN POLL [VAR=VALUE...]
     local vars=("${@:4}")
-    profiled "$1" timeout 300 env "${vars[@]}" "$RS" netbench --pair rxe0,rxe1 --plugin "$2" --mode bw --min-size "$size" \
-        --max-size "$size" --window "$window" --recvs 1 --iters "$iters" --warmup 4 --bytes-per-size 1G \
-        --poll "$3" --no-verify --json --timeout 60 --pin-cpus "$pin"
+    netbench_stream "$RS" "$2" "$size" "$window" "$iters" 4 "$3" "$pin"
+    profiled "$1" timeout 300 env "${vars[@]}" "${stream[@]}"
     summarise "$1" "$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["results"][0]["bytes_per_s"] / 1e6, 2))' "$OUT/$1.out" 2> /dev/null)"
 }
 perftest_run ib_write_bw-1
@@ -55,4 +56,4 @@ for poll in "${polls[@]}"; do
     done
 done
 perftest_run ib_write_bw-2
-echo "softirq ticks by vCPU since boot: $(awk '/^cpu[0-9]/ {printf "%s ", $8}' /proc/stat)" >> "$summary"
+echo "softirq ticks by vCPU since boot: $(softirq_ticks)" >> "$summary"

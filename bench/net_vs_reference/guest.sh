@@ -25,6 +25,8 @@ set -uo pipefail
 . "$TESTBED_LIB"
 # shellcheck source=bench/lib/perftest.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/perftest.sh"
+# shellcheck source=bench/lib/netbench_stream.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/netbench_stream.sh"
 RS=$1 RS_PLUGIN=$2 REF=$3 OUT=$4
 read -r -a sizes <<< "${SIZES:-64K 1M 4M}"
 read -r -a windows <<< "${WINDOWS:-8 32}"
@@ -47,7 +49,6 @@ tb_gid_index_v4 rxe1 g1
 seq=0
 { uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; } > "$OUT/guest-info.txt" 2>&1
 # rxe's kernel work (its tasklets, packet processing) runs as softirqs: on which vCPU, over all runs.
-softirq_ticks() { awk '/^cpu[0-9]/ {printf "%s ", $8}' /proc/stat; }
 read -r -a softirq_start <<< "$(softirq_ticks)"
 
 perftest() {  # perftest TOOL SIZE ITERS
@@ -68,9 +69,8 @@ netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WIND
     f=$OUT/$(printf '%03d' $seq)-$who-$mode-$size-$window.json
     sent_pkts > "$f.pkts"
     if [[ $mode == bw ]]; then
-        timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode bw --min-size "$size" \
-            --max-size "$size" --window "$window" --recvs 1 --iters "$iters" --warmup 16 \
-            --bytes-per-size 1G --poll "$bw_poll" --no-verify --json --timeout 60 "${pin_args[@]}" > "$f" 2> "$f.err"
+        netbench_stream "$RS" "$plugin" "$size" "$window" "$iters" 16 "$bw_poll" "$pin"
+        timeout 300 env "$@" "${stream[@]}" > "$f" 2> "$f.err"
     else
         timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode lat --min-size "$size" \
             --max-size "$size" --lat-iters "$iters" --bytes-per-size 1G --poll "$window" --no-verify --json \
