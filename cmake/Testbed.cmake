@@ -2,7 +2,7 @@
 #
 #   include(cmake/Testbed.cmake)
 #   railscope_add_testbed_test(NAME <name>
-#       [MTU_A n] [MTU_B n] [USER u] [MEMLOCK kib] [TIMEOUT s] [SINGLE]
+#       [MTU_A n] [MTU_B n] [USER u] [MEMLOCK kib] [TIMEOUT s] [SINGLE] [SWITCH]
 #       [ENV K=V ...] COMMAND <cmd> [args...])
 #   railscope_add_testbed_selftests()
 #
@@ -28,7 +28,7 @@ function(_railscope_testbed_props name timeout)
 endfunction()
 
 function(railscope_add_testbed_test)
-  cmake_parse_arguments(PARSE_ARGV 0 TB "SINGLE" "NAME;MTU_A;MTU_B;USER;MEMLOCK;TIMEOUT" "ENV;COMMAND")
+  cmake_parse_arguments(PARSE_ARGV 0 TB "SINGLE;SWITCH" "NAME;MTU_A;MTU_B;USER;MEMLOCK;TIMEOUT" "ENV;COMMAND")
   if(NOT TB_NAME)
     message(FATAL_ERROR "railscope_add_testbed_test: NAME is required")
   endif()
@@ -52,6 +52,9 @@ function(railscope_add_testbed_test)
   if(TB_SINGLE)
     list(APPEND _args --single)
   endif()
+  if(TB_SWITCH)
+    list(APPEND _args --switch)
+  endif()
   foreach(_kv IN LISTS TB_ENV)
     list(APPEND _args --env "${_kv}")
   endforeach()
@@ -74,6 +77,8 @@ function(railscope_add_testbed_selftests)
     COMMAND "${_st}/lib.sh")
   railscope_add_testbed_test(NAME testbed.single SINGLE TIMEOUT 120
     COMMAND "${_st}/single.sh")
+  railscope_add_testbed_test(NAME testbed.switch SWITCH TIMEOUT 180
+    COMMAND "${_st}/switch.sh")
   # Host-side: boots three VMs itself.
   add_test(NAME testbed.exit_codes COMMAND "${_st}/exit-codes.sh"
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")

@@ -9,6 +9,14 @@
 #   tb_link_down IF / tb_link_up IF
 #                                  take a veth down / up again; tb_link_up restores
 #                                  the policy route that `ip link set down` flushed
+#   tb_cable_pull IF / tb_cable_plug IF
+#                                  (`testbed run --switch`) take IF's switch port down /
+#                                  up: IF loses carrier but stays up, so rxe reports its
+#                                  port down while the kernel keeps IF's routes and rxe
+#                                  its QPs, as with a NIC whose cable is pulled.
+#                                  tb_link_down instead flushes IF's routes: rxe then
+#                                  fails any work request it sends on IF (local QP
+#                                  operation error), which no NIC does
 #   tb_as_user USER MEMLOCK_KIB CMD...
 #                                  run CMD as USER (setpriv) with `ulimit -l` = KiB
 #   tb_wait_port_active DEV [SEC]  wait until DEV port 1 is ACTIVE (default 30 s)
@@ -21,6 +29,8 @@
 # Topology (set up by `testbed run` before CMD starts):
 #   rxe0 @ vethA 10.0.0.1/24  <->  rxe1 @ vethB 10.0.0.2/24   (default netns,
 #   policy routing tables 100/101 force traffic across the veth pair)
+#   --switch ($TESTBED_SWITCH=1): the same, but vethA and vethB are each cabled to a port of
+#   the bridge sw0 (swA, swB) instead of to each other.
 #   --single: rxe0 @ dum0 10.0.0.1/24 only.
 #   --rails N ($TESTBED_RAILS): rail i is rxe<2i> @ vethA<i> 10.0.<i>.1/24 <-> rxe<2i+1> @ vethB<i>
 #   10.0.<i>.2/24, policy routing tables 100+2i / 101+2i.
@@ -83,6 +93,30 @@ tb_link_up() {
     local r; _tb_policy_route "$ifc" r
     [[ -n $r ]] && cmds+=$'\n'"$r"
     ip -batch - <<< "$cmds"
+}
+
+# _tb_switch_port IF VAR: the switch port IF is cabled to (`testbed run --switch`).
+_tb_switch_port() {
+    local -n _tb_port=$2
+    case $1 in
+        vethA) _tb_port=swA ;;
+        vethB) _tb_port=swB ;;
+        *) _tb_err "no switch port for '$1' (vethA or vethB)"; return 2 ;;
+    esac
+    [[ -e /sys/class/net/$_tb_port ]] ||
+        { _tb_err "no switch port $_tb_port: run the test bed with --switch"; return 2; }
+}
+
+tb_cable_pull() {
+    local port
+    _tb_switch_port "${1:-}" port || return
+    ip link set dev "$port" down
+}
+
+tb_cable_plug() {
+    local port
+    _tb_switch_port "${1:-}" port || return
+    ip link set dev "$port" up
 }
 
 # tb_as_user USER MEMLOCK_KIB CMD...: the limit is set as root (soft and hard),

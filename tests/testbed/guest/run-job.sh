@@ -89,8 +89,34 @@ else
     # separate namespaces hang). Policy routing makes traffic for the peer address
     # leave through the own veth instead of being short-cut through `lo`.
     # MTUs are set before `rdma link add`; rxe also follows later changes.
-    ip -batch - <<- NET || fail "ip setup (veth pair) failed"
-	link add vethA mtu $TB_MTU_A type veth peer name vethB mtu $TB_MTU_B
+    if [[ ${TB_SWITCH:-0} == 1 ]]; then
+        # --switch: each veth is cabled to a port of the bridge sw0 (swA, swB), as a host's NIC is to
+        # its switch. tb_cable_pull takes a switch port down: the NIC loses carrier and stays up. The
+        # switch ports take the larger MTU (a switch passes jumbo frames; each NIC still drops what
+        # exceeds its own MTU, as with the direct pair). No STP: the ports forward at once. sw0 itself
+        # answers no ARP: by default Linux answers for any of its addresses on any interface, and the
+        # hosts would learn the bridge's MAC for each other.
+        sw_mtu=$(( TB_MTU_A > TB_MTU_B ? TB_MTU_A : TB_MTU_B ))
+        ip -batch - <<- NET || fail "ip setup (switch) failed"
+	link add vethA mtu $TB_MTU_A type veth peer name swA mtu $sw_mtu
+	link add vethB mtu $TB_MTU_B type veth peer name swB mtu $sw_mtu
+	link add sw0 type bridge stp_state 0 forward_delay 0
+	link set swA master sw0
+	link set swB master sw0
+	link set sw0 arp off up
+	link set swA up
+	link set swB up
+	NET
+        for i in sw0 swA swB; do
+            [[ -e /proc/sys/net/ipv6/conf/$i/disable_ipv6 ]] && echo 1 > /proc/sys/net/ipv6/conf/$i/disable_ipv6
+        done
+        in_order_wire swA
+        in_order_wire swB
+    else
+        ip link add vethA mtu "$TB_MTU_A" type veth peer name vethB mtu "$TB_MTU_B" \
+            || fail "ip setup (veth pair) failed"
+    fi
+    ip -batch - <<- NET || fail "ip setup (addresses and policy routing) failed"
 	addr add $TB_IP_A/24 dev vethA
 	addr add $TB_IP_B/24 dev vethB
 	link set vethA up
@@ -128,7 +154,7 @@ done
 envv=(PATH="$PATH" HOME=/tmp TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
       TESTBED=1 TESTBED_LIB="$CTL/guest-lib.sh" TESTBED_SCRATCH="$TB_SCRATCH"
       TESTBED_IP_A="$TB_IP_A" TESTBED_IP_B="$TB_IP_B" TESTBED_SINGLE="$TB_SINGLE" TESTBED_RAILS="${TB_RAILS:-0}"
-      "${TB_ENV[@]}")
+      TESTBED_SWITCH="${TB_SWITCH:-0}" "${TB_ENV[@]}")
 [[ -n $TB_USER ]] && envv+=(USER="$TB_USER" LOGNAME="$TB_USER")
 
 cd "$TB_CWD" 2>/dev/null || {
