@@ -19,6 +19,10 @@
 #   PIN_CPUS=1,0 puts the sender there, the end that spins in netbench and in ib_write_bw alike;
 #   PIN_CPUS=0,1 puts the receiver there, which netbench spins and ib_write_bw's server does not.
 #   The softirq ticks of each vCPU over the boot's runs are recorded in guest-info.txt.
+#   WIRE_CPUS=A,B: the vCPU whose receive backlog takes vethA's (rxe0's) and vethB's (rxe1's) packets: receive
+#   packet steering, rps_cpus of each veth's rx-0. The test bed puts both on vCPU 0 (one CPU per veth keeps a
+#   flow in order, guest/run-job.sh), and rxe's receive work, with the tasklets it schedules, follows the
+#   packets. Default: the test bed's. Recorded in guest-info.txt.
 #   BW_POLL=spin: netbench's --poll for the bandwidth runs of both plugins (spin, as NCCL's proxy; sleep: both
 #   ends sleep after a pass that found nothing, as ib_write_bw's receiver does), recorded in guest-info.txt.
 set -uo pipefail
@@ -41,13 +45,19 @@ pin_args=()
 export PERFTEST_PIN=$pin  # perftest_pair (bench/lib/perftest.sh)
 case $bw_poll in spin | yield | sleep) ;; *) echo "guest.sh: BW_POLL=$bw_poll is not spin, yield or sleep" >&2; exit 2 ;; esac
 lat_reps=${LAT_REPS:-4}  # single latency runs are bimodal on a loaded host (a scheduler tick or not)
+wire=${WIRE_CPUS:-}
+if [[ -n $wire ]]; then
+    [[ $wire =~ ^([0-9]+),([0-9]+)$ ]] || { echo "guest.sh: WIRE_CPUS=$wire is not A,B (vCPU numbers)" >&2; exit 2; }
+    printf '%x\n' $((1 << BASH_REMATCH[1])) > /sys/class/net/vethA/queues/rx-0/rps_cpus || exit 2
+    printf '%x\n' $((1 << BASH_REMATCH[2])) > /sys/class/net/vethB/queues/rx-0/rps_cpus || exit 2
+fi
 mkdir -p "$OUT"
 manifest=$OUT/manifest.txt
 : > "$manifest"
 tb_gid_index_v4 rxe0 g0
 tb_gid_index_v4 rxe1 g1
 seq=0
-{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; } > "$OUT/guest-info.txt" 2>&1
+{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; echo "receive steering (rps_cpus of vethA, vethB): $(cat /sys/class/net/vethA/queues/rx-0/rps_cpus /sys/class/net/vethB/queues/rx-0/rps_cpus | paste -sd,)"; } > "$OUT/guest-info.txt" 2>&1
 # rxe's kernel work (its tasklets, packet processing) runs as softirqs: on which vCPU, over all runs.
 read -r -a softirq_start <<< "$(softirq_ticks)"
 

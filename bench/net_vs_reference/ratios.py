@@ -126,6 +126,11 @@ def pinning(folder):
     return guest_info(folder, "ends pinned to CPUs (server,client): ", "none")
 
 
+def steering(folder):
+    """rps_cpus of vethA and vethB in the boot (guest.sh WIRE_CPUS): the vCPUs taking each port's packets."""
+    return guest_info(folder, "receive steering (rps_cpus of vethA, vethB): ", "1,1")
+
+
 def softirq_share(folder):
     """Each vCPU's share of the softirq time (rxe's kernel work) during the boot's runs, as "0:97% 1:3%";
     None before guest.sh recorded it."""
@@ -148,6 +153,11 @@ def main(folders):
         print(f"ratios.py: these boots pinned the ends differently ({', '.join(pins)}): "
               "pass the boots of one PIN_CPUS at a time", file=sys.stderr)
         return 2
+    wires = sorted({steering(f) for f in folders})
+    if len(wires) > 1:
+        print(f"ratios.py: these boots steered the ports' packets differently ({', '.join(wires)}): "
+              "pass the boots of one WIRE_CPUS at a time", file=sys.stderr)
+        return 2
     boots = [boot_cells(load(f)) for f in folders]
     keys = sorted({k for b in boots for k in b},
                   key=lambda k: (k[0], int(k[1][:-1]) << (20 if k[1].endswith("M") else 10)
@@ -155,7 +165,8 @@ def main(folders):
     print(f"{len(folders)} boot(s); medians over boots of each boot's median "
           "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency); "
           f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}; "
-          f"ends pinned to CPUs (server,client): {pins[0] if pins else 'none'}")
+          f"ends pinned to CPUs (server,client): {pins[0] if pins else 'none'}; "
+          f"rps_cpus of vethA, vethB: {wires[0] if wires else '1,1'}")
     shares = [softirq_share(f) for f in folders]
     if any(shares):
         print("softirq time (rxe's packet work) by vCPU, per boot: " + " | ".join(s or "-" for s in shares))

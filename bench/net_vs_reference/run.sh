@@ -9,6 +9,7 @@
 #             BW_POLL=spin (netbench --poll of the bandwidth runs: spin, yield or sleep)
 #             PIN_CPUS=0,1 (the receiving end on vCPU 0, the sender on vCPU 1: netbench --pin-cpus, taskset for perftest;
 #                          1,0 puts the sender on vCPU 0, where rxe works: like for like against perftest, README.md)
+#             WIRE_CPUS=0,0 (the vCPU taking rxe0's and rxe1's packets, receive packet steering; default the test bed's)
 #             VARIANTS="rd:RAILSCOPE_NET_EAGER_MAX=0 e64k:RAILSCOPE_NET_EAGER_MAX=65536" (railscope again, so set)
 #             LAT_REPS=4 (pairs per latency cell)  LAT_SIZES="8 64K" (ping-pong sizes, default 8)  LAT_POLLS="spin yield" (netbench --poll of the 8 B latency runs; default spin, as ib_write_lat)
 set -euo pipefail
@@ -33,7 +34,8 @@ for ((b = 1; b <= ${BOOTS:-2}; b++)); do
     flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out/boot$b" --timeout 2400 \
         --env "SIZES=${SIZES:-64K 1M 4M}" --env "WINDOWS=${WINDOWS:-8 32}" --env "REPS=${REPS:-2}" \
         --env "VARIANTS=${VARIANTS:-}" --env "LAT_POLLS=${LAT_POLLS:-spin}" \
-        --env "LAT_REPS=${LAT_REPS:-4}" --env "LAT_SIZES=${LAT_SIZES:-8}" --env "BW_POLL=${BW_POLL:-spin}" --env "PIN_CPUS=${PIN_CPUS:-}" -- \
+        --env "LAT_REPS=${LAT_REPS:-4}" --env "LAT_SIZES=${LAT_SIZES:-8}" --env "BW_POLL=${BW_POLL:-spin}" --env "PIN_CPUS=${PIN_CPUS:-}" \
+        --env "WIRE_CPUS=${WIRE_CPUS:-}" -- \
         "$root/bench/net_vs_reference/guest.sh" "$rs" "$rs_plugin" "$REF_PLUGIN" "$out/boot$b/runs"
     uptime >> "$out/boot$b/host-uptime.txt"
 done
