@@ -48,8 +48,8 @@ lat_reps=${LAT_REPS:-4}  # single latency runs are bimodal on a loaded host (a s
 wire=${WIRE_CPUS:-}
 if [[ -n $wire ]]; then
     [[ $wire =~ ^([0-9]+),([0-9]+)$ ]] || { echo "guest.sh: WIRE_CPUS=$wire is not A,B (vCPU numbers)" >&2; exit 2; }
-    printf '%x\n' $((1 << BASH_REMATCH[1])) > /sys/class/net/vethA/queues/rx-0/rps_cpus || exit 2
-    printf '%x\n' $((1 << BASH_REMATCH[2])) > /sys/class/net/vethB/queues/rx-0/rps_cpus || exit 2
+    cpu_a=${BASH_REMATCH[1]} cpu_b=${BASH_REMATCH[2]}  # (tb_steer_rx's own match resets BASH_REMATCH)
+    tb_steer_rx vethA "$cpu_a" && tb_steer_rx vethB "$cpu_b" || exit 2
 fi
 mkdir -p "$OUT"
 manifest=$OUT/manifest.txt

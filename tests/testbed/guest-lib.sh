@@ -17,6 +17,10 @@
 #                                  tb_link_down instead flushes IF's routes: rxe then
 #                                  fails any work request it sends on IF (local QP
 #                                  operation error), which no NIC does
+#   tb_steer_rx IF CPU             receive packet steering (rps_cpus of IF's rx-0): every
+#                                  packet IF receives is processed on vCPU CPU, and rxe's
+#                                  receive work with it. The test bed steers every veth to
+#                                  vCPU 0 (one CPU per veth keeps a flow in order)
 #   tb_as_user USER MEMLOCK_KIB CMD...
 #                                  run CMD as USER (setpriv) with `ulimit -l` = KiB
 #   tb_wait_port_active DEV [SEC]  wait until DEV port 1 is ACTIVE (default 30 s)
@@ -71,6 +75,12 @@ _tb_policy_route() {
                     _tb_route="route replace 10.0.$i.1 dev $1 src 10.0.$i.2 table $((101 + 2 * i))" ;;
         *) _tb_route= ;;
     esac
+}
+
+tb_steer_rx() {
+    local ifc=${1:-} cpu=${2:-}
+    [[ -n $ifc && $cpu =~ ^[0-9]+$ ]] || { _tb_err "usage: tb_steer_rx IF CPU"; return 2; }
+    printf '%x\n' $((1 << cpu)) > "/sys/class/net/$ifc/queues/rx-0/rps_cpus"
 }
 
 tb_set_mtu() {

@@ -43,7 +43,7 @@ phase "network setup"
 # packet of the veth on vCPU 0's backlog, in order, as a real link delivers a flow. Measured: 7, 0, 3,
 # 0, 8 lost-packet events per 6 s stream without it, 0 in each of 4 streams with it.
 in_order_wire() {
-    echo 1 > "/sys/class/net/$1/queues/rx-0/rps_cpus" || printf '[testbed] warning: no RPS on %s\n' "$1"
+    tb_steer_rx "$1" 0 || printf '[testbed] warning: no RPS on %s\n' "$1"
 }
 for k in all default; do
     echo 0 > /proc/sys/net/ipv4/conf/$k/rp_filter

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Guest-side selftest (as root) of guest-lib.sh: tb_as_user, tb_link_down/up
+# Guest-side selftest (as root) of guest-lib.sh: tb_as_user, tb_steer_rx, tb_link_down/up
 # (traffic resumes after the policy route is restored), tb_gid_index_v4.
 set -u
 . "$TESTBED_LIB"
@@ -12,6 +12,14 @@ echo "ok: tb_as_user nobody 64 -> uid/memlock $out"
 tb_gid_index_v4 rxe0 g0 && tb_gid_index_v4 rxe1 g1 || fail "tb_gid_index_v4"
 [[ $(tb_gid_index_v4 rxe0) == "$g0" ]] || fail "tb_gid_index_v4 print/VAR mismatch"
 echo "ok: tb_gid_index_v4 rxe0=$g0 rxe1=$g1"
+
+_tb_read /sys/class/net/vethA/queues/rx-0/rps_cpus m || fail "no rps_cpus on vethA"
+[[ $m == 1 ]] || fail "vethA's packets are steered to CPU mask '$m', expected 1 (vCPU 0)"
+tb_steer_rx vethB 1 || fail "tb_steer_rx vethB 1"
+_tb_read /sys/class/net/vethB/queues/rx-0/rps_cpus m
+[[ $m == 2 ]] || fail "tb_steer_rx vethB 1 gave CPU mask '$m', expected 2"
+tb_steer_rx vethB 0 && tb_steer_rx vethB x 2> /dev/null && fail "tb_steer_rx accepted CPU 'x'"
+echo "ok: tb_steer_rx (the test bed steers vethA to vCPU 0)"
 
 tb_link_down vethA || fail "tb_link_down"
 [[ $(ip route show table 100) != *"dev vethA"* ]] || echo "note: route survived link down"
