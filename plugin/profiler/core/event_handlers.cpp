@@ -296,7 +296,7 @@ void stop_event(void* handle) {
       auto* s = static_cast<ProxyStepSlot*>(handle);
       ProxyOpSlot* op = s->op;
       const uint64_t now = now_ns();
-      if (s->state != kNoState) account_state(op, s->state, now - s->since_ns);
+      if (s->state != kNoState) account_state(op, s->state, elapsed_ns(now, s->since_ns));
       op->steps.fetch_add(1, kRelaxed);
       op->bytes.fetch_add(s->trans_size, kRelaxed);
       op->cur_state.store(kNoState, kRelaxed);
@@ -317,7 +317,7 @@ void stop_event(void* handle) {
     }
     case Kind::Net: {
       auto* s = static_cast<NetSlot*>(handle);
-      const uint64_t lat = now_ns() - s->start_ns;
+      const uint64_t lat = elapsed_ns(now_ns(), s->start_ns);
       s->qp->completions.fetch_add(1, kRelaxed);
       s->qp->lat_sum_ns.fetch_add(lat, kRelaxed);
       atomic_max(s->qp->lat_max_ns, lat);
@@ -339,7 +339,7 @@ void record_state(void* handle, int state, uint64_t value, void* data) {
           (state > ncclProfilerProxyStepRecvGPUWait && state != ncclProfilerProxyStepSendPeerWait_v4))
         break;
       const uint64_t now = now_ns();
-      if (s->state != kNoState) account_state(s->op, s->state, now - s->since_ns);
+      if (s->state != kNoState) account_state(s->op, s->state, elapsed_ns(now, s->since_ns));
       s->state = static_cast<uint8_t>(state);
       s->since_ns = now;
       if (value > s->trans_size) s->trans_size = value;

@@ -20,7 +20,7 @@ std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now) {
     w.peer = op->peer;
     w.is_send = op->is_send;
     w.state = state_name(st);
-    w.since_ns = now > since ? now - since : 0;
+    w.since_ns = elapsed_ns(now, since);
     w.meaning = classify_wait(st);
     out.push_back(std::move(w));
   }
@@ -29,8 +29,9 @@ std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now) {
 
 std::string hang_detail(const CollSlot& s, uint64_t bytes, int rank, uint64_t now,
                         const std::vector<WaitingOp>& waiting) {
-  std::string d = fmt::format("{} seq {} ({} B, {} channels) in flight for {:.0f} s on rank {}",
-                              op_name(s.op), s.seq, bytes, s.channels, ns_to_s(now - s.start_ns), rank);
+  std::string d =
+      fmt::format("{} seq {} ({} B, {} channels) in flight for {:.0f} s on rank {}", op_name(s.op), s.seq,
+                  bytes, s.channels, ns_to_s(elapsed_ns(now, s.start_ns)), rank);
   const int kstops = s.kernel_stops.load(std::memory_order_relaxed);
   if (kstops > 0) d += fmt::format("; kernel finished on {}/{} channels", kstops, s.channels);
   if (waiting.empty()) {

@@ -13,6 +13,7 @@
 #include "plugin/profiler/core/hang_report.h"
 #include "plugin/profiler/core/profiler_core.h"
 #include "plugin/profiler/core/prom.h"
+#include "plugin/profiler/core/slot_scan.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 constexpr uint64_t kTickNs = 10'000'000;          // scan period
 constexpr uint64_t kGraceNs = 20'000'000;         // a completed collective waits this long for late children
-constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_locked
+constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_action
 constexpr uint64_t kPromPeriodNs = 10'000'000'000;  // Prometheus textfile refresh
 constexpr size_t kMaxRetiredComms = 64;             // finalized communicators kept in the textfile
 
@@ -219,23 +220,21 @@ void Monitor::tick_locked(bool force_all) {
 }
 
 void Monitor::scan_locked(CommState* c, uint64_t now, bool force) {
+  ScanRules rules;
+  rules.grace_ns = kGraceNs;
+  rules.childless_ns = kChildlessNs;
+  rules.hang_ns = cfg_.hang_ns;
+  rules.tracks_kernel = c->tracks_kernel();
+  rules.force = force;
   for (uint32_t i = 0; i < c->colls.capacity(); ++i) {
     CollSlot& s = c->colls.at(i);
     const Kind k = s.h.kind.load(std::memory_order_acquire);
     if (k != Kind::Coll && k != Kind::P2p) continue;
-    const uint64_t cand = s.candidate_ns.load(std::memory_order_acquire);
-    const bool done = cand != 0 && s.alive.load(std::memory_order_acquire) == 0;
-    if (done && (force || now - cand >= kGraceNs)) {
-      finalize_slot_locked(c, &s, true);
-    } else if (force) {
-      finalize_slot_locked(c, &s, false);
-    } else if (!c->tracks_kernel() && s.stopped.load() && s.children_seen.load() == 0 &&
-               now - s.stop_ns.load() >= kChildlessNs) {
-      // Without KernelCh events an op with no proxy work (e.g. intra-node) never gets a child:
-      // written with enqueue timing rather than reported as a hang.
-      finalize_slot_locked(c, &s, true);
-    } else if (!s.hang_reported && now - s.start_ns >= cfg_.hang_ns) {
-      report_hang_locked(c, &s, now);
+    switch (scan_action(read_stamps(s), now, rules)) {
+      case SlotAction::Keep: break;
+      case SlotAction::WriteComplete: finalize_slot_locked(c, &s, true); break;
+      case SlotAction::WriteIncomplete: finalize_slot_locked(c, &s, false); break;
+      case SlotAction::ReportHang: report_hang_locked(c, &s, now); break;
     }
   }
 }
@@ -296,7 +295,7 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
         // Still waiting when written (hang, or finalize mid-flight): count the current wait too.
         const uint8_t st = op->cur_state.load();
         const uint64_t since = op->cur_since_ns.load();
-        const uint64_t dt = now_ns() > since ? now_ns() - since : 0;
+        const uint64_t dt = elapsed_ns(now_ns(), since);
         switch (classify_wait(st)) {
           case WaitKind::PeerLateOrDead: w.peer_ns += dt; break;
           case WaitKind::NetworkPath: w.net_ns += dt; break;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "abi/profiler/profile_json.h"
@@ -243,6 +244,41 @@ TEST(Guest, NothingIsWrittenToStdout) {
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(out, "");
+}
+
+// A collective that starts while the monitor scans its pool was read as in flight for 584 years (the
+// scan's time minus a later start wrapped around): a coll.hang in a healthy run, once in CI. Thousands
+// of collectives held in flight make every scan long, so that many of the starts that follow land
+// inside one, behind the scan's position.
+TEST(Guest, CollectivesStartedWhileTheMonitorScansAreNotHangs) {
+  const std::string dir = fresh_profile_dir("scan");
+  setenv("RAILSCOPE_PROFILE_POOL_COLLS", "16384", 1);
+  ProfilerDriver drv(5);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0x45, 0, 2, 1), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_POOL_COLLS");
+  constexpr int kHeld = 6000;
+  std::vector<void*> held;
+  for (int i = 0; i < kHeld; ++i) {
+    CollSpec s;
+    s.seq = static_cast<uint64_t>(i);
+    held.push_back(drv.start_coll(s));
+    drv.stop(held.back());  // enqueued; its kernel has not started
+  }
+  int ran = 0;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+       std::chrono::steady_clock::now() < until; ++ran) {
+    CollSpec s;
+    s.seq = static_cast<uint64_t>(kHeld + ran);
+    drv.run_coll(s, 1000);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  for (void* c : held) drv.stop(drv.start_kernel_ch(c, 0, 1));
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  const auto all = parse_profile(dir);
+  EXPECT_EQ(of_type(all, "coll").size(), static_cast<size_t>(kHeld + ran));
+  for (const auto& d : of_type(all, "diag")) ADD_FAILURE() << d.dump();
+  if (!HasFailure()) std::filesystem::remove_all(dir);  // 8 MB of records
 }
 
 TEST(BadInput, UnwritableProfileDirWarnsAndKeepsProfiling) {
