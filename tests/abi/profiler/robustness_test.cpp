@@ -252,11 +252,15 @@ TEST(Guest, NothingIsWrittenToStdout) {
 // inside one, behind the scan's position.
 TEST(Guest, CollectivesStartedWhileTheMonitorScansAreNotHangs) {
   const std::string dir = fresh_profile_dir("scan");
+  // Pools far larger than the collectives in flight (the held ones, and ~400 in their 20 ms grace at any
+  // time with four ProxyOps each), so that a monitor held off the CPU on a loaded host drops nothing.
   setenv("RAILSCOPE_PROFILE_POOL_COLLS", "16384", 1);
+  setenv("RAILSCOPE_PROFILE_POOL_PROXY", "65536", 1);
   ProfilerDriver drv(5);
   ASSERT_TRUE(drv.loaded()) << drv.load_error();
   ASSERT_EQ(drv.init(0x45, 0, 2, 1), ncclSuccess);
   unsetenv("RAILSCOPE_PROFILE_POOL_COLLS");
+  unsetenv("RAILSCOPE_PROFILE_POOL_PROXY");
   constexpr int kHeld = 6000;
   std::vector<void*> held;
   for (int i = 0; i < kHeld; ++i) {
