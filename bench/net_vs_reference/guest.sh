@@ -23,6 +23,8 @@
 #   packet steering, rps_cpus of each veth's rx-0. The test bed puts both on vCPU 0 (one CPU per veth keeps a
 #   flow in order, guest/run-job.sh), and rxe's receive work, with the tasklets it schedules, follows the
 #   packets. Default: the test bed's. Recorded in guest-info.txt.
+#   RECVS=1: buffers per receive in the bandwidth runs of both plugins (netbench --recvs: NCCL's grouped
+#   receives, n = 1..8; the sender keeps WINDOW x RECVS sends in flight), recorded in guest-info.txt.
 #   BW_POLL=spin: netbench's --poll for the bandwidth runs of both plugins (spin, as NCCL's proxy; sleep: both
 #   ends sleep after a pass that found nothing, as ib_write_bw's receiver does), recorded in guest-info.txt.
 set -uo pipefail
@@ -39,6 +41,8 @@ read -r -a lat_polls <<< "${LAT_POLLS:-spin}"
 read -r -a lat_sizes <<< "${LAT_SIZES:-8}"
 reps=${REPS:-2}
 bw_poll=${BW_POLL:-spin}
+recvs=${RECVS:-1}
+[[ $recvs =~ ^[1-8]$ ]] || { echo "guest.sh: RECVS=$recvs is not 1..8" >&2; exit 2; }
 pin=${PIN_CPUS:-}
 pin_args=()
 [[ -n $pin ]] && pin_args=(--pin-cpus "$pin")
@@ -57,7 +61,7 @@ manifest=$OUT/manifest.txt
 tb_gid_index_v4 rxe0 g0
 tb_gid_index_v4 rxe1 g1
 seq=0
-{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; echo "receive steering (rps_cpus of vethA, vethB): $(cat /sys/class/net/vethA/queues/rx-0/rps_cpus /sys/class/net/vethB/queues/rx-0/rps_cpus | paste -sd,)"; } > "$OUT/guest-info.txt" 2>&1
+{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "buffers per receive (netbench --recvs): $recvs"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; echo "receive steering (rps_cpus of vethA, vethB): $(cat /sys/class/net/vethA/queues/rx-0/rps_cpus /sys/class/net/vethB/queues/rx-0/rps_cpus | paste -sd,)"; } > "$OUT/guest-info.txt" 2>&1
 # rxe's kernel work (its tasklets, packet processing) runs as softirqs: on which vCPU, over all runs.
 read -r -a softirq_start <<< "$(softirq_ticks)"
 
@@ -79,7 +83,7 @@ netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WIND
     f=$OUT/$(printf '%03d' $seq)-$who-$mode-$size-$window.json
     sent_pkts > "$f.pkts"
     if [[ $mode == bw ]]; then
-        netbench_stream "$RS" "$plugin" "$size" "$window" "$iters" 16 "$bw_poll" "$pin"
+        netbench_stream "$RS" "$plugin" "$size" "$window" "$iters" 16 "$bw_poll" "$pin" "$recvs"
         timeout 300 env "$@" "${stream[@]}" > "$f" 2> "$f.err"
     else
         timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode lat --min-size "$size" \

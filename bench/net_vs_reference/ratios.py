@@ -121,6 +121,11 @@ def bw_poll(folder):
     return guest_info(folder, "bandwidth runs: --poll ", "spin")
 
 
+def recvs(folder):
+    """Buffers per receive in the boot's bandwidth runs (guest.sh RECVS, netbench --recvs)."""
+    return guest_info(folder, "buffers per receive (netbench --recvs): ", "1")
+
+
 def pinning(folder):
     """The CPUs each end ran on (guest.sh PIN_CPUS: server,client), or "none"."""
     return guest_info(folder, "ends pinned to CPUs (server,client): ", "none")
@@ -148,6 +153,11 @@ def main(folders):
         print(f"ratios.py: these boots' bandwidth runs polled differently ({', '.join(polls)}): "
               "pass the boots of one BW_POLL at a time", file=sys.stderr)
         return 2
+    groups = sorted({recvs(f) for f in folders})
+    if len(groups) > 1:
+        print(f"ratios.py: these boots' bandwidth runs posted different buffers per receive ({', '.join(groups)}): "
+              "pass the boots of one RECVS at a time", file=sys.stderr)
+        return 2
     pins = sorted({pinning(f) for f in folders})
     if len(pins) > 1:
         print(f"ratios.py: these boots pinned the ends differently ({', '.join(pins)}): "
@@ -164,7 +174,8 @@ def main(folders):
                                  if k[1][-1] in "KM" else int(k[1]), int(k[2]) if k[2].isdigit() else 0))
     print(f"{len(folders)} boot(s); medians over boots of each boot's median "
           "(bandwidth MiB/s, latency p50 us; ratios railscope/x: > 1 is faster for bandwidth, < 1 for latency); "
-          f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}; "
+          f"bandwidth runs: netbench --poll {polls[0] if polls else 'spin'}, "
+          f"--recvs {groups[0] if groups else '1'}; "
           f"ends pinned to CPUs (server,client): {pins[0] if pins else 'none'}; "
           f"rps_cpus of vethA, vethB: {wires[0] if wires else '1,1'}")
     shares = [softirq_share(f) for f in folders]

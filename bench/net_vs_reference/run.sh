@@ -7,6 +7,7 @@
 # usage: bench/net_vs_reference/run.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
 #        env: BOOTS=2 OUT=<folder> SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2 (railscope/reference pairs per cell)
 #             BW_POLL=spin (netbench --poll of the bandwidth runs: spin, yield or sleep)
+#             RECVS=1 (buffers per receive in the bandwidth runs, netbench --recvs: grouped receives, 1..8)
 #             PIN_CPUS=0,1 (the receiving end on vCPU 0, the sender on vCPU 1: netbench --pin-cpus, taskset for perftest;
 #                          1,0 puts the sender on vCPU 0, where rxe works: like for like against perftest, README.md)
 #             WIRE_CPUS=0,0 (the vCPU taking rxe0's and rxe1's packets, receive packet steering; default the test bed's)
@@ -34,7 +35,7 @@ for ((b = 1; b <= ${BOOTS:-2}; b++)); do
     flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out/boot$b" --timeout 2400 \
         --env "SIZES=${SIZES:-64K 1M 4M}" --env "WINDOWS=${WINDOWS:-8 32}" --env "REPS=${REPS:-2}" \
         --env "VARIANTS=${VARIANTS:-}" --env "LAT_POLLS=${LAT_POLLS:-spin}" \
-        --env "LAT_REPS=${LAT_REPS:-4}" --env "LAT_SIZES=${LAT_SIZES:-8}" --env "BW_POLL=${BW_POLL:-spin}" --env "PIN_CPUS=${PIN_CPUS:-}" \
+        --env "LAT_REPS=${LAT_REPS:-4}" --env "LAT_SIZES=${LAT_SIZES:-8}" --env "BW_POLL=${BW_POLL:-spin}" --env "RECVS=${RECVS:-1}" --env "PIN_CPUS=${PIN_CPUS:-}" \
         --env "WIRE_CPUS=${WIRE_CPUS:-}" -- \
         "$root/bench/net_vs_reference/guest.sh" "$rs" "$rs_plugin" "$REF_PLUGIN" "$out/boot$b/runs"
     uptime >> "$out/boot$b/host-uptime.txt"

@@ -8,8 +8,8 @@
 //     registered (RDMA write with immediate on QP 0), right after the previous message; the receiver
 //     matches it to a posted receive by tag, in order, and copies it out (or holds it until such a
 //     receive is posted);
-//   - a receive of one buffer larger than eager_max writes its clear-to-send at once, ahead of any
-//     message (as NCCL's own transport does for every receive); a larger message that finds the one
+//   - a receive writes a clear-to-send at once for each of its buffers larger than eager_max, ahead of
+//     any message (as NCCL's own transport does for every receive); a larger message that finds the one
 //     for it there is RDMA-written straight into the receive buffer, split across the QPs, each QP's
 //     part ending with an immediate that names the receive buffer;
 //   - otherwise a larger message sends only its header (a request-to-send) the same way as a small
@@ -26,6 +26,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -64,7 +65,7 @@ struct Header {
 static_assert(sizeof(Header) == 32);
 
 // Written by the receiver into the sender's region: into mailbox entry `req` when a request-to-send is
-// matched, or, ahead of any message, into the entry ahead of the receive slot it names (below).
+// matched, or, ahead of any message, into an entry ahead (below).
 struct alignas(64) ClearToSend {
   uint64_t addr;  // receive buffer
   uint64_t size;  // its capacity
@@ -83,18 +84,46 @@ enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
 // The region an eager sender registers for the receiver to write into, and nothing else (no
 // receiver-driven FIFO: send_comm.h): [mailbox: ClearToSend x kMailboxEntries][credit word][ahead:
 // ClearToSend x kAheadEntries]. One mailbox entry per large message in flight (NCCL keeps at most
-// NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h), one entry ahead per receive slot.
+// NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h), as many entries ahead.
 inline constexpr size_t kMailboxEntries = NCCL_NET_MAX_REQUESTS;
 inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
 inline constexpr size_t kCreditWordBytes = 64;
-// Clear-to-sends written ahead: a receive of one buffer larger than the eager limit writes one at once,
-// into entry (receive seq - 1) % kAheadEntries, so a large send that finds its own there writes its data
-// without a request-to-send (NCCL's own transport does this for every receive). A receive satisfied
-// otherwise (a small message, or a request-to-send that came first) leaves its entry unused; the
-// ordinal says which send an entry is for, so such an entry never matches another send.
+// Clear-to-sends written ahead: a receive writes one at once for each of its buffers larger than the eager
+// limit (a grouped receive, up to kMaxRecvs of them), each into an entry the receiver holds free
+// (AheadEntries), so a large send that finds its own there writes its data without a request-to-send
+// (NCCL's own transport does this for every receive). The sender looks for its send's tag and ordinal in
+// every entry. A buffer satisfied otherwise (a small message, or a request-to-send that came first)
+// leaves its entry unused; the ordinal says which send an entry is for, so such an entry never matches
+// another send. An entry is held while the clear-to-send in it waits for its data, and each of those
+// counts among the large messages coming (eager_queues.h kMaxLargeInFlight), so the receiver never
+// needs more entries than that.
 inline constexpr size_t kAheadEntries = NCCL_NET_MAX_REQUESTS;
 inline constexpr size_t kAheadOffset = kMailboxBytes + kCreditWordBytes;
 inline constexpr size_t kSenderRegionBytes = kAheadOffset + sizeof(ClearToSend) * kAheadEntries;
+
+// The receiver's record of the entries ahead: which are free. An entry is taken for a clear-to-send written
+// into it and given back once the send it is for took it (its data's first part arrived) or can no longer
+// take it (its buffer got a ring message instead); the sender copies an entry once, so the receiver may
+// rewrite it from then on. The next entry taken is the first free one from the entry after the last
+// taken, so entries are written in turn, and a sender that looks from the entry after the one it used
+// last finds each at its first look (EagerSend::take_ahead).
+class AheadEntries {
+ public:
+  static_assert(kAheadEntries == 32, "one bit per entry in a 32-bit word");
+  std::optional<uint32_t> take() {
+    if (free_ == 0) return std::nullopt;
+    const auto e = static_cast<uint32_t>(
+        (next_ + std::countr_zero(std::rotr(free_, static_cast<int>(next_)))) % kAheadEntries);
+    free_ &= ~(uint32_t{1} << e);
+    next_ = (e + 1) % kAheadEntries;
+    return e;
+  }
+  void give_back(uint32_t e) { free_ |= uint32_t{1} << (e % kAheadEntries); }
+
+ private:
+  uint32_t free_ = ~uint32_t{0};
+  uint32_t next_ = 0;  // where the next look for a free entry starts
+};
 
 // Bytes a ring message takes: header and payload, rounded to a cache line.
 inline constexpr size_t message_stride(uint64_t payload) { return (sizeof(Header) + payload + 63) / 64 * 64; }

@@ -16,7 +16,8 @@ static_assert(kSendRequests >= static_cast<size_t>(eager::kRingMessages) + eager
               "every eager message in flight has a request");
 static_assert(eager::kMaxTargets == static_cast<size_t>(kFifoDepth) * kMaxRecvs,
               "a clear-to-send names a buffer of one of the receive comm's slots");
-static_assert(eager::kAheadEntries == static_cast<size_t>(kFifoDepth), "one entry ahead per receive slot");
+static_assert(eager::kAheadEntries >= eager::kMaxLargeInFlight,
+              "a clear-to-send written ahead holds an entry and counts among the large messages coming");
 
 class EagerSend final : public SendProtocol {
  public:
@@ -90,21 +91,30 @@ class EagerRecv final : public RecvProtocol {
     VerbsMr* mrs[kMaxRecvs] = {};
     int parts[kMaxRecvs] = {};  // data parts (one per QP) still to arrive
     uint8_t state[kMaxRecvs] = {};
-    bool counted[kMaxRecvs] = {};  // data written ahead: its size is what the parts' completions say
+    bool counted[kMaxRecvs] = {};   // data written ahead: its size is what the parts' completions say
+    uint8_t entry[kMaxRecvs] = {};  // kAhead: the entry ahead its clear-to-send is in
   };
   Status on_ring_message(uint32_t imm);
   Status on_data_part(uint32_t target, uint32_t bytes);
   // The posted buffer the send `ordinal` of `tag` is for (any state), if it is posted.
   [[gnu::always_inline]] inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
-  // Writes the clear-to-send ahead for receive slot r's only buffer when it is large and there is room.
+  // Writes a clear-to-send ahead for each buffer of receive slot r that is large, while there is room.
   Status write_ahead(RecvSlot& r);
+  // Buffer i of t leaves kAhead: its entry may be rewritten, and it no longer counts as coming.
+  void ahead_done(Targets& t, int i) {
+    ahead_entries_.give_back(t.entry[i]);
+    --large_incoming_;
+  }
   bool ahead_ = true;  // RAILSCOPE_NET_EAGER_AHEAD
   Status deliver(RecvSlot& r, int buffer, uint64_t seq);
   // Control writes (clear-to-sends, credits) into the sender's region on QP 0, one in kSignalEvery
-  // signalled so the send queue drains.
+  // signalled so the send queue drains: one at once, or several staged (each copied into its control
+  // slot, *wr and *sge filled to write it) and then posted as one chain.
   Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
-  Status post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
-                            bool signalled);
+  // Inline: the copy into the slot is then of the caller's constant size (bench/net_instructions).
+  [[gnu::always_inline]] inline void stage_control(const void* src, uint32_t bytes, uint64_t remote_offset,
+                                                   ibv_send_wr* wr, ibv_sge* sge);
+  [[gnu::always_inline]] inline Status post_staged(ibv_send_wr* first);
   // Writes the released ring position into the sender's credit word when due (eager::credits_due).
   Status return_credits();
   // The leading ring messages released (each matched and copied out, or answered) and where the
@@ -143,8 +153,9 @@ class EagerRecv final : public RecvProtocol {
   };
   std::array<QueuedCts, eager::kMailboxEntries> queued_cts_{};
   size_t queued_head_ = 0, nqueued_ = 0;
-  uint32_t large_incoming_ = 0;  // clear-to-sends posted whose data parts have not all arrived
-  bool credits_queued_ = false;  // a credit write found the send queue full
+  uint32_t large_incoming_ = 0;        // clear-to-sends posted whose data parts have not all arrived
+  eager::AheadEntries ahead_entries_;  // the sender's entries ahead that hold a clear-to-send not yet taken
+  bool credits_queued_ = false;        // a credit write found the send queue full
   eager::ReleasedPrefix released_;
   std::array<uint64_t, eager::kRingMessages> unexpected_{};  // ring messages no receive matched yet, in order
   size_t nunexpected_ = 0;

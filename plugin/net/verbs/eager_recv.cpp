@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <climits>
 #include <cstring>
 
@@ -78,6 +79,31 @@ Status EagerRecv::repost_receives() {
   return Status::success();
 }
 
+// The caller checked control_.has_room(), so the staging slot of this write was last used by one that
+// has left the send queue (eager_queues.h kControlSlots). Counted as posted here: the caller posts *wr
+// (maybe chained with others) before anything else is staged, or the connection fails.
+inline void EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
+                                     ibv_sge* sge) {
+  const uint64_t seq = control_.next();
+  void* slot = static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
+  std::memcpy(slot, src, std::min<size_t>(bytes, eager::kControlSlotBytes));
+  const QpLane& ql = c_.qps[0];
+  *sge = ibv_sge{reinterpret_cast<uint64_t>(slot), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
+  fill_rdma_write(wr, kWrCts | seq, sge, c_.remote.addr + remote_offset,
+                  c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey,
+                  (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) |
+                      (eager::ControlWindow::signalled(seq) ? IBV_SEND_SIGNALED : 0));
+  control_.posted(seq);
+}
+
+// Posts staged control writes (a chain: one doorbell, under rxe one system call) on QP 0.
+inline Status EagerRecv::post_staged(ibv_send_wr* first) {
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(c_.qps[0].qp.get(), first, &bad); rc != 0)
+    return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, c_.where()));
+  return Status::success();
+}
+
 Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   *out = nullptr;
   if (!c_.error().ok()) return c_.error();
@@ -141,27 +167,40 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   // looks at every arrival, and here only a release can be new.
   if (delivered)
     if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
-  if (ahead_ && n == 1 && bufs[0].size > c_.eager_max)
+  if (ahead_ && (n > 1 || bufs[0].size > c_.eager_max))
     if (Status st = write_ahead(r); !st.ok()) return c_.fail(std::move(st));
   return Status::success();
 }
 
-// Only a receive of one buffer: NCCL's grouped receives are rare, and one entry per slot keeps the
-// sender's region small (eager.h). Not when queued clear-to-sends wait for the room it would take.
+// Each large buffer still waiting (a held message may have satisfied one already), in the buffers' order,
+// while there is room: none while queued clear-to-sends wait for the room one would take, and each
+// counts among the large messages coming. A grouped receive writes one entry per large buffer, the
+// writes chained into one post.
 Status EagerRecv::write_ahead(RecvSlot& r) {
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
-  if (!ahead_ || r.n != 1 || t.state[0] != kWaiting || r.sizes[0] <= c_.eager_max || t.mrs[0] == nullptr ||
-      nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room())
-    return Status::success();
-  eager::ClearToSend c = clear_to_send(r, index, 0, t.data[0], t.mrs[0]);
-  c.ordinal = t.ordinals[0];
-  c.tag = t.tags[0];
-  c.seq = t.seq;
-  t.state[0] = kAhead;
-  t.parts[0] = static_cast<int>(c_.qps.size());
-  ++large_incoming_;  // its data may come at any time now
-  return post_control(&c, sizeof c, eager::kAheadOffset + sizeof c * index);
+  std::array<ibv_send_wr, kMaxRecvs> wrs;  // the first `staged` are filled
+  std::array<ibv_sge, kMaxRecvs> sges;
+  int staged = 0;
+  for (int i = 0; i < r.n; ++i) {
+    if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max || t.mrs[i] == nullptr) continue;
+    if (nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room()) break;
+    const std::optional<uint32_t> entry = ahead_entries_.take();
+    if (!entry) break;  // not while large_incoming_ bounds them (eager.h)
+    eager::ClearToSend c = clear_to_send(r, index, i, t.data[i], t.mrs[i]);
+    c.ordinal = t.ordinals[i];
+    c.tag = t.tags[i];
+    c.seq = t.seq;
+    t.state[i] = kAhead;
+    t.entry[i] = static_cast<uint8_t>(*entry);
+    t.parts[i] = static_cast<int>(c_.qps.size());
+    ++large_incoming_;  // its data may come at any time now
+    const auto k = static_cast<size_t>(staged);
+    stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[k], &sges[k]);
+    if (staged > 0) wrs[k - 1].next = &wrs[k];
+    ++staged;
+  }
+  return staged > 0 ? post_staged(&wrs[0]) : Status::success();
 }
 
 // One pass from match_from_: the receives it finds with every buffer matched (or finished) at the
@@ -271,7 +310,7 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
   // The sender did not use the clear-to-send written ahead (a small message, or it asked first): no
   // data comes for it, so it no longer counts among the large messages coming.
   const bool ahead = t.state[i] == kAhead;
-  if (ahead) --large_incoming_;
+  if (ahead) ahead_done(t, i);
   if (h.kind == eager::kData) {
     if (h.size > r.sizes[i])
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
@@ -325,6 +364,9 @@ Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
       (t->state[i] != kIncoming && t->state[i] != kAhead) || t->parts[i] <= 0)
     return bad_peer(fmt::format("data for receive target {}, which expects none, on {}", target, c_.where()));
   if (t->state[i] == kAhead) {  // the first part of a message written into the clear-to-send ahead
+    // The sender copied the entry before it wrote this: the entry is free again. The message still
+    // counts among those coming until its last part.
+    ahead_entries_.give_back(t->entry[i]);
     t->state[i] = kIncoming;
     t->counted[i] = true;
     r->got[i] = 0;
@@ -362,33 +404,11 @@ Status EagerRecv::post_queued() {
   return Status::success();
 }
 
-// An RDMA write of `bytes` from this side's control staging into the sender's region, on QP 0.
-Status EagerRecv::post_control_write(const void* src, uint32_t bytes, uint64_t remote_offset, uint64_t wr_id,
-                                     bool signalled) {
-  const QpLane& ql = c_.qps[0];
-  ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
-  ibv_send_wr wr;
-  fill_rdma_write(&wr, wr_id, &sge, c_.remote.addr + remote_offset,
-                  c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey,
-                  (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) | (signalled ? IBV_SEND_SIGNALED : 0));
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
-    return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, c_.where()));
-  return Status::success();
-}
-
-// The caller checked control_.has_room(), so the staging slot of this write was last used by one that
-// has left the send queue (eager_queues.h kControlSlots).
 Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_offset) {
-  const uint64_t seq = control_.next();
-  void* slot = static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
-  std::memcpy(slot, src, std::min<size_t>(bytes, eager::kControlSlotBytes));
-  if (Status st =
-          post_control_write(slot, bytes, remote_offset, kWrCts | seq, eager::ControlWindow::signalled(seq));
-      !st.ok())
-    return st;
-  control_.posted(seq);
-  return Status::success();
+  ibv_sge sge;
+  ibv_send_wr wr;
+  stage_control(src, bytes, remote_offset, &wr, &sge);
+  return post_staged(&wr);
 }
 
 Status EagerRecv::return_credits() {

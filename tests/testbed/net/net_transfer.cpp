@@ -258,6 +258,64 @@ void grouped(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vect
   }
 }
 
+// A grouped receive of eight large buffers (tags 200+i), its sends posted in reverse tag order 300 ms
+// later, when the clear-to-sends it wrote ahead, one per buffer, have landed: each send takes its own
+// (the stats check of the caller: eight "ahead" on both ends, no request-to-send). Sizes differ, all
+// above the eager limit.
+bool grouped_ahead(const ncclNet_v11_t* t, void* sc, void* rc, std::vector<uint8_t>& sbuf,
+                   std::vector<uint8_t>& rbuf, void* smr, void* rmr, std::string* why) {
+  constexpr int n = 8;
+  const size_t slice = std::max<size_t>(128 << 10, 2 * (eager_limit() + 1));
+  void* data[n];
+  size_t sizes[n];
+  int tags[n];
+  void* mhs[n];
+  size_t send_sizes[n];
+  for (int i = 0; i < n; ++i) {
+    data[i] = rbuf.data() + i * slice;
+    sizes[i] = slice;
+    tags[i] = 200 + i;
+    mhs[i] = rmr;
+    send_sizes[i] = eager_limit() + 1 + static_cast<size_t>(i) * 4099 % (slice - eager_limit() - 1);
+  }
+  std::memset(rbuf.data(), 0, n * slice);
+  void* rreq = nullptr;
+  if (!post_until([&] { return t->irecv(rc, n, data, sizes, tags, mhs, nullptr, &rreq); }, &rreq,
+                  "grouped irecv"))
+    return *why = "grouped irecv", false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  void* sreq[n] = {};
+  for (int i = n - 1; i >= 0; --i)
+    if (!post_until(
+            [&] {
+              return t->isend(sc, sbuf.data() + i * slice, send_sizes[i], 200 + i, smr, nullptr, &sreq[i]);
+            },
+            &sreq[i], "grouped isend"))
+      return *why = "grouped isend", false;
+  int ssz[n] = {};
+  int got[n] = {};
+  std::vector<std::pair<void*, int*>> all{{rreq, got}};
+  for (int i = 0; i < n; ++i) all.emplace_back(sreq[i], &ssz[i]);
+  if (!wait_all(t, all, "grouped ahead")) return *why = "a request did not complete", false;
+  for (int i = 0; i < n; ++i) {
+    if (ssz[i] != static_cast<int>(send_sizes[i]) || got[i] != static_cast<int>(send_sizes[i]))
+      return *why = "buffer " + std::to_string(i) + ": sent " + std::to_string(ssz[i]) + ", received " +
+                    std::to_string(got[i]) + " of " + std::to_string(send_sizes[i]) + " bytes",
+             false;
+    if (std::memcmp(sbuf.data() + i * slice, rbuf.data() + i * slice, send_sizes[i]) != 0)
+      return *why = "buffer " + std::to_string(i) + ": payload differs", false;
+  }
+  return true;
+}
+
+// The lines of a RAILSCOPE_NET_STATS file (a comm writes its final one when it closes).
+std::vector<std::string> stats_lines(const char* file) {
+  std::vector<std::string> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 // Sends posted before their receives, as NCCL may: with the eager protocol every isend is taken at
 // once (small ones carried whole, large ones asking first) and each lands in the receive posted later
 // with its tag, in order, with tags interleaved and a grouped receive among them.
@@ -468,6 +526,28 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     CHECK(wsc == nullptr || net.t->closeSend(wsc) == ncclSuccess, "closeSend (%s)", what);
     CHECK(wrc == nullptr || net.t->closeRecv(wrc) == ncclSuccess, "closeRecv (%s)", what);
   };
+  if (eager_limit() > 0 && stats_file != nullptr) {
+    // A grouped receive writes a clear-to-send ahead for each large buffer: on a connection of its own,
+    // whose two stats lines (written as its comms close) count only this case, every send took one.
+    const size_t before = stats_lines(stats_file).size();
+    fill(sbuf, kMaxSize, seed++);
+    on_fresh_connection("grouped receives written ahead",
+                        [&](void* wsc, void* wrc, void* wsmr, void* wrmr, std::string* why) {
+                          return grouped_ahead(net.t, wsc, wrc, sbuf, rbuf, wsmr, wrmr, why);
+                        });
+    const std::vector<std::string> lines = stats_lines(stats_file);
+    int all_ahead = 0;
+    for (size_t i = before; i < lines.size(); ++i)
+      if (lines[i].find("\"ahead\":8,") != std::string::npos &&
+          lines[i].find("\"rts\":0,") != std::string::npos)
+        ++all_ahead;
+    CHECK(lines.size() == before + 2 && all_ahead == 2,
+          "grouped receives written ahead: %zu new stats lines, %d of them count 8 sends ahead and no "
+          "request-to-send",
+          lines.size() - before, all_ahead);
+    for (size_t i = before; i < lines.size() && all_ahead != 2; ++i)
+      std::fprintf(stderr, "%s\n", lines[i].c_str());
+  }
   if (eager_limit() > 0) {
     for (int rep = 0; rep < 8; ++rep)  // more ring messages than the ring has slots
       sends_first(net, sc, rc, sbuf, rbuf, smr, rmr, seed++);

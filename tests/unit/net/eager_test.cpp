@@ -1,8 +1,10 @@
 // The eager protocol's pure parts (plugin/net/verbs/eager.h): wire layouts, where messages lie in the
-// ring, the sender's credits, messages released out of order, and when credits are written back.
+// ring, the sender's credits, messages released out of order, when credits are written back, and
+// which entries ahead the receiver writes.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "plugin/net/verbs/eager.h"
@@ -214,6 +216,39 @@ struct Ring {
   uint32_t max;
   std::vector<std::byte> bytes;
 };
+
+TEST(NetEager, EntriesAheadAreTakenInTurnAndOnlyWhenFree) {
+  AheadEntries e;
+  // In turn from 0, each entry after the last taken: a sender that looks from the entry after the one
+  // it used last finds each at its first look.
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(e.take(), std::optional<uint32_t>(i));
+  e.give_back(0);
+  e.give_back(1);
+  EXPECT_EQ(e.take(), std::optional<uint32_t>(5)) << "not back to the lowest free entry";
+  // A grouped receive's entries are taken in turn too, around the end of the entries.
+  for (uint32_t i = 6; i < kAheadEntries; ++i) EXPECT_EQ(e.take(), std::optional<uint32_t>(i));
+  EXPECT_EQ(e.take(), std::optional<uint32_t>(0)) << "wraps to the first free one";
+  EXPECT_EQ(e.take(), std::optional<uint32_t>(1));
+  EXPECT_EQ(e.take(), std::nullopt) << "every entry holds a clear-to-send not yet taken";
+  // An entry held while all others come and go is skipped, never rewritten.
+  for (uint32_t i = 0; i < kAheadEntries; ++i)
+    if (i != 3) e.give_back(i);
+  for (int round = 0; round < 100; ++round) {
+    const std::optional<uint32_t> got = e.take();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_NE(*got, 3u) << "round " << round;
+    e.give_back(*got);
+  }
+  e.give_back(3);
+  std::vector<bool> seen(kAheadEntries, false);
+  for (uint32_t i = 0; i < kAheadEntries; ++i) {
+    const std::optional<uint32_t> got = e.take();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_FALSE(seen[*got]) << *got << " taken twice";
+    seen[*got] = true;
+  }
+  EXPECT_EQ(e.take(), std::nullopt);
+}
 
 TEST(NetEager, AHeaderIsCopiedOnceAndTheRingCannotChangeTheCopy) {
   Ring ring(4096);
