@@ -15,10 +15,13 @@ command -v perf > /dev/null || { echo "perf is not installed (apt-get install li
 [[ $REF_PLUGIN != /tmp/* ]] || { echo "REF_PLUGIN under /tmp is not visible in the test-bed guest" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /var/tmp/net_profile.XXXXXX)}
 mkdir -p "$out"
+# shellcheck source=bench/lib/stage_build.sh
+source "$root/bench/lib/stage_build.sh"
+stage_build "$build" "$out/build"  # a rebuild during the runs must not change what they measure
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
 flock /tmp/railscope-testbed.lock "$root/tests/testbed/testbed" run --scratch "$out" --timeout 1800 \
     --env "SIZE=${SIZE:-1M}" --env "ITERS=${ITERS:-96}" --env "WINDOW=${WINDOW:-8}" \
     --env "PIN_CPUS=${PIN_CPUS:-0,1}" --env "POLLS=${POLLS:-spin yield sleep}" --env "VARIANTS=${VARIANTS:-}" -- \
-    "$root/bench/net_vs_reference/guest-profile.sh" "$build/tools/railscope" \
-    "$build/plugin/net/libnccl-net-railscope.so" "$REF_PLUGIN" "$out/runs"
+    "$root/bench/net_vs_reference/guest-profile.sh" "$out/build/tools/railscope" \
+    "$out/build/plugin/net/libnccl-net-railscope.so" "$REF_PLUGIN" "$out/runs"
 cat "$out/runs/summary.txt"

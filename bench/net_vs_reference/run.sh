@@ -18,11 +18,16 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=bench/lib/reference_args.sh
 source "$root/bench/lib/reference_args.sh"
 reference_args "$@"
-rs=$build/tools/railscope
-rs_plugin=$build/plugin/net/libnccl-net-railscope.so
 # The test bed hides the host's /tmp from the guest: the plugin and OUT must live elsewhere.
 [[ $REF_PLUGIN != /tmp/* ]] || { echo "REF_PLUGIN under /tmp is not visible in the test-bed guest" >&2; exit 2; }
 out=${OUT:-$(mktemp -d /var/tmp/net_vs_reference.XXXXXX)}
+# The guest runs a copy of the build taken now: a rebuild while the boots run must not change what they
+# measure (the guest sees the host's files as they are at each run).
+# shellcheck source=bench/lib/stage_build.sh
+source "$root/bench/lib/stage_build.sh"
+stage_build "$build" "$out/build"
+rs=$out/build/tools/railscope
+rs_plugin=$out/build/plugin/net/libnccl-net-railscope.so
 # Guest clock from the TSC as on real hosts (perftest times itself with rdtsc); RAILSCOPE_TESTBED_APPEND= (empty)
 # benches on the emulated HPET instead.
 export RAILSCOPE_TESTBED_APPEND=${RAILSCOPE_TESTBED_APPEND-tsc=reliable clocksource=tsc}
