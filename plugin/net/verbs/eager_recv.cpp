@@ -80,8 +80,9 @@ Status EagerRecv::repost_receives() {
 }
 
 // The caller checked control_.has_room(), so the staging slot of this write was last used by one that
-// has left the send queue (eager_queues.h kControlSlots). Counted as posted here: the caller posts *wr
-// (maybe chained with others) before anything else is staged, or the connection fails.
+// has left the send queue (eager_queues.h kControlSlots). Counted as posted here: the caller posts *wr,
+// alone or chained after the writes it staged before it, before any other control write, or the
+// connection fails.
 inline void EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
                                      ibv_sge* sge) {
   const uint64_t seq = control_.next();

@@ -212,100 +212,76 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
   CHECK(size + 1 > rbuf.size() || rbuf[size] == 0xee, "byte after a %zu-byte receive was overwritten", size);
 }
 
-// Grouped receive of n buffers (tags 100+i), sends posted in reverse tag order.
-void grouped(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf, void* smr,
-             void* rmr, int n, uint64_t seed) {
-  constexpr size_t kSlice = 256 << 10;
+// A grouped receive of n buffers of `slice` bytes at rbuf (tags tag0+i), then, `pause` later, its sends of
+// send_sizes[i] bytes from sbuf in reverse tag order. True when every request completed with its size and
+// every buffer holds what was sent to it; else false and *why.
+bool grouped_transfer(const ncclNet_v11_t* t, void* sc, void* rc, uint8_t* sbuf, uint8_t* rbuf, void* smr,
+                      void* rmr, int n, size_t slice, int tag0, const size_t* send_sizes,
+                      std::chrono::milliseconds pause, std::string* why) {
   void* data[8];
   size_t sizes[8];
   int tags[8];
   void* mhs[8];
-  size_t send_sizes[8];
   for (int i = 0; i < n; ++i) {
-    data[i] = rbuf.data() + i * kSlice;
-    sizes[i] = kSlice;
-    tags[i] = 100 + i;
-    mhs[i] = rmr;
-    send_sizes[i] = (static_cast<size_t>(i) * 37777 + seed * 131) % kSlice;
-  }
-  fill(sbuf, n * kSlice, seed);
-  std::memset(rbuf.data(), 0, n * kSlice);
-  void* rreq = nullptr;
-  if (!post_until([&] { return net.t->irecv(rc, n, data, sizes, tags, mhs, nullptr, &rreq); }, &rreq,
-                  "grouped irecv"))
-    return ++g_failures, void();
-  void* sreq[8] = {};
-  for (int i = n - 1; i >= 0; --i)
-    if (!post_until(
-            [&] {
-              return net.t->isend(sc, sbuf.data() + i * kSlice, send_sizes[i], 100 + i, smr, nullptr,
-                                  &sreq[i]);
-            },
-            &sreq[i], "grouped isend"))
-      return ++g_failures, void();
-  int ssz[8] = {};
-  int got[8] = {};
-  std::vector<std::pair<void*, int*>> all{{rreq, got}};
-  for (int i = 0; i < n; ++i) all.emplace_back(sreq[i], &ssz[i]);
-  if (!wait_all(net.t, all, "grouped")) return ++g_failures, void();
-  for (int i = 0; i < n; ++i)
-    CHECK(ssz[i] == static_cast<int>(send_sizes[i]), "grouped send %d size %d", i, ssz[i]);
-  for (int i = 0; i < n; ++i) {
-    CHECK(got[i] == static_cast<int>(send_sizes[i]), "n=%d buffer %d: %d bytes, %zu sent", n, i, got[i],
-          send_sizes[i]);
-    CHECK(std::memcmp(sbuf.data() + i * kSlice, rbuf.data() + i * kSlice, send_sizes[i]) == 0,
-          "n=%d buffer %d payload differs", n, i);
-  }
-}
-
-// A grouped receive of eight large buffers (tags 200+i), its sends posted in reverse tag order 300 ms
-// later, when the clear-to-sends it wrote ahead, one per buffer, have landed: each send takes its own
-// (the stats check of the caller: eight "ahead" on both ends, no request-to-send). Sizes differ, all
-// above the eager limit.
-bool grouped_ahead(const ncclNet_v11_t* t, void* sc, void* rc, std::vector<uint8_t>& sbuf,
-                   std::vector<uint8_t>& rbuf, void* smr, void* rmr, std::string* why) {
-  constexpr int n = 8;
-  const size_t slice = std::max<size_t>(128 << 10, 2 * (eager_limit() + 1));
-  void* data[n];
-  size_t sizes[n];
-  int tags[n];
-  void* mhs[n];
-  size_t send_sizes[n];
-  for (int i = 0; i < n; ++i) {
-    data[i] = rbuf.data() + i * slice;
+    data[i] = rbuf + i * slice;
     sizes[i] = slice;
-    tags[i] = 200 + i;
+    tags[i] = tag0 + i;
     mhs[i] = rmr;
-    send_sizes[i] = eager_limit() + 1 + static_cast<size_t>(i) * 4099 % (slice - eager_limit() - 1);
   }
-  std::memset(rbuf.data(), 0, n * slice);
+  std::memset(rbuf, 0, n * slice);
   void* rreq = nullptr;
   if (!post_until([&] { return t->irecv(rc, n, data, sizes, tags, mhs, nullptr, &rreq); }, &rreq,
                   "grouped irecv"))
     return *why = "grouped irecv", false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  void* sreq[n] = {};
+  if (pause.count() > 0) std::this_thread::sleep_for(pause);
+  void* sreq[8] = {};
   for (int i = n - 1; i >= 0; --i)
     if (!post_until(
-            [&] {
-              return t->isend(sc, sbuf.data() + i * slice, send_sizes[i], 200 + i, smr, nullptr, &sreq[i]);
-            },
+            [&] { return t->isend(sc, sbuf + i * slice, send_sizes[i], tag0 + i, smr, nullptr, &sreq[i]); },
             &sreq[i], "grouped isend"))
       return *why = "grouped isend", false;
-  int ssz[n] = {};
-  int got[n] = {};
+  int ssz[8] = {};
+  int got[8] = {};
   std::vector<std::pair<void*, int*>> all{{rreq, got}};
   for (int i = 0; i < n; ++i) all.emplace_back(sreq[i], &ssz[i]);
-  if (!wait_all(t, all, "grouped ahead")) return *why = "a request did not complete", false;
+  if (!wait_all(t, all, "grouped")) return *why = "a request did not complete", false;
   for (int i = 0; i < n; ++i) {
     if (ssz[i] != static_cast<int>(send_sizes[i]) || got[i] != static_cast<int>(send_sizes[i]))
-      return *why = "buffer " + std::to_string(i) + ": sent " + std::to_string(ssz[i]) + ", received " +
-                    std::to_string(got[i]) + " of " + std::to_string(send_sizes[i]) + " bytes",
+      return *why = "n=" + std::to_string(n) + " buffer " + std::to_string(i) + ": sent " +
+                    std::to_string(ssz[i]) + ", received " + std::to_string(got[i]) + " of " +
+                    std::to_string(send_sizes[i]) + " bytes",
              false;
-    if (std::memcmp(sbuf.data() + i * slice, rbuf.data() + i * slice, send_sizes[i]) != 0)
-      return *why = "buffer " + std::to_string(i) + ": payload differs", false;
+    if (std::memcmp(sbuf + i * slice, rbuf + i * slice, send_sizes[i]) != 0)
+      return *why = "n=" + std::to_string(n) + " buffer " + std::to_string(i) + ": payload differs", false;
   }
   return true;
+}
+
+// Grouped receive of n buffers (tags 100+i), sends posted at once in reverse tag order.
+void grouped(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf, void* smr,
+             void* rmr, int n, uint64_t seed) {
+  constexpr size_t kSlice = 256 << 10;
+  size_t send_sizes[8];
+  for (int i = 0; i < n; ++i) send_sizes[i] = (static_cast<size_t>(i) * 37777 + seed * 131) % kSlice;
+  fill(sbuf, n * kSlice, seed);
+  std::string why;
+  CHECK(grouped_transfer(net.t, sc, rc, sbuf.data(), rbuf.data(), smr, rmr, n, kSlice, 100, send_sizes,
+                         std::chrono::milliseconds(0), &why),
+        "grouped: %s", why.c_str());
+}
+
+// A grouped receive of eight large buffers (tags 200+i), its sends posted 300 ms later, when the
+// clear-to-sends it wrote ahead, one per buffer, have landed: each send takes its own (the stats check of
+// the caller: eight "ahead" on both ends, no request-to-send). Sizes differ, all above the eager limit.
+bool grouped_ahead(const ncclNet_v11_t* t, void* sc, void* rc, std::vector<uint8_t>& sbuf,
+                   std::vector<uint8_t>& rbuf, void* smr, void* rmr, std::string* why) {
+  constexpr int n = 8;
+  const size_t slice = std::max<size_t>(128 << 10, 2 * (eager_limit() + 1));
+  size_t send_sizes[n];
+  for (int i = 0; i < n; ++i)
+    send_sizes[i] = eager_limit() + 1 + static_cast<size_t>(i) * 4099 % (slice - eager_limit() - 1);
+  return grouped_transfer(t, sc, rc, sbuf.data(), rbuf.data(), smr, rmr, n, slice, 200, send_sizes,
+                          std::chrono::milliseconds(300), why);
 }
 
 // The lines of a RAILSCOPE_NET_STATS file (a comm writes its final one when it closes).
