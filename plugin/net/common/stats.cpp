@@ -78,13 +78,13 @@ std::string stats_json(const ConnIdentity& who, const ConnStats& s) {
       "\"{}\"}},"
       "\"peer\":{{\"host\":\"{}\",\"dev\":\"{}\",\"gid\":\"{}\",\"addr\":\"{}\"}},\"qps\":{},\"path_mtu\":{},"
       "\"seconds\":{:.6f},\"bytes\":{},\"messages\":{},\"max_inflight\":{},\"not_ready\":{},"
-      "\"eager\":{},\"rts\":{},\"ahead\":{},"
+      "\"eager\":{},\"rts\":{},\"ahead\":{},\"cts_writes\":{},"
       "\"latency_us\":{{\"bucket_upper_bounds\":\"2^i\",\"counts\":[{}],\"p50_le\":{},\"p99_le\":{}}},"
       "\"errors\":{{{}}}{}{}}}",
       who.engine, who.role, who.final, getpid(), json_escape(who.local_host), json_escape(who.local_dev),
       who.local_gid, json_escape(who.peer_host), json_escape(who.peer_dev), who.peer_gid,
       json_escape(who.peer_addr), who.qps, who.path_mtu, who.seconds, s.bytes, s.messages, s.max_inflight,
-      s.not_ready, s.eager, s.rts, s.ahead, hist, s.latency.quantile_upper_us(0.5),
+      s.not_ready, s.eager, s.rts, s.ahead, s.cts_writes, hist, s.latency.quantile_upper_us(0.5),
       s.latency.quantile_upper_us(0.99), errors, fabric, who.extra_json);
 }
 

@@ -41,10 +41,11 @@ struct ConnStats {
   uint64_t messages = 0;
   uint64_t inflight = 0;
   uint64_t max_inflight = 0;
-  uint64_t not_ready = 0;  // isend/irecv answered "call again"
-  uint64_t eager = 0;      // verbs eager protocol: messages carried whole through the ring
-  uint64_t rts = 0;        // ... and messages that asked first (request-to-send)
-  uint64_t ahead = 0;      // ... and messages written into a clear-to-send the receiver wrote ahead
+  uint64_t not_ready = 0;   // isend/irecv answered "call again"
+  uint64_t eager = 0;       // verbs eager protocol: messages carried whole through the ring
+  uint64_t rts = 0;         // ... and messages that asked first (request-to-send)
+  uint64_t ahead = 0;       // ... and messages written into a clear-to-send the receiver wrote ahead
+  uint64_t cts_writes = 0;  // ... the receiver's RDMA writes of clear-to-sends (ahead or answering)
   LatencyHistogram latency;
   std::array<std::string_view, 8> error_ids{};
   std::array<uint64_t, 8> error_counts{};

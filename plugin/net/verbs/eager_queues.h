@@ -48,6 +48,17 @@ static_assert(kControlDepth >= kSignalEvery);
 // than the writes the queue may hold, used round robin by write sequence number.
 inline constexpr size_t kControlSlots = kControlDepth + 1;
 inline constexpr size_t kControlSlotBytes = 64;  // a clear-to-send, or the 8-byte credit word
+static_assert(kControlSlotBytes == sizeof(ClearToSend));
+
+// Clear-to-sends written ahead by one receive (a grouped one) go as one RDMA write while each entry
+// follows the previous one in the sender's region (entries are taken in turn: AheadEntries) and its
+// control write's staging slot follows the previous one's here (slots are used in turn, wrapping at
+// kControlSlots): the bytes are then contiguous at both ends. The sender reads each 64-byte entry on
+// its own, as it would from a write of one entry.
+inline constexpr bool ahead_adjoins(uint32_t entry, uint64_t seq, uint32_t next_entry, uint64_t next_seq) {
+  return next_entry == entry + 1 && next_entry < kAheadEntries && next_seq == seq + 1 &&
+         next_seq % kControlSlots != 0;
+}
 
 // Completion queue entries per lane: every work request its QPs can hold may complete before a poll.
 inline constexpr int cq_depth(size_t qps_per_lane) {

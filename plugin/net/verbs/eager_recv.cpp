@@ -175,14 +175,17 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
 
 // Each large buffer still waiting (a held message may have satisfied one already), in the buffers' order,
 // while there is room: none while queued clear-to-sends wait for the room one would take, and each
-// counts among the large messages coming. A grouped receive writes one entry per large buffer, the
-// writes chained into one post.
+// counts among the large messages coming. A grouped receive writes one entry per large buffer; entries
+// that adjoin at both ends (eager::ahead_adjoins) go as one RDMA write, and the writes are chained into
+// one post.
 Status EagerRecv::write_ahead(RecvSlot& r) {
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
-  std::array<ibv_send_wr, kMaxRecvs> wrs;  // the first `staged` are filled
+  std::array<ibv_send_wr, kMaxRecvs> wrs;  // the first `nwrs` are filled
   std::array<ibv_sge, kMaxRecvs> sges;
-  int staged = 0;
+  size_t nwrs = 0;
+  uint32_t last_entry = 0;
+  uint64_t last_seq = 0;
   for (int i = 0; i < r.n; ++i) {
     if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max || t.mrs[i] == nullptr) continue;
     if (nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room()) break;
@@ -196,12 +199,28 @@ Status EagerRecv::write_ahead(RecvSlot& r) {
     t.entry[i] = static_cast<uint8_t>(*entry);
     t.parts[i] = static_cast<int>(c_.qps.size());
     ++large_incoming_;  // its data may come at any time now
-    const auto k = static_cast<size_t>(staged);
-    stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[k], &sges[k]);
-    if (staged > 0) wrs[k - 1].next = &wrs[k];
-    ++staged;
+    const uint64_t seq = control_.next();
+    stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[nwrs], &sges[nwrs]);
+    if (nwrs > 0 && eager::ahead_adjoins(last_entry, last_seq, *entry, seq)) {
+      // The previous write carries this entry too: its slot follows the previous one's.
+      ibv_send_wr& w = wrs[nwrs - 1];
+      sges[nwrs - 1].length += sizeof c;
+      w.send_flags &= ~static_cast<unsigned int>(IBV_SEND_INLINE);
+      if (sges[nwrs - 1].length <= c_.qps[0].max_inline) w.send_flags |= IBV_SEND_INLINE;
+      if (eager::ControlWindow::signalled(seq)) {  // its completion retires this write and those before
+        w.send_flags |= IBV_SEND_SIGNALED;
+        w.wr_id = wrs[nwrs].wr_id;
+      }
+    } else {
+      if (nwrs > 0) wrs[nwrs - 1].next = &wrs[nwrs];
+      ++nwrs;
+    }
+    last_entry = *entry;
+    last_seq = seq;
   }
-  return staged > 0 ? post_staged(&wrs[0]) : Status::success();
+  if (nwrs == 0) return Status::success();
+  c_.stats.cts_writes += nwrs;
+  return post_staged(&wrs[0]);
 }
 
 // One pass from match_from_: the receives it finds with every buffer matched (or finished) at the
@@ -336,8 +355,10 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     if (c.status == eager::kTooSmall) {
       // The connection fails here; the sender learns the sizes too when the send queue has room.
       t.state[i] = kDone;
-      if (control_.has_room())
+      if (control_.has_room()) {
+        ++c_.stats.cts_writes;
         if (Status st = post_control(&c, sizeof c, kMailboxOffset + sizeof c * h.req); !st.ok()) return st;
+      }
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sends {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
@@ -395,6 +416,7 @@ Status EagerRecv::post_queued() {
     --nqueued_;
     targets_[q.cts.target / kMaxRecvs].state[q.cts.target % kMaxRecvs] = kIncoming;
     ++large_incoming_;
+    ++c_.stats.cts_writes;
     if (Status st = post_control(&q.cts, sizeof q.cts, kMailboxOffset + sizeof q.cts * q.req); !st.ok())
       return st;
   }

@@ -504,7 +504,9 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   };
   if (eager_limit() > 0 && stats_file != nullptr) {
     // A grouped receive writes a clear-to-send ahead for each large buffer: on a connection of its own,
-    // whose two stats lines (written as its comms close) count only this case, every send took one.
+    // whose two stats lines (written as its comms close) count only this case, every send took one. The
+    // eight entries are the first taken and follow each other in the sender's region, and so do their
+    // staging slots at the receiver: one RDMA write carries them all (eager::ahead_adjoins).
     const size_t before = stats_lines(stats_file).size();
     fill(sbuf, kMaxSize, seed++);
     on_fresh_connection("grouped receives written ahead",
@@ -512,16 +514,22 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
                           return grouped_ahead(net.t, wsc, wrc, sbuf, rbuf, wsmr, wrmr, why);
                         });
     const std::vector<std::string> lines = stats_lines(stats_file);
-    int all_ahead = 0;
-    for (size_t i = before; i < lines.size(); ++i)
+    int all_ahead = 0, one_write = 0;
+    for (size_t i = before; i < lines.size(); ++i) {
       if (lines[i].find("\"ahead\":8,") != std::string::npos &&
           lines[i].find("\"rts\":0,") != std::string::npos)
         ++all_ahead;
+      if (lines[i].find("\"role\":\"recv\"") != std::string::npos &&
+          lines[i].find("\"cts_writes\":1,") != std::string::npos)
+        ++one_write;
+    }
     CHECK(lines.size() == before + 2 && all_ahead == 2,
           "grouped receives written ahead: %zu new stats lines, %d of them count 8 sends ahead and no "
           "request-to-send",
           lines.size() - before, all_ahead);
-    for (size_t i = before; i < lines.size() && all_ahead != 2; ++i)
+    CHECK(one_write == 1, "grouped receives written ahead: the receiver's eight entries took %s",
+          one_write == 1 ? "one RDMA write" : "other than one RDMA write (its stats line: cts_writes)");
+    for (size_t i = before; i < lines.size() && (all_ahead != 2 || one_write != 1); ++i)
       std::fprintf(stderr, "%s\n", lines[i].c_str());
   }
   if (eager_limit() > 0) {

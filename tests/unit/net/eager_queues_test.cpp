@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <optional>
+#include <vector>
 
 #include "plugin/net/verbs/eager_queues.h"
 
@@ -70,6 +72,61 @@ TEST(NetEagerQueues, ControlWindowFullAlwaysHoldsASignalledWrite) {
       ASSERT_TRUE(w.retire(last_signalled));
     }
   }
+}
+
+TEST(NetEagerQueues, EntriesAheadShareAWriteOnlyWhereBothEndsAdjoin) {
+  EXPECT_TRUE(ahead_adjoins(3, 10, 4, 11));
+  EXPECT_FALSE(ahead_adjoins(3, 10, 5, 11)) << "an entry held between them";
+  EXPECT_FALSE(ahead_adjoins(3, 10, 4, 12)) << "another control write staged between them";
+  EXPECT_FALSE(ahead_adjoins(kAheadEntries - 1, 10, 0, 11)) << "the entries wrap";
+  EXPECT_FALSE(ahead_adjoins(3, kControlSlots - 1, 4, kControlSlots)) << "the staging slots wrap";
+  EXPECT_TRUE(ahead_adjoins(3, kControlSlots, 4, kControlSlots + 1));
+
+  // Grouped receives of up to eight entries, with entries given back in another order and credit
+  // writes between the groups, as the receiver does: every write that ahead_adjoins forms is one
+  // contiguous run of staging slots here and of entries in the sender's region.
+  AheadEntries entries;
+  ControlWindow window;
+  std::vector<uint32_t> held;
+  uint64_t state = 12345;
+  auto next_random = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  int writes = 0, entries_written = 0;
+  for (int group = 0; group < 2000; ++group) {
+    while (held.size() > 16) {  // sends take entries, not in the order they were written
+      const size_t k = next_random() % held.size();
+      entries.give_back(held[k]);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    for (uint64_t credits = next_random() % 3; credits > 0; --credits) window.posted(window.next());
+    uint64_t first_slot = 0, first_entry = 0, bytes = 0;
+    uint32_t last_entry = 0;
+    uint64_t last_seq = 0;
+    const uint64_t n = 1 + next_random() % 8;
+    for (uint64_t i = 0; i < n; ++i) {
+      const std::optional<uint32_t> e = entries.take();
+      ASSERT_TRUE(e.has_value());
+      held.push_back(*e);
+      const uint64_t seq = window.next();
+      window.posted(seq);
+      ++entries_written;
+      if (i > 0 && ahead_adjoins(last_entry, last_seq, *e, seq)) {
+        EXPECT_EQ((seq % kControlSlots) * kControlSlotBytes, first_slot + bytes) << "group " << group;
+        EXPECT_EQ(*e * sizeof(ClearToSend), first_entry + bytes) << "group " << group;
+      } else {
+        ++writes;
+        first_slot = (seq % kControlSlots) * kControlSlotBytes;
+        first_entry = *e * sizeof(ClearToSend);
+        bytes = 0;
+      }
+      bytes += sizeof(ClearToSend);
+      last_entry = *e;
+      last_seq = seq;
+    }
+    while (window.outstanding() > kControlDepth / 2)
+      window.retire(window.next() - 1 - (window.next() - 1) % kSignalEvery);
+  }
+  // Taken in turn, most of a group's entries share its write.
+  EXPECT_LT(writes * 2, entries_written) << writes << " writes for " << entries_written << " entries";
 }
 
 }  // namespace
