@@ -96,8 +96,9 @@ netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WIND
 }
 
 for size in "${sizes[@]}"; do
-    # 24 MiB per run, at least 40 messages (window 32 needs more than 32 to mean anything).
-    n=$(( (24 << 20) / $(bytes "$size") )); (( n < 40 )) && n=40
+    # 24 MiB per run, at least 40 messages (window 32 needs more than 32 to mean anything), and at least
+    # 20 receives (RECVS=8 keeps up to 8 x WINDOW messages in flight: 40 would be mostly ramp-up).
+    n=$(( (24 << 20) / $(bytes "$size") )); (( n < 40 )) && n=40; (( n < 20 * recvs )) && n=$((20 * recvs))
     perftest ib_write_bw "$size" "$n"
     perftest ib_send_bw "$size" "$n"
     for w in "${windows[@]}"; do
