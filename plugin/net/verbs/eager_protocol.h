@@ -112,8 +112,8 @@ class EagerRecv final : public RecvProtocol {
   // slot, *wr and *sge filled to write it) and then posted as one chain.
   Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
   // Inline: the copy into the slot is then of the caller's constant size (bench/net_instructions).
-  [[gnu::always_inline]] inline void stage_control(const void* src, uint32_t bytes, uint64_t remote_offset,
-                                                   ibv_send_wr* wr, ibv_sge* sge);
+  [[gnu::always_inline]] inline uint64_t stage_control(const void* src, uint32_t bytes,
+                                                       uint64_t remote_offset, ibv_send_wr* wr, ibv_sge* sge);
   [[gnu::always_inline]] inline Status post_staged(ibv_send_wr* first);
   // Writes the released ring position into the sender's credit word when due (eager::credits_due).
   Status return_credits();

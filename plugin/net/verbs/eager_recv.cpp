@@ -82,9 +82,9 @@ Status EagerRecv::repost_receives() {
 // The caller checked control_.has_room(), so the staging slot of this write was last used by one that
 // has left the send queue (eager_queues.h kControlSlots). Counted as posted here: the caller posts *wr,
 // alone or chained after the writes it staged before it, before any other control write, or the
-// connection fails.
-inline void EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
-                                     ibv_sge* sge) {
+// connection fails. Returns the write's sequence number.
+inline uint64_t EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t remote_offset,
+                                         ibv_send_wr* wr, ibv_sge* sge) {
   const uint64_t seq = control_.next();
   void* slot = static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
   std::memcpy(slot, src, std::min<size_t>(bytes, eager::kControlSlotBytes));
@@ -95,6 +95,7 @@ inline void EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t r
                   (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) |
                       (eager::ControlWindow::signalled(seq) ? IBV_SEND_SIGNALED : 0));
   control_.posted(seq);
+  return seq;
 }
 
 // Posts staged control writes (a chain: one doorbell, under rxe one system call) on QP 0.
@@ -199,8 +200,8 @@ Status EagerRecv::write_ahead(RecvSlot& r) {
     t.entry[i] = static_cast<uint8_t>(*entry);
     t.parts[i] = static_cast<int>(c_.qps.size());
     ++large_incoming_;  // its data may come at any time now
-    const uint64_t seq = control_.next();
-    stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[nwrs], &sges[nwrs]);
+    const uint64_t seq =
+        stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[nwrs], &sges[nwrs]);
     if (nwrs > 0 && eager::ahead_adjoins(last_entry, last_seq, *entry, seq)) {
       // The previous write carries this entry too: its slot follows the previous one's.
       ibv_send_wr& w = wrs[nwrs - 1];
