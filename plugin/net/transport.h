@@ -1,11 +1,13 @@
 // The one internal interface between the net plugin's ABI adapters (plugin/net/abi/net_vN.cpp) and
-// a transport engine (verbs today, TCP later; chosen by RAILSCOPE_TRANSPORT). The adapters only
-// convert arguments; everything a transport does lives behind Engine. Engine-neutral: no verbs or
-// socket types appear here.
+// a transport engine (verbs and TCP; chosen by RAILSCOPE_TRANSPORT). The adapters only convert and
+// check arguments; everything a transport does lives behind Engine, and, on the data path, behind the
+// functions an engine sets on its comms and requests (SendFn, RecvFn, TestFn below), which the
+// adapters call without looking the engine up. Engine-neutral: no verbs or socket types appear here.
 //
 // Errors are values: every call returns a Status carrying NCCL's result code and, for failures, a
 // diagnosis Finding (catalogue id + the facts of this case). The ABI edge logs the finding's one
-// line and returns the code; nothing inside throws across it, exits or aborts.
+// line and returns the code (a SendFn, RecvFn or TestFn logs its own: it returns the code); nothing
+// inside throws across it, exits or aborts.
 #pragma once
 
 #include <cstddef>
@@ -86,14 +88,30 @@ struct ListenComm {
 struct Comm {  // a send or receive connection
   virtual ~Comm() = default;
 };
-struct SendComm : Comm {};
-struct RecvComm : Comm {};
+struct SendComm;
+struct RecvComm;
 struct MemHandle {
   virtual ~MemHandle() = default;
 };
 struct Request;
+// How isend and irecv reach a connection's protocol: a function the engine set on the comm once its
+// protocol was agreed, which the ABI adapter calls (after checking NCCL's arguments) with no engine
+// lookup and no virtual dispatch on the way, as test() calls a request's tester (below). It returns
+// NCCL's result code and logs a failure's finding itself (report_failure). A comm whose engine set
+// none (null) goes through Engine::isend / Engine::irecv.
+using SendFn = ncclResult_t (*)(SendComm* comm, void* data, size_t size, int tag, MemHandle* mhandle,
+                                void* phandle, Request** out);
+struct RecvBuffer;
+using RecvFn = ncclResult_t (*)(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
+struct SendComm : Comm {
+  SendFn sender = nullptr;
+};
+struct RecvComm : Comm {
+  RecvFn receiver = nullptr;
+};
 // A failure's one line logged (WARN, naming the NCCL function `fn`) and its code returned: the ABI
-// edge's conversion of a Status into NCCL's result code, and a tester's (below). Out of line and cold.
+// edge's conversion of a Status into NCCL's result code, and a sender's, receiver's or tester's. Out of
+// line and cold.
 [[gnu::cold]] ncclResult_t report_failure(const char* fn, const Status& status);
 // How test() tests a request. NCCL's proxy thread calls test() in a loop, on requests that are
 // mostly not done yet: the ABI adapter's test() is a tail call into the request's own tester, which

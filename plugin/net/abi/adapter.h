@@ -140,11 +140,18 @@ ncclResult_t isend(void* send_comm, void* data, Size size, int tag, void* mhandl
     if (size < 0) return bad_argument("isend", "a negative size");
   if (static_cast<size_t>(size) > kMaxMessageBytes)
     return message_too_large("isend", static_cast<size_t>(size));
+  auto* comm = static_cast<SendComm*>(send_comm);
+  Request* r = nullptr;
+  if (comm->sender != nullptr) {  // the connection's protocol, directly (transport.h SendFn)
+    const ncclResult_t rc = comm->sender(comm, data, static_cast<size_t>(size), tag,
+                                         static_cast<MemHandle*>(mhandle), phandle, &r);
+    *request = r;
+    return rc;
+  }
   Engine* e = engine("isend");
   if (e == nullptr) return ncclInternalError;
-  Request* r = nullptr;
-  if (Status st = e->isend(static_cast<SendComm*>(send_comm), data, static_cast<size_t>(size), tag,
-                           static_cast<MemHandle*>(mhandle), phandle, &r);
+  if (Status st =
+          e->isend(comm, data, static_cast<size_t>(size), tag, static_cast<MemHandle*>(mhandle), phandle, &r);
       !st.ok())
     return report("isend", st);
   *request = r;
@@ -167,11 +174,16 @@ ncclResult_t irecv(void* recv_comm, int n, void** data, Size* sizes, int* tags, 
              RecvBuffer{data[i], static_cast<size_t>(sizes[i]), tags[i], static_cast<MemHandle*>(mhandles[i]),
                         phandles != nullptr ? phandles[i] : nullptr});
   }
+  auto* comm = static_cast<RecvComm*>(recv_comm);
+  Request* r = nullptr;
+  if (comm->receiver != nullptr) {  // the connection's protocol, directly (transport.h RecvFn)
+    const ncclResult_t rc = comm->receiver(comm, bufs.first(n), &r);
+    *request = r;
+    return rc;
+  }
   Engine* e = engine("irecv");
   if (e == nullptr) return ncclInternalError;
-  Request* r = nullptr;
-  if (Status st = e->irecv(static_cast<RecvComm*>(recv_comm), bufs.first(n), &r); !st.ok())
-    return report("irecv", st);
+  if (Status st = e->irecv(comm, bufs.first(n), &r); !st.ok()) return report("irecv", st);
   *request = r;
   return ncclSuccess;
 }

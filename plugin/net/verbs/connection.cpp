@@ -192,10 +192,7 @@ bool Connection::drain_after(const ibv_wc* wcs, int n) {
 }
 
 bool Connection::take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed) {
-  if (n < 0) {
-    fail(Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
-    return false;
-  }
+  if (n < 0) return poll_failed();
   poll_lane_ = lane;
   // A striped connection times its parts per lane (record_parts): one clock read per poll.
   if (!*timed && striped()) {
@@ -203,12 +200,19 @@ bool Connection::take_completions(size_t lane, const ibv_wc* wcs, int n, bool* t
     *timed = true;
   }
   for (int i = 0; i < n; ++i)
-    if (Status st = on_completion(wcs[i]); !st.ok()) {
-      note_failed_completion(lane, wcs[i]);
-      fail(explain(std::move(st)));
-      return false;
-    }
+    if (Status st = on_completion(wcs[i]); !st.ok()) return completion_failed(lane, wcs[i], std::move(st));
   return true;
+}
+
+bool Connection::poll_failed() {
+  fail(Status::fail(ncclSystemError, "wc.error", fmt::format("ibv_poll_cq failed on {}", where())));
+  return false;
+}
+
+bool Connection::completion_failed(size_t lane, const ibv_wc& wc, Status st) {
+  note_failed_completion(lane, wc);
+  fail(explain(std::move(st)));
+  return false;
 }
 
 void Connection::note_failed_completion(size_t lane, const ibv_wc& wc) {

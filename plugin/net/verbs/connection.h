@@ -192,10 +192,11 @@ class Connection {
       profile_start_events(request, phandle, opcode, seq, size, whole);
   }
   void profile_start_events(size_t request, void* phandle, int opcode, uint64_t seq, size_t size, bool whole);
-  // Ends the request slot's QP events (NCCL's Stop) and forgets them. Inline: without a profiler
-  // (most runs) the call is the one comparison.
+  // Ends the request slot's QP events (NCCL's Stop) and forgets them. Inline: without a profiler,
+  // or with NCCL's callback but no event ever started (no parent handle: net events off), the call
+  // is two comparisons.
   void profile_stop(size_t request) {
-    if (profiler != nullptr) profile_stop_events(request);
+    if (profiler != nullptr && qp_events.allocated()) profile_stop_events(request);
   }
   void profile_stop_events(size_t request);
   bool profiling(size_t request) const { return qp_events.live(request); }
@@ -230,8 +231,12 @@ class Connection {
   // are unique per device, so the QP that failed is (lane, wc.qp_num).
   void note_failed_completion(size_t lane, const ibv_wc& wc);
   // What drain_cqs() does with a poll of lane `lane` that found n completions, or failed (n < 0): out
-  // of line, so that a poll that finds nothing stays small. false when the connection failed.
-  bool take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed);
+  // of line, so that a poll that finds nothing stays small. false when the connection failed. Inlined
+  // into its two callers below (both out of line): one frame per poll that found completions.
+  [[gnu::always_inline]] inline bool take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed);
+  // Its failures, out of line and cold (they build strings): the connection fails; false.
+  [[gnu::cold, gnu::noinline]] bool poll_failed();
+  [[gnu::cold, gnu::noinline]] bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
   // drain_cqs() of any connection, and the rest of it on one lane after its inline poll found n
   // completions (or failed).
   bool drain_all_cqs();

@@ -23,7 +23,10 @@ class EagerSend final : public SendProtocol {
  public:
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) override;
+  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls; out of line
+  // for Engine::isend only.
+  [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
+                                             Request** out) override;
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
@@ -31,7 +34,9 @@ class EagerSend final : public SendProtocol {
   void drain() override;
 
  private:
-  Status post_data(SendReq* req, const eager::ClearToSend& c);  // its clear-to-send's checked copy
+  // Posts req's data into its clear-to-send's checked copy. Inlined into its two callers (send_ahead,
+  // progress): the Status of a call is returned through memory.
+  [[gnu::always_inline]] inline Status post_data(SendReq* req, const eager::ClearToSend& c);
   Status progress();  // posts every waiting request whose clear-to-send arrived
   // The clear-to-send the receiver wrote ahead for the send `ordinal` of `tag`, copied once, when it is
   // there, accepts the message and no older large message waits for its own (data leaves oldest first).
@@ -68,7 +73,9 @@ class EagerRecv final : public RecvProtocol {
   std::vector<uint32_t> advertised_rkeys() const override;
   // The standing receives every QP needs.
   Status start() override;
-  Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
+  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls; out of
+  // line for Engine::irecv only.
+  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
@@ -121,8 +128,13 @@ class EagerRecv final : public RecvProtocol {
   // newest of them ends.
   eager::RingCount released();
   // Posts the clear-to-sends queued, oldest first, while fewer than kMaxLargeInFlight large
-  // messages are coming and the send queue has room; then credits queued.
-  Status post_queued();
+  // messages are coming and the send queue has room; then credits queued. Inline: with nothing
+  // queued (the rule: every large message's data completes here) it is the comparison.
+  Status post_queued() {
+    if (nqueued_ == 0 && !credits_queued_) return Status::success();
+    return post_queued_now();
+  }
+  Status post_queued_now();
   Status repost_receives();
   std::span<const std::byte> ring() const { return {static_cast<const std::byte*>(ring_.get()), ring_.size}; }
   VerbsRecvComm& c_;

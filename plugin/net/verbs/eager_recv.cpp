@@ -39,6 +39,7 @@ eager::ClearToSend clear_to_send(const RecvSlot& r, size_t index, int i, void* d
 }  // namespace
 
 Status EagerRecv::prepare() {
+  c_.set_receiver(&protocol_receiver<EagerRecv>);
   ahead_ = params::get_bool("RAILSCOPE_NET_EAGER_AHEAD");
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max), remote_write, &ring_); !st.ok())
@@ -410,7 +411,7 @@ Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
   return Status::success();
 }
 
-Status EagerRecv::post_queued() {
+Status EagerRecv::post_queued_now() {
   while (nqueued_ > 0 && large_incoming_ < eager::kMaxLargeInFlight && control_.has_room()) {
     const QueuedCts& q = queued_cts_[queued_head_];
     queued_head_ = (queued_head_ + 1) % queued_cts_.size();

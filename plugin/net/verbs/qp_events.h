@@ -26,6 +26,9 @@ class QpEvents {
     }
     return {handles_.data() + r * nqps_, nqps_};
   }
+  // Whether any event was ever started (the handles are allocated with the first): none on a
+  // connection whose requests carry no parent handle, whatever profiler callback NCCL gave.
+  bool allocated() const { return !handles_.empty(); }
   // Whether request slot `r` has an event not stopped yet.
   bool live(size_t r) const {
     if (r >= requests_ || handles_.empty()) return false;

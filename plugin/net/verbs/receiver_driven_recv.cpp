@@ -15,6 +15,7 @@ using Clock = Connection::Clock;
 }  // namespace
 
 Status ReceiverDrivenRecv::prepare() {
+  c_.set_receiver(&protocol_receiver<ReceiverDrivenRecv>);
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, remote_write, &sizes_); !st.ok())
     return st;

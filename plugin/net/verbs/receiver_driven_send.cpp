@@ -14,6 +14,7 @@ using Clock = Connection::Clock;
 }  // namespace
 
 Status ReceiverDrivenSend::prepare() {
+  c_.set_sender(&protocol_sender<ReceiverDrivenSend>);
   return c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, IBV_ACCESS_LOCAL_WRITE, &sizes_);
 }
 

@@ -72,6 +72,8 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   void close() {
     if (protocol_) protocol_->close();
   }
+  // Called by a protocol's prepare(): NCCL's irecv goes straight to that protocol (protocol_receiver).
+  void set_receiver(RecvFn fn) { receiver = fn; }
   GdrFlush flush;  // iflush: loopback RDMA reads (gdr_flush_qp.h)
 
   // Shared by both protocols.
@@ -102,5 +104,14 @@ class VerbsRecvComm final : public RecvComm, public Connection {
  private:
   std::unique_ptr<RecvProtocol> protocol_;
 };
+
+// The receiver (transport.h RecvFn) of a connection whose protocol is Protocol, as protocol_sender
+// (send_comm.h) is for isend.
+template <class Protocol>
+ncclResult_t protocol_receiver(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out) {
+  auto* c = static_cast<VerbsRecvComm*>(comm);
+  const Status st = static_cast<Protocol*>(c->protocol())->irecv(bufs, out);
+  return st.ok() ? ncclSuccess : report_failure("irecv", st);
+}
 
 }  // namespace railscope::net::verbs

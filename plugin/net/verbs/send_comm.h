@@ -102,6 +102,8 @@ class VerbsSendComm final : public SendComm, public Connection {
   void drain() {
     if (protocol_) protocol_->drain();
   }
+  // Called by a protocol's prepare(): NCCL's isend goes straight to that protocol (protocol_sender).
+  void set_sender(SendFn fn) { sender = fn; }
 
   // Shared by both protocols.
   RequestPool<SendReq, kSendRequests> pool;
@@ -127,5 +129,18 @@ class VerbsSendComm final : public SendComm, public Connection {
  private:
   std::unique_ptr<SendProtocol> protocol_;
 };
+
+// The sender (transport.h SendFn) of a connection whose protocol is Protocol: the ABI adapter's isend
+// calls it for the comm, with no engine lookup and no virtual dispatch (Protocol is final). Set by
+// Protocol::prepare(), instantiated in the file that defines Protocol::isend, which is inlined into it
+// (bench/net_instructions).
+template <class Protocol>
+ncclResult_t protocol_sender(SendComm* comm, void* data, size_t size, int tag, MemHandle* mhandle,
+                             void* phandle, Request** out) {
+  auto* c = static_cast<VerbsSendComm*>(comm);
+  const Status st = static_cast<Protocol*>(c->protocol())
+                        ->isend(data, size, tag, static_cast<VerbsMr*>(mhandle), phandle, out);
+  return st.ok() ? ncclSuccess : report_failure("isend", st);
+}
 
 }  // namespace railscope::net::verbs

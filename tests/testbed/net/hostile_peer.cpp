@@ -264,6 +264,8 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   }
   auto& c = *static_cast<net::verbs::VerbsSendComm*>(sc);
   CHECK(c.eager_max > 0, "the eager protocol was not agreed");
+  // NCCL's isend reaches the protocol directly (transport.h SendFn), not through the engine.
+  CHECK(sc->sender != nullptr, "the eager protocol set no sender");
   std::vector<uint8_t> payload(4096 * kMessages);
   net::MemHandle* mr = nullptr;
   CHECK(engine->reg_mr(sc, payload.data(), payload.size(), NCCL_PTR_HOST, &mr).ok(), "reg_mr");
@@ -325,6 +327,7 @@ int hostile_receiver(const std::string& mode, const std::string& dir) {
     if (!engine->accept(lc, &rc).ok() || Clock::now() > deadline) return 1;
   auto& c = *static_cast<net::verbs::VerbsRecvComm*>(rc);
   CHECK(c.eager_max > 0, "the eager protocol was not agreed");
+  CHECK(rc->receiver != nullptr, "the eager protocol set no receiver");
   const bool ahead = mode == "ahead";
   if (!ahead && !wait_file(dir + "/sent")) return 1;
   // Every mailbox entry: a clear-to-send for the first request-to-send (ring seq 1), target invalid;
