@@ -113,6 +113,11 @@ struct RecvComm : Comm {
 // edge's conversion of a Status into NCCL's result code, and a sender's, receiver's or tester's. Out of
 // line and cold.
 [[gnu::cold]] ncclResult_t report_failure(const char* fn, const Status& status);
+// NCCL's code for the Status of NCCL's function `fn`, a failure logged (report_failure); success passes
+// through silently. Inline: on the paths where the compiler sees a success, no Status is built at all.
+inline ncclResult_t reported_result(const char* fn, const Status& status) {
+  return status.ok() ? ncclSuccess : report_failure(fn, status);
+}
 // How test() tests a request. NCCL's proxy thread calls test() in a loop, on requests that are
 // mostly not done yet: the ABI adapter's test() is a tail call into the request's own tester, which
 // the engine set for its kind and protocol, with no engine lookup and no dispatch on the way
@@ -121,11 +126,8 @@ struct RecvComm : Comm {
 // memory and checked by the caller cost an idle test() 21 of its 144 instructions.
 // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
 using TestFn = ncclResult_t (*)(Request* request, int* done, int* sizes);
-// A tester's result from its protocol's Status. Inline: on the paths where the compiler sees a
-// success, no Status is built at all.
-inline ncclResult_t tested_result(const Status& st) {
-  return st.ok() ? ncclSuccess : report_failure("test", st);
-}
+// A tester's result from its protocol's Status.
+inline ncclResult_t tested_result(const Status& st) { return reported_result("test", st); }
 // The tester of a request no engine set up: an error, never a test.
 [[gnu::cold]] inline ncclResult_t test_unset(Request* /*request*/, int* /*done*/, int* /*sizes*/) {
   return report_failure(

@@ -38,9 +38,7 @@ inline Engine* engine(const char* fn) {
 
 // Logs a failure's one line (WARN, net::report_failure) and returns its code; success passes through
 // silently.
-inline ncclResult_t report(const char* fn, const Status& status) {
-  return status.ok() ? ncclSuccess : report_failure(fn, status);
-}
+inline ncclResult_t report(const char* fn, const Status& status) { return reported_result(fn, status); }
 
 // Common argument check: logs internal.bad_argument naming the function and returns
 // ncclInternalError (NCCL misused the API).

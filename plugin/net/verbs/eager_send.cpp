@@ -209,7 +209,7 @@ Status EagerSend::send_ahead(const eager::ClearToSend& cts, void* data, size_t s
 
 // Posts the data of every waiting request whose clear-to-send arrived, oldest first: QP 0 carries the
 // parts in posting order, and NCCL waits on its requests in the order it made them.
-Status EagerSend::progress() {
+Status EagerSend::progress_now() {
   size_t kept = 0;
   Status result = Status::success();
   for (size_t i = 0; i < nwaiting_; ++i) {
@@ -347,8 +347,7 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.drain_cqs()) return c_.error_result();
-  if (nwaiting_ > 0)  // a call only when a request-to-send waits for its clear-to-send
-    if (Status st = progress(); !st.ok()) return tested_result(st);
+  if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);
     return ncclSuccess;

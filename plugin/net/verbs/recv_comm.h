@@ -111,7 +111,7 @@ template <class Protocol>
 ncclResult_t protocol_receiver(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out) {
   auto* c = static_cast<VerbsRecvComm*>(comm);
   const Status st = static_cast<Protocol*>(c->protocol())->irecv(bufs, out);
-  return st.ok() ? ncclSuccess : report_failure("irecv", st);
+  return reported_result("irecv", st);
 }
 
 }  // namespace railscope::net::verbs

@@ -140,7 +140,7 @@ ncclResult_t protocol_sender(SendComm* comm, void* data, size_t size, int tag, M
   auto* c = static_cast<VerbsSendComm*>(comm);
   const Status st = static_cast<Protocol*>(c->protocol())
                         ->isend(data, size, tag, static_cast<VerbsMr*>(mhandle), phandle, out);
-  return st.ok() ? ncclSuccess : report_failure("isend", st);
+  return reported_result("isend", st);
 }
 
 }  // namespace railscope::net::verbs
