@@ -197,7 +197,7 @@ TEST_F(NetIntegrity, ConnectClose200TimesLeaksNothing) {
     auto l = make_link(api, rxe1, rxe0);
     ASSERT_FALSE(HasFailure());
   }
-  const int fds_before = open_fd_count();
+  const auto fds_before = open_fds();
   const std::string res0_before = rdma_resources("rxe0");
   const std::string res1_before = rdma_resources("rxe1");
   for (int i = 0; i < 200; ++i) {
@@ -215,7 +215,7 @@ TEST_F(NetIntegrity, ConnectClose200TimesLeaksNothing) {
     wait_requests(api, {sreq, rreq}, {1, 1});
     ASSERT_EQ(dst.data[4095], static_cast<unsigned char>(i & 0xff)) << "cycle " << i;
   }
-  EXPECT_EQ(open_fd_count(), fds_before) << "file descriptors leaked over 200 connect/close cycles";
+  EXPECT_EQ(fds_left_open(fds_before), "") << "file descriptors leaked over 200 connect/close cycles";
   EXPECT_EQ(rdma_resources("rxe0"), res0_before) << "verbs objects (pd/cq/qp/mr) leaked on rxe0";
   EXPECT_EQ(rdma_resources("rxe1"), res1_before) << "verbs objects (pd/cq/qp/mr) leaked on rxe1";
   std::fprintf(stderr, "resources after 200 cycles: %s%s", res0_before.c_str(), res1_before.c_str());

@@ -2,10 +2,14 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "abi/plugin_loader.h"
 
@@ -157,13 +161,38 @@ void* post_irecv(NetApi& api, void* comm, int n, void** data, size_t* sizes, int
   return retry_post([&](void** req) { return api.irecv(comm, n, data, sizes, tags, mhs, req); }, "irecv");
 }
 
-int open_fd_count() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (readdir(d) != nullptr) ++n;
-    closedir(d);
+std::map<int, std::string> open_fds() {
+  std::map<int, std::string> fds;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return fds;
+  const int own = dirfd(d);
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long n = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || n == own) continue;
+    char target[PATH_MAX] = {};
+    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    const ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
+    fds[static_cast<int>(n)] = len > 0 ? std::string(target, static_cast<size_t>(len)) : "?";
   }
-  return n - 3;  // ".", ".." and the DIR's own fd
+  closedir(d);
+  return fds;
+}
+
+std::string fds_left_open(const std::map<int, std::string>& before, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::map<int, std::string> now = open_fds();
+  while (now.size() != before.size() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    now = open_fds();
+  }
+  std::string extra;
+  for (const auto& [fd, target] : now) {
+    const auto it = before.find(fd);
+    if (it == before.end() || it->second != target) extra += " " + std::to_string(fd) + " -> " + target;
+  }
+  if (extra.empty() && now.size() != before.size()) extra = " (fewer than before)";
+  return extra;
 }
 
 std::string rdma_resources(const std::string& dev) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,7 +63,13 @@ std::vector<std::vector<int>> wait_requests(NetApi& api, const std::vector<void*
 void* post_isend(NetApi& api, void* comm, void* data, size_t size, int tag, void* mh);
 void* post_irecv(NetApi& api, void* comm, int n, void** data, size_t* sizes, int* tags, void** mhs);
 
-int open_fd_count();
+// The process's open file descriptors, number -> what /proc/self/fd/<n> links to.
+std::map<int, std::string> open_fds();
+// Waits up to `limit` for the descriptor set to have `expected` entries again (a background thread,
+// such as the port-counter sampler reading sysfs, holds one for a moment), then returns those open
+// that were not in `before`: empty unless something leaked.
+std::string fds_left_open(const std::map<int, std::string>& before,
+                          std::chrono::milliseconds limit = std::chrono::milliseconds(2000));
 // "pd 1 cq 2 qp 1 ..." of `rdma resource show` for a device, as name -> count.
 std::string rdma_resources(const std::string& dev);
 
