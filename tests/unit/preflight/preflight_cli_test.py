@@ -7,6 +7,7 @@ test plugin (--html: its heat map; one rank given a plugin that does not load: l
 Usage: preflight_cli_test.py RAILSCOPE LOOPBACK_PLUGIN"""
 import json
 import os
+import random
 import socket
 import struct
 import subprocess
@@ -53,11 +54,26 @@ def fake_node(root, devs):
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    # Below the kernel's ephemeral range: a port the kernel handed out with bind(0) and that was closed
+    # again is the next outgoing connection's local port as soon as any other test (ctest -j2 runs the
+    # TCP engine's tests beside this one) connects, before rank 0 binds it.
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12000), max(1025, low))
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise SystemExit("no free port below the ephemeral range")
 
 
 def node_trees(tmp, n, slow_rank=-1):
