@@ -29,7 +29,9 @@ class EagerSend final : public SendProtocol {
                                              Request** out) override;
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
-  Status on_completion(const ibv_wc& wc) override;
+  // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for
+  // the comm's virtual one.
+  [[gnu::always_inline]] inline Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
 
@@ -84,7 +86,9 @@ class EagerRecv final : public RecvProtocol {
   [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
-  Status on_completion(const ibv_wc& wc) override;
+  // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for
+  // the comm's virtual one.
+  [[gnu::always_inline]] inline Status on_completion(const ibv_wc& wc) override;
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
   // closing knows every message it sent arrived without an RDMA acknowledgement from this end.
   void close() override;

@@ -462,7 +462,7 @@ void EagerRecv::close() {
 ncclResult_t EagerRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
   if (!r->in_use) return VerbsRecvComm::finished_receive();
-  if (!c_.drain_cqs()) return c_.error_result();
+  if (!c_.drain_cqs(*this)) return c_.error_result();
   if (targets_[c_.index_of(*r)].unfinished > 0) return c_.idle_result();
   c_.complete(r, done, sizes);
   return ncclSuccess;

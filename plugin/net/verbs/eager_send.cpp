@@ -93,7 +93,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   bool polled = false;
   auto poll = [&] {
     polled = true;
-    if (Status st = c_.poll(); !st.ok()) return st;
+    if (!c_.drain_cqs(*this)) return c_.error();
     return progress();
   };
   if (ring_.posted() - ring_retired_ >= eager::kSignalEvery || nwaiting_ > 0 || mailbox_full())
@@ -346,7 +346,7 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     c_.finish(req, Clock::time_point{}, done, sizes);  // nothing to time: done when posted
     return ncclSuccess;
   }
-  if (!c_.drain_cqs()) return c_.error_result();
+  if (!c_.drain_cqs(*this)) return c_.error_result();
   if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);

@@ -41,7 +41,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   const auto q = static_cast<size_t>(tail_ % c_.qps.size());
   receiver_driven::CtsWindow& window = cts_windows_[q];
   if (!window.has_room()) {
-    if (!c_.drain_cqs()) return c_.error();
+    if (!c_.drain_cqs(*this)) return c_.error();
     if (!window.has_room()) return c_.not_ready();
   }
   const int n = static_cast<int>(bufs.size());
@@ -144,7 +144,7 @@ Status ReceiverDrivenRecv::unexpected_completion(const ibv_wc& wc) const {
 ncclResult_t ReceiverDrivenRecv::test(RecvSlot* r, int* done, int* sizes) {
   *done = 0;
   if (!r->in_use) return VerbsRecvComm::finished_receive();
-  if (!c_.drain_cqs()) return c_.error_result();
+  if (!c_.drain_cqs(*this)) return c_.error_result();
   const size_t index = c_.index_of(*r);
   const Progress& p = progress_[index];
   if (p.pending > 0) return c_.idle_result();

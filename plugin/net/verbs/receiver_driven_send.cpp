@@ -84,7 +84,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
     s.wrs = receiver_driven::slot_work_requests(
         nreqs, receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first));
     if (!budget_.fits(s.wrs)) {
-      if (!c_.drain_cqs()) return c_.error();
+      if (!c_.drain_cqs(*this)) return c_.error();
       if (!budget_.fits(s.wrs)) return c_.not_ready();
     }
   }
@@ -178,7 +178,7 @@ Status ReceiverDrivenSend::beyond_budget(size_t index) const {
 
 ncclResult_t ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
   *done = 0;
-  if (!c_.drain_cqs()) return c_.error_result();
+  if (!c_.drain_cqs(*this)) return c_.error_result();
   Slot& s = slots_[static_cast<size_t>(req->slot)];
   if (s.posted && s.pending == 0) {
     for (int i = 0; i < s.nreqs; ++i)
