@@ -34,7 +34,7 @@ cmake --build "$build" --target "${targets[@]}"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-artifacts="$(pwd)/$build/fuzz-artifacts"
+case "$build" in /*) artifacts="$build/fuzz-artifacts" ;; *) artifacts="$(pwd)/$build/fuzz-artifacts" ;; esac
 failed=0
 rows=()
 for h in "${harnesses[@]}"; do
