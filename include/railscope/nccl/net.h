@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "railscope/nccl/common.h"
+#include "railscope/nccl/net_descriptors.h"  // what the plugin hands the profiler callback
 
 extern "C" {
 
@@ -24,12 +25,6 @@ extern "C" {
 #define NCCL_MAX_NET_SIZE_BYTES (1ULL << 40)
 #define NCCL_NET_MAX_DEVS_PER_NIC_V9 4
 #define NCCL_NET_MAX_DEVS_PER_NIC_V12 8
-
-// Profiler descriptor ids a net plugin hands to the profiler callback (§4.6).
-#define NCCL_PROFILER_NET_VER_MASK 0xFFFF
-#define NCCL_PROFILER_NET_TYPE_MASK 0xFFFF0000
-#define NCCL_PROFILER_NET_TYPE_IB (1U << 16)
-#define NCCL_PROFILER_NET_TYPE_SOCK (2U << 16)
 
 // nccl_device/net_device.h: who drives the data path.
 typedef enum {
@@ -305,22 +300,6 @@ typedef struct {
   ncclResult_t (*setNetAttr)(void* ctx, ncclNetAttr_v12_t* netAttr);
 } ncclNet_v12_t;
 
-// IB QP profiler descriptor, version 1 (§4.6): what a verbs transport hands to the profiler.
-#define NCCL_PROFILER_NET_IB_VER 1
-enum { ncclProfileQp = 1 };
-// NCCL declares `qp` inside a one-member union; a plain member has the same layout.
-typedef struct {
-  int device;
-  uint64_t wr_id;
-  int opcode;
-  int qpNum;
-  size_t length;
-} ncclProfilerNetIbQp_v1_t;
-typedef struct {
-  uint8_t type;  // ncclProfileQp
-  ncclProfilerNetIbQp_v1_t qp;
-} ncclProfilerNetIbDescr_v1_t;
-
 }  // extern "C"
 
 // --- layouts (x86-64, measured from NCCL 2.28.9 / 2.30 headers; doc §2.1-2.4, §4.6)
@@ -363,6 +342,3 @@ static_assert(sizeof(ncclNet_v10_t) == 20 * sizeof(void*));
 static_assert(sizeof(ncclNet_v11_t) == 176);
 static_assert(offsetof(ncclNet_v11_t, finalize) == 20 * sizeof(void*));
 static_assert(sizeof(ncclNet_v12_t) == 176);
-
-static_assert(sizeof(ncclProfilerNetIbDescr_v1_t) == 40);
-static_assert(offsetof(ncclProfilerNetIbDescr_v1_t, qp) == 8);

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "railscope/nccl/common.h"
+#include "railscope/nccl/net_descriptors.h"  // the `data` of a NetPlugin event
 
 extern "C" {
 
@@ -396,72 +397,7 @@ RAILSCOPE_PROFILER_TABLE(6, (void** context, uint64_t commId, int* eActivationMa
                              int nNodes, int nRanks, int rank, ncclDebugLogger_t logFn))
 #undef RAILSCOPE_PROFILER_TABLE
 
-// ---- NetPlugin descriptors (the `data` of a NetPlugin event) ---------------------------------
-
-// pluginId layout: low 16 bits = descriptor version, bits 16..31 = network type.
-enum : uint32_t {
-  NCCL_PROFILER_NET_VER_MASK = 0x0000FFFFu,
-  NCCL_PROFILER_NET_TYPE_MASK = 0xFFFF0000u,
-  NCCL_PROFILER_NET_TYPE_IB = 1u << 16,
-  NCCL_PROFILER_NET_TYPE_SOCK = 2u << 16,
-};
-
-// NCCL's IB descriptor, version 1: one event per posted work request per QP.
-enum { ncclProfileQp = 1 };
-typedef struct {
-  uint8_t type;  // ncclProfileQp
-  union {
-    struct {
-      int device;
-      uint64_t wr_id;
-      int opcode;  // ibv_wr_opcode
-      int qpNum;
-      size_t length;
-    } qp;
-  };
-} ncclProfilerNetIbDescr_v1_t;
-
-// NCCL's socket descriptor, version 1.
-enum { ncclProfileSocket = 1 };
-typedef struct {
-  uint8_t type;  // ncclProfileSocket
-  union {
-    struct {
-      int fd;
-      int op;
-      size_t length;
-    } sock;
-  };
-} ncclProfilerNetSockDescr_v1_t;
-
 }  // extern "C"
-
-// ---- railscope's own NetPlugin descriptor (railscope net plugin → railscope profiler) ----------
-// Network type 0x5253 ("RS") in pluginId bits 16..31, version 1. Start: a work request was posted
-// (`qp` filled). Update/stop: `completion` filled by the net plugin (data points at a
-// RailscopeNetCompletion_v1 that stays valid for the duration of the call only). `diag_id` is a
-// static string from the diagnosis catalogue (e.g. "wc.retry_exceeded") or nullptr on success.
-namespace railscope::nccl {
-inline constexpr uint32_t kNetTypeRailscope = 0x5253u << 16;
-inline constexpr uint32_t kNetRailscopeVersion = 1;
-
-struct RailscopeNetQp_v1 {
-  uint8_t type;  // ncclProfileQp
-  int device;
-  int qpNum;
-  int opcode;
-  uint64_t wr_id;
-  size_t length;
-};
-
-struct RailscopeNetCompletion_v1 {
-  int status;           // ibv_wc_status (0 = success)
-  int vendorErr;        // ibv_wc.vendor_err
-  size_t bytes;         // bytes completed
-  const char* diag_id;  // catalogue id on error, nullptr otherwise (static storage)
-  int peerRank;         // -1 when unknown
-};
-}  // namespace railscope::nccl
 
 // ---- layout checks (sizes and offsets the ABI depends on) --------------------------------------
 static_assert(sizeof(ncclProfilerEventState_t) == 4);
@@ -490,6 +426,3 @@ static_assert(sizeof(ncclProfilerEventStateArgs_v5_t) == 8);
 static_assert(sizeof(ncclProfilerEventStateArgs_v1_t) == 16);
 static_assert(sizeof(ncclProfiler_v5_t) == 48);
 static_assert(sizeof(ncclProfiler_v1_t) == 48);
-static_assert(sizeof(ncclProfilerNetIbDescr_v1_t) == 40);
-static_assert(offsetof(ncclProfilerNetIbDescr_v1_t, qp.length) == 32);
-static_assert(sizeof(ncclProfilerNetSockDescr_v1_t) == 24);

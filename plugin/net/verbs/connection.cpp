@@ -13,12 +13,12 @@
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/mr_cache.h"
-#include "plugin/net/verbs/profiler_descr.h"
 #include "plugin/net/verbs/qp.h"
 #include "plugin/net/verbs/send_comm.h"  // chunk_of
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
+#include "railscope/nccl/net_descriptors.h"
 #include "railscope/node/mtu.h"
 #include "railscope/node/port_counters.h"
 #include "railscope/node/rail_skew.h"
@@ -390,8 +390,8 @@ void Connection::profile_failure(size_t request, void* phandle, size_t bytes) {
   if (profiler == nullptr || phandle == nullptr || qps.empty()) return;
   profile_stop(request);
   const QpLane* failed = failed_qp();
-  const int64_t id = kProfilerRailscopePluginId;
-  RailscopeQpDescr qp{
+  const int64_t id = nccl::kNetRailscopePluginId;
+  nccl::RailscopeNetQp_v1 qp{
       ncclProfileQp, failed->lane, static_cast<int>(failed->qp->qp_num), IBV_WR_RDMA_WRITE_WITH_IMM, 0,
       bytes};
   void* eh = nullptr;
@@ -399,8 +399,9 @@ void Connection::profile_failure(size_t request, void* phandle, size_t bytes) {
   if (eh == nullptr) return;
   // A failure that is not a completion's (a stall, a dead peer, a port down, a peer's bad message)
   // still needs a non-zero status to count as an error: IBV_WC_GENERAL_ERR, with the diagnosis id.
-  RailscopeCompletion done{failed_status_ != 0 ? failed_status_ : static_cast<int>(IBV_WC_GENERAL_ERR),
-                           static_cast<int>(failed_vendor_err_), 0, error_.finding().id().data(), -1};
+  nccl::RailscopeNetCompletion_v1 done{
+      failed_status_ != 0 ? failed_status_ : static_cast<int>(IBV_WC_GENERAL_ERR),
+      static_cast<int>(failed_vendor_err_), 0, error_.finding().id().data(), -1};
   profiler(&eh, ncclProfilerNetEventUpdateAndStop, nullptr, id, &done);
 }
 

@@ -1,34 +1,32 @@
-// The verbs engine's copy of railscope's NetPlugin descriptor has the profiler's layout.
+// The descriptors a net plugin hands to the profiler are declared once
+// (include/railscope/nccl/net_descriptors.h): the net side's header and the profiler side's compile in one
+// translation unit (each declared them before, and the two could not), and their ids are NCCL's.
 #include <gtest/gtest.h>
 
-#include <cstddef>
+#include <cstdint>
 
-#include "plugin/net/verbs/profiler_descr.h"
+#include "railscope/nccl/net.h"
 #include "railscope/nccl/profiler.h"
 
-namespace railscope::net::verbs {
+namespace railscope::nccl {
 namespace {
 
-using railscope::nccl::RailscopeNetCompletion_v1;
-using railscope::nccl::RailscopeNetQp_v1;
-
-static_assert(sizeof(RailscopeQpDescr) == sizeof(RailscopeNetQp_v1));
-static_assert(offsetof(RailscopeQpDescr, device) == offsetof(RailscopeNetQp_v1, device));
-static_assert(offsetof(RailscopeQpDescr, qpNum) == offsetof(RailscopeNetQp_v1, qpNum));
-static_assert(offsetof(RailscopeQpDescr, opcode) == offsetof(RailscopeNetQp_v1, opcode));
-static_assert(offsetof(RailscopeQpDescr, wr_id) == offsetof(RailscopeNetQp_v1, wr_id));
-static_assert(offsetof(RailscopeQpDescr, length) == offsetof(RailscopeNetQp_v1, length));
-static_assert(sizeof(RailscopeCompletion) == sizeof(RailscopeNetCompletion_v1));
-static_assert(offsetof(RailscopeCompletion, vendorErr) == offsetof(RailscopeNetCompletion_v1, vendorErr));
-static_assert(offsetof(RailscopeCompletion, bytes) == offsetof(RailscopeNetCompletion_v1, bytes));
-static_assert(offsetof(RailscopeCompletion, diag_id) == offsetof(RailscopeNetCompletion_v1, diag_id));
-static_assert(offsetof(RailscopeCompletion, peerRank) == offsetof(RailscopeNetCompletion_v1, peerRank));
-
-TEST(ProfilerDescr, PluginIdIsTheProfilersRailscopeType) {
-  EXPECT_EQ(kProfilerRailscopePluginId,
-            static_cast<int64_t>(nccl::kNetTypeRailscope | nccl::kNetRailscopeVersion));
+TEST(ProfilerDescr, NetAndProfilerHeadersShareOneDeclaration) {
+  // NCCL's IB descriptor, as the verbs engine emits it and the profiler reads it.
+  ncclProfilerNetIbDescr_v1_t ib{};
+  ib.type = ncclProfileQp;
+  ib.qp.length = 4096;
   EXPECT_EQ(ncclProfileQp, 1);
+  EXPECT_EQ(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER, 0x10001U);
+  EXPECT_EQ((NCCL_PROFILER_NET_TYPE_SOCK | 1U) & NCCL_PROFILER_NET_TYPE_MASK, NCCL_PROFILER_NET_TYPE_SOCK);
+  EXPECT_EQ(ib.qp.length, 4096U);
+}
+
+TEST(ProfilerDescr, RailscopePluginIdIsItsTypeAndVersion) {
+  EXPECT_EQ(kNetRailscopePluginId, int64_t{0x52530001});
+  EXPECT_EQ(static_cast<uint32_t>(kNetRailscopePluginId) & NCCL_PROFILER_NET_TYPE_MASK, kNetTypeRailscope);
+  EXPECT_EQ(static_cast<uint32_t>(kNetRailscopePluginId) & NCCL_PROFILER_NET_VER_MASK, kNetRailscopeVersion);
 }
 
 }  // namespace
-}  // namespace railscope::net::verbs
+}  // namespace railscope::nccl

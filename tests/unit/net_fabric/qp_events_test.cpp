@@ -11,7 +11,6 @@
 
 #include "plugin/net/verbs/connection.h"
 #include "plugin/net/verbs/port_health.h"
-#include "plugin/net/verbs/profiler_descr.h"
 #include "plugin/net/verbs/send_comm.h"
 
 namespace railscope::net::verbs {
@@ -33,8 +32,8 @@ ncclResult_t fake_profiler(void** handle, int type, void* /*parent*/, int64_t pl
   c.type = type;
   c.plugin_id = plugin_id;
   if (type == ncclProfilerNetEventStart) {
-    if (plugin_id == kProfilerRailscopePluginId) {
-      const auto* d = static_cast<const RailscopeQpDescr*>(data);
+    if (plugin_id == nccl::kNetRailscopePluginId) {
+      const auto* d = static_cast<const nccl::RailscopeNetQp_v1*>(data);
       c.device = d->device;
       c.qp_num = d->qpNum;
       c.length = d->length;
@@ -46,7 +45,7 @@ ncclResult_t fake_profiler(void** handle, int type, void* /*parent*/, int64_t pl
     }
     *handle = &g_handle;
   } else if (type == ncclProfilerNetEventUpdateAndStop) {
-    const auto* d = static_cast<const RailscopeCompletion*>(data);
+    const auto* d = static_cast<const nccl::RailscopeNetCompletion_v1*>(data);
     c.status = d->status;
     c.diag = d->diag_id != nullptr ? d->diag_id : "";
   }
@@ -153,7 +152,7 @@ TEST(QpEvents, ErrorNamesTheFailedQpOnItsDevice) {
   std::vector<Call> err;
   int stops = 0;
   for (const auto& e : g_calls) {
-    if (e.plugin_id == kProfilerRailscopePluginId) err.push_back(e);
+    if (e.plugin_id == nccl::kNetRailscopePluginId) err.push_back(e);
     if (e.type == ncclProfilerNetEventStop) ++stops;
   }
   EXPECT_EQ(stops, 4);  // every part's event ends
@@ -175,7 +174,7 @@ TEST(QpEvents, ErrorWithoutACompletionNamesQpZero) {
   c.fail(Status::fail(ncclRemoteError, "progress.stalled", "test"));
   std::vector<Call> err;
   for (const auto& e : g_calls)
-    if (e.plugin_id == kProfilerRailscopePluginId) err.push_back(e);
+    if (e.plugin_id == nccl::kNetRailscopePluginId) err.push_back(e);
   ASSERT_EQ(err.size(), 2u);
   EXPECT_EQ(err[0].device, 0);
   EXPECT_EQ(err[0].qp_num, 100);
@@ -194,7 +193,7 @@ TEST(QpEvents, ErrorOfAPortDownNamesAQpOnThatPort) {
   c.fail(Status::fail(ncclSystemError, "async.port_error", "test"));
   std::vector<Call> err;
   for (const auto& e : g_calls)
-    if (e.plugin_id == kProfilerRailscopePluginId) err.push_back(e);
+    if (e.plugin_id == nccl::kNetRailscopePluginId) err.push_back(e);
   ASSERT_EQ(err.size(), 2u);
   EXPECT_EQ(err[0].device, 1);
   EXPECT_EQ(err[0].qp_num, 100);
