@@ -185,12 +185,6 @@ bool Connection::drain_all_cqs() {
   return true;
 }
 
-bool Connection::drain_after(const ibv_wc* wcs, int n) {
-  bool timed = false;
-  if (!take_completions(0, wcs, n, &timed)) return false;
-  return n < kPollBatch || drain_all_cqs();  // a full batch: there may be more
-}
-
 bool Connection::take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed) {
   if (n < 0) return poll_failed();
   poll_lane_ = lane;

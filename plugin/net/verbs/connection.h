@@ -117,24 +117,16 @@ class Connection {
   EndInfo local_end(const std::vector<uint32_t>& rkeys_per_lane, uint64_t addr) const;
 
   // Data-path helpers.
-  // Drains every lane's CQ, handing each completion to on_completion(). Fails on the first error.
-  Status poll() { return drain_cqs() ? Status::success() : error_; }
-  // The same, returning whether the connection is still healthy (error() says why not): the form
-  // for a caller's data path, where the Status a poll that found nothing returns is pure cost (an
-  // idle test(), bench/net_instructions). A connection on one lane polls inline; what the poll found,
-  // and every other case, goes out of line.
-  [[gnu::always_inline]] bool drain_cqs() {
-    if (solo_ == nullptr || !error_.ok()) return drain_all_cqs();
-    ibv_cq* cq = solo_->cq.get();
-    if (cq == nullptr) return true;  // the handshake did not get as far as creating it
-    ibv_wc wcs[kPollBatch];
-    const int n = ibv_poll_cq(cq, kPollBatch, wcs);
-    return n == 0 || drain_after(wcs, n);
-  }
-  // The same from the connection's own protocol, whose on_completion the comm's virtual one forwards
-  // to: each completion goes to it by a direct call, with no virtual dispatch and no call to
-  // drain_after (bench/net_instructions, tenth pass: 35 to 65 a round trip). A connection on one lane
-  // is not striped, so its completions need no poll time (take_completions).
+  // Drains every lane's CQ, handing each completion to the comm's on_completion(). Fails on the first
+  // error. For the cold paths (a close, a stall's check); a protocol's data path drains with
+  // drain_cqs(protocol).
+  Status poll() { return drain_all_cqs() ? Status::success() : error_; }
+  // Drains the CQs from the connection's own protocol: a connection on one lane polls inline, and each
+  // completion goes to the protocol's on_completion by a direct call, with no virtual dispatch
+  // (bench/net_instructions, tenth pass: 35 to 65 instructions a round trip). A connection on one lane
+  // is not striped, so its completions need no poll time (take_completions). Returns whether the
+  // connection is still healthy (error() says why not): on an idle test() a Status would be pure cost.
+  // Several lanes, or a connection already failed: drain_all_cqs(), through the comm's on_completion.
   template <class Protocol>
   [[gnu::always_inline]] bool drain_cqs(Protocol& protocol) {
     if (solo_ == nullptr || !error_.ok()) return drain_all_cqs();
@@ -249,17 +241,14 @@ class Connection {
   // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only): QP numbers
   // are unique per device, so the QP that failed is (lane, wc.qp_num).
   void note_failed_completion(size_t lane, const ibv_wc& wc);
-  // What drain_cqs() does with a poll of lane `lane` that found n completions, or failed (n < 0): out
-  // of line, so that a poll that finds nothing stays small. false when the connection failed. Inlined
-  // into its two callers below (both out of line): one frame per poll that found completions.
+  // What drain_all_cqs() does with a poll of lane `lane` that found n completions, or failed (n < 0):
+  // false when the connection failed. Inlined there.
   [[gnu::always_inline]] inline bool take_completions(size_t lane, const ibv_wc* wcs, int n, bool* timed);
   // Its failures, out of line and cold (they build strings): the connection fails; false.
   [[gnu::cold, gnu::noinline]] bool poll_failed();
   [[gnu::cold, gnu::noinline]] bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
-  // drain_cqs() of any connection, and the rest of it on one lane after its inline poll found n
-  // completions (or failed).
+  // Every lane's CQ until it is empty, each completion to the comm's on_completion (virtual).
   bool drain_all_cqs();
-  bool drain_after(const ibv_wc* wcs, int n);
 
  private:
   Status explain(Status st);
@@ -280,7 +269,7 @@ class Connection {
   StatsChange stats_seen_;  // what the last periodic line showed
   uint32_t idle_calls_ = 0;
   // lanes[0] when the connection has exactly one lane (most do), else null: set once the lanes are
-  // (open_lanes), so that drain_cqs() and healthy(), on every idle test(), read one pointer rather
+  // (open_lanes), so that drain_cqs(protocol) and healthy(), on every idle test(), read one pointer rather
   // than walk the vector.
   const Lane* solo_ = nullptr;
   size_t poll_lane_ = 0;           // completion_lane()
