@@ -86,7 +86,7 @@ int numa_of(hwloc_obj_t anchor) {
   return hwloc_bitmap_first(anchor->nodeset);
 }
 
-std::string numa_text(int numa) { return numa < 0 ? std::string("NUMA ?") : fmt::format("NUMA {}", numa); }
+std::string numa_phrase(int numa) { return numa < 0 ? std::string("NUMA ?") : fmt::format("NUMA {}", numa); }
 
 struct TopologyDeleter {
   void operator()(hwloc_topology* t) const { hwloc_topology_destroy(t); }
@@ -223,10 +223,10 @@ PciPath PciTopology::path(size_t gpu, size_t nic) const {
                    hwloc_bitmap_weight(ga->nodeset) == 1);
   if (same) {
     out.type = PathType::Phb;
-    out.via = fmt::format("host bridge, {}", numa_text(gn));
+    out.via = fmt::format("host bridge, {}", numa_phrase(gn));
   } else {
     out.type = PathType::Sys;
-    out.via = fmt::format("{} <-> {}", numa_text(gn), numa_text(nn));
+    out.via = fmt::format("{} <-> {}", numa_phrase(gn), numa_phrase(nn));
   }
   return out;
 }

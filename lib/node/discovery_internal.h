@@ -6,6 +6,8 @@
 #include "railscope/node/inventory.h"
 #include "railscope/node/sysfs.h"
 
+struct ibv_device;  // libibverbs' (infiniband/verbs.h), at global scope: not a railscope::node one
+
 namespace railscope::node {
 
 // RoCE: the netdev behind the port (from its GIDs, else gid_attrs/ndevs/0) and its MTU.

@@ -11,13 +11,13 @@ namespace {
 using node::CounterCategory;
 using node::CounterDelta;
 
-bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool mentions(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-bool is_rnr(std::string_view name) { return contains(name, "rnr"); }
+bool is_rnr(std::string_view name) { return mentions(name, "rnr"); }
 
 // Duplicates count every packet a go-back-N retransmission sent again: one timeout makes dozens, so
 // they are shown with the loss, never counted as separate losses.
-bool is_duplicate(std::string_view name) { return contains(name, "dup"); }
+bool is_duplicate(std::string_view name) { return mentions(name, "dup"); }
 
 // Counters that say a link event happened at all (one is news), as opposed to error noise.
 bool is_link_event(std::string_view name) {
@@ -26,7 +26,7 @@ bool is_link_event(std::string_view name) {
 }
 
 bool is_pause_duration(std::string_view name) {
-  return contains(name, "duration") || contains(name, "transition");
+  return mentions(name, "duration") || mentions(name, "transition");
 }
 
 struct Selected {
@@ -82,10 +82,10 @@ Traffic traffic_of(const std::vector<CounterDelta>& deltas) {
     // count the port's RDMA traffic a second time: what the port moved is its own counters'.
     if (d.source == node::CounterSource::Ethtool) continue;
     const std::string_view n = d.name;
-    const bool rx = contains(n, "rcv") || contains(n, "rx") || contains(n, "recv");
+    const bool rx = mentions(n, "rcv") || mentions(n, "rx") || mentions(n, "recv");
     if (n == "port_xmit_data" || n == "port_rcv_data") {
       t.bytes += 4 * d.delta;  // 4-byte words (IBA PortCounters)
-    } else if (contains(n, "bytes")) {
+    } else if (mentions(n, "bytes")) {
       t.bytes += d.delta;
     } else if (n == "port_xmit_packets" || n == "port_rcv_packets" || n == "sent_pkts" || n == "rcvd_pkts" ||
                n == "tx_pkts" || n == "rx_pkts") {

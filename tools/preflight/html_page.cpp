@@ -33,9 +33,6 @@ const char* colour_for(double pct) {
   return kBins[std::size(kBins) - 1].colour;
 }
 
-std::string gbps(double v) { return v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v); }
-std::string_view status_word(int code) { return code == 2 ? "error" : code == 1 ? "warning" : "ok"; }
-
 constexpr const char* kStyle = R"(
 body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse;margin:8px 0 24px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
@@ -82,8 +79,8 @@ std::string heat_map(const Verdict& v, const RailStats& rs, const std::map<std::
       "height=\"{2}\" viewBox=\"0 0 {1} {2}\"><text class=\"title\" x=\"4\" y=\"18\">{3}</text>"
       "<text class=\"axis\" x=\"4\" y=\"36\">row: sender, column: receiver; median {4} GB/s, line rate {5}"
       "</text><rect class=\"unmeasured\" x=\"{6}\" y=\"{7}\" width=\"{8}\" height=\"{8}\"/>",
-      rs.rail, W, H, esc(title), gbps(rs.median_GBps),
-      rs.line_GBps > 0 ? gbps(rs.line_GBps) + " GB/s" : "unknown", L, T, side);
+      rs.rail, W, H, esc(title), gbps_text(rs.median_GBps),
+      rs.line_GBps > 0 ? gbps_text(rs.line_GBps) + " GB/s" : "unknown", L, T, side);
   if (labels)
     for (size_t i = 0; i < n; ++i) {
       const double c = cell * (static_cast<double>(i) + 0.5);
@@ -110,7 +107,7 @@ std::string heat_map(const Verdict& v, const RailStats& rs, const std::map<std::
       const double median_pct = rs.reference_GBps > 0 ? 100 * l.GBps / rs.reference_GBps : -1;
       const double pct = basis == "line rate" ? line_pct : basis.empty() ? -1 : median_pct;
       if (pct >= 0) fill = colour_for(pct);
-      tip += fmt::format(": {} GB/s", gbps(l.GBps));
+      tip += fmt::format(": {} GB/s", gbps_text(l.GBps));
       if (line_pct >= 0) tip += fmt::format(", {:.0f} % of line rate", line_pct);
       if (median_pct >= 0) tip += fmt::format(", {:.0f} % of the rail's median", median_pct);
       if (l.lat_us > 0) tip += fmt::format(", latency {:.1f} µs", l.lat_us);
@@ -186,9 +183,9 @@ std::string render_html(const Verdict& v) {
     for (const auto& r : v.rails)
       h += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1f}</td></tr>",
-          r.rail, r.links, gbps(r.median_GBps),
-          r.reference.empty() ? "line rate only" : esc(r.reference) + " " + gbps(r.reference_GBps),
-          r.line_GBps > 0 ? gbps(r.line_GBps) : "?", r.median_lat_us);
+          r.rail, r.links, gbps_text(r.median_GBps),
+          r.reference.empty() ? "line rate only" : esc(r.reference) + " " + gbps_text(r.reference_GBps),
+          r.line_GBps > 0 ? gbps_text(r.line_GBps) : "?", r.median_lat_us);
     h += "</table>";
   }
 

@@ -14,9 +14,9 @@ constexpr size_t kMajority = 3;  // links needed before a median names an outlie
 
 bool same_rate(double a, double b) { return std::fabs(a - b) <= 0.01 * std::max(a, b); }
 
-std::string gbps(double v) { return v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v); }
-
 }  // namespace
+
+std::string gbps_text(double v) { return v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v); }
 
 std::string link_name(const LinkMeasurement& m) {
   return fmt::format("{}/{} → {}/{}", m.src_node, m.src_nic, m.dst_node, m.dst_nic);
@@ -73,14 +73,14 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
     const bool below_line =
         line_pct >= 0 && policy.min_line_percent > 0 && line_pct < policy.min_line_percent;
     if (below_median || below_line) {
-      std::string detail = fmt::format("{}: {} GB/s", link_name(l), gbps(l.GBps));
+      std::string detail = fmt::format("{}: {} GB/s", link_name(l), gbps_text(l.GBps));
       if (line_pct >= 0)
-        detail += fmt::format(", {:.0f} % of line rate ({} GB/s)", line_pct, gbps(l.line_GBps));
+        detail += fmt::format(", {:.0f} % of line rate ({} GB/s)", line_pct, gbps_text(l.line_GBps));
       if (s.reference == "rail")
-        detail += fmt::format(", median of rail {} is {} GB/s", l.rail, gbps(s.reference_GBps));
+        detail += fmt::format(", median of rail {} is {} GB/s", l.rail, gbps_text(s.reference_GBps));
       else if (!s.reference.empty())
-        detail +=
-            fmt::format(" on rail {}, median of {} is {} GB/s", l.rail, s.reference, gbps(s.reference_GBps));
+        detail += fmt::format(" on rail {}, median of {} is {} GB/s", l.rail, s.reference,
+                              gbps_text(s.reference_GBps));
       else
         detail +=
             fmt::format(" on rail {} ({} link(s): no majority, compared with line rate)", l.rail, s.links);

@@ -57,5 +57,7 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
 
 // "node07/mlx5_3 → node12/mlx5_3"
 std::string link_name(const LinkMeasurement& m);
+// A rate in GB/s as the verdict and the page print it: one decimal from 10, else three digits.
+std::string gbps_text(double v);
 
 }  // namespace railscope::preflight

@@ -13,7 +13,6 @@ namespace {
 int exit_for(diag::Severity s) {
   return s == diag::Severity::Error ? 2 : s == diag::Severity::Warning ? 1 : 0;
 }
-std::string_view status_word(int code) { return code == 2 ? "error" : code == 1 ? "warning" : "ok"; }
 
 diag::Severity severity_of(const std::string& s) {
   return s == "error"     ? diag::Severity::Error
@@ -33,6 +32,8 @@ std::string printable(const std::string& s) {
 }
 
 }  // namespace
+
+std::string_view status_word(int code) { return code == 2 ? "error" : code == 1 ? "warning" : "ok"; }
 
 Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, std::vector<int> missing,
                std::vector<diag::Finding> extra, int timeout_s) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "link_stats.h"
@@ -35,6 +36,8 @@ void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy&
 
 nlohmann::json to_json(const Verdict& v);
 std::string to_text(const Verdict& v);
+// "ok", "warning", "error" for exit code 0, 1, 2.
+std::string_view status_word(int code);
 // What rank 0 sends to a rank: status, counts and the findings that name `host` (at most 64 lines).
 nlohmann::json rank_verdict(const Verdict& v, const std::string& host);
 // The one line a rank prints from rank_verdict(); false when the JSON is not a verdict.

@@ -86,7 +86,9 @@ enum Status : uint32_t { kAccept = 0, kTooSmall = 1 };
 // ClearToSend x kAheadEntries]. One mailbox entry per large message in flight (NCCL keeps at most
 // NCCL_NET_MAX_REQUESTS requests in flight per comm; eager_queues.h), as many entries ahead.
 inline constexpr size_t kMailboxEntries = NCCL_NET_MAX_REQUESTS;
+inline constexpr size_t kMailboxOffset = 0;
 inline constexpr size_t kMailboxBytes = sizeof(ClearToSend) * kMailboxEntries;
+inline constexpr size_t kCreditWordOffset = kMailboxOffset + kMailboxBytes;
 inline constexpr size_t kCreditWordBytes = 64;
 // Clear-to-sends written ahead: a receive writes one at once for each of its buffers larger than the eager
 // limit (a grouped receive, up to kMaxRecvs of them), each into an entry the receiver holds free
@@ -98,7 +100,7 @@ inline constexpr size_t kCreditWordBytes = 64;
 // counts among the large messages coming (eager_queues.h kMaxLargeInFlight), so the receiver never
 // needs more entries than that.
 inline constexpr size_t kAheadEntries = NCCL_NET_MAX_REQUESTS;
-inline constexpr size_t kAheadOffset = kMailboxBytes + kCreditWordBytes;
+inline constexpr size_t kAheadOffset = kCreditWordOffset + kCreditWordBytes;
 inline constexpr size_t kSenderRegionBytes = kAheadOffset + sizeof(ClearToSend) * kAheadEntries;
 
 // The receiver's record of the entries ahead: which are free. An entry is taken for a clear-to-send written

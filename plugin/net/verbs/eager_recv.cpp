@@ -19,7 +19,6 @@ namespace railscope::net::verbs {
 namespace {
 
 using Clock = Connection::Clock;
-constexpr size_t kMailboxOffset = 0;  // the sender's region: the mailbox, then the credit word (send_comm.h)
 
 Status bad_peer(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
@@ -359,7 +358,8 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
       t.state[i] = kDone;
       if (control_.has_room()) {
         ++c_.stats.cts_writes;
-        if (Status st = post_control(&c, sizeof c, kMailboxOffset + sizeof c * h.req); !st.ok()) return st;
+        if (Status st = post_control(&c, sizeof c, eager::kMailboxOffset + sizeof c * h.req); !st.ok())
+          return st;
       }
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sends {} bytes (tag {}) to a {}-byte receive on {}", h.size,
@@ -419,7 +419,8 @@ Status EagerRecv::post_queued_now() {
     targets_[q.cts.target / kMaxRecvs].state[q.cts.target % kMaxRecvs] = kIncoming;
     ++large_incoming_;
     ++c_.stats.cts_writes;
-    if (Status st = post_control(&q.cts, sizeof q.cts, kMailboxOffset + sizeof q.cts * q.req); !st.ok())
+    if (Status st = post_control(&q.cts, sizeof q.cts, eager::kMailboxOffset + sizeof q.cts * q.req);
+        !st.ok())
       return st;
   }
   if (credits_queued_ && control_.has_room()) {
@@ -444,7 +445,7 @@ Status EagerRecv::return_credits() {
     return Status::success();
   }
   credits_returned_ = now;
-  return post_control(&now.position, sizeof now.position, kMailboxOffset + eager::kMailboxBytes);
+  return post_control(&now.position, sizeof now.position, eager::kCreditWordOffset);
 }
 
 void EagerRecv::close() {

@@ -19,10 +19,9 @@ namespace railscope::net::verbs {
 namespace {
 
 using Clock = Connection::Clock;
-constexpr size_t kMailboxOffset = 0;  // the sender's region: the mailbox, then the credit word (send_comm.h)
 
 const volatile eager::ClearToSend& mailbox_entry(const RegisteredBuffer& region, size_t index) {
-  const auto* base = static_cast<const char*>(region.get()) + kMailboxOffset;
+  const auto* base = static_cast<const char*>(region.get()) + eager::kMailboxOffset;
   return reinterpret_cast<const volatile eager::ClearToSend*>(base)[index];
 }
 
@@ -80,7 +79,7 @@ std::optional<eager::ClearToSend> EagerSend::take_ahead(int tag, uint64_t ordina
 
 uint64_t EagerSend::credit_word() const {
   const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(c_.region.get()) +
-                                                                kMailboxOffset + eager::kMailboxBytes);
+                                                                eager::kCreditWordOffset);
   return *word;
 }
 

@@ -136,21 +136,21 @@ FabricWindow FabricSampler::next_window(uint64_t unix_ns) {
 FabricWindow FabricSampler::recent(uint64_t unix_ns) const { return window_since(true, unix_ns, nullptr); }
 
 std::string fabric_trouble(const FabricWindow& w) {
-  struct Kind {
+  struct Trouble {
     CounterCategory category;
     const char* what;
   };
   // The troubleshooting order of issue #15: link, loss, pause, congestion, discards.
-  static constexpr Kind kKinds[] = {{CounterCategory::Link, "link errors"},
-                                    {CounterCategory::Loss, "packet loss"},
-                                    {CounterCategory::Pause, "PFC pause"},
-                                    {CounterCategory::Congestion, "congestion"},
-                                    {CounterCategory::Discard, "discards"}};
+  static constexpr Trouble kKinds[] = {{CounterCategory::Link, "link errors"},
+                                       {CounterCategory::Loss, "packet loss"},
+                                       {CounterCategory::Pause, "PFC pause"},
+                                       {CounterCategory::Congestion, "congestion"},
+                                       {CounterCategory::Discard, "discards"}};
   std::string out;
   auto add = [&](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
   for (const PortWindow& p : w.ports) {
     if (p.state != "ACTIVE") add(fmt::format("{} is {}", p.name(), p.state));
-    for (const Kind& k : kKinds) {
+    for (const Trouble& k : kKinds) {
       const uint64_t total = p.total(k.category);
       if (total == 0) continue;
       std::string names;

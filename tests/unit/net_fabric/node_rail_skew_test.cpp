@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kOneSecond = 1'000'000'000;
 
 // One process of the node: its port's cumulative totals, its board, its window.
 struct Process {
@@ -28,7 +28,7 @@ struct Process {
   // A second of sending at `mbps` MB/s (busy the whole second, 1 MiB transfers), then the tick.
   NodeRailSkew tick(double mbps, int64_t now, int64_t window_start) {
     mine.bytes += static_cast<uint64_t>(mbps * 1e6);
-    mine.busy_ns += static_cast<uint64_t>(kSecond);
+    mine.busy_ns += static_cast<uint64_t>(kOneSecond);
     mine.transfers += static_cast<uint64_t>(mbps);
     mine.updated_ns = now;
     std::string why;
@@ -75,7 +75,7 @@ TEST_F(NodeRailSkewTest, OneProcessPerRailSlowRailNamedOnceByItsOwner) {
   int named_by_slow = 0;
   int seen_by_fast = 0;
   for (int s = 1; s <= 8; ++s) {
-    const int64_t now = s * kSecond;
+    const int64_t now = s * kOneSecond;
     const NodeRailSkew f = fast.tick(40, now, 0);
     const NodeRailSkew w = slow.tick(8, now, 0);
     if (f.finding) ++seen_by_fast;
@@ -94,7 +94,7 @@ TEST_F(NodeRailSkewTest, OneProcessPerRailSlowRailNamedOnceByItsOwner) {
   RailBoardEntry e = slow.mine;
   alone.restart({{e.port, e.pid, e.owner, 0, 0, 0, 0}});
   int left_out = 0;
-  EXPECT_FALSE(node_rail_skew(alone.update({e}, 8 * kSecond, &left_out), 8.0, e.owner).finding);
+  EXPECT_FALSE(node_rail_skew(alone.update({e}, 8 * kOneSecond, &left_out), 8.0, e.owner).finding);
 }
 
 TEST_F(NodeRailSkewTest, ARailWhoseProcessEndedStillCountsUntilTheWindowEnds) {
@@ -104,7 +104,7 @@ TEST_F(NodeRailSkewTest, ARailWhoseProcessEndedStillCountsUntilTheWindowEnds) {
   Process slow = process(200, 2002, "rxe3:1");
   int named = 0;
   for (int s = 1; s <= 8; ++s) {
-    const int64_t now = s * kSecond;
+    const int64_t now = s * kOneSecond;
     if (s <= 3) (void)fast.tick(40, now, 0);
     if (s == 3) fast.board.reset();
     const NodeRailSkew w = slow.tick(3, now, 0);
@@ -121,8 +121,8 @@ TEST_F(NodeRailSkewTest, HealthyRailsAcrossProcessesSayNothing) {
   Process a = process(100, 1001, "rxe1:1");
   Process b = process(200, 2002, "rxe3:1");
   for (int s = 1; s <= 8; ++s) {
-    EXPECT_FALSE(a.tick(40, s * kSecond, 0).finding);
-    EXPECT_FALSE(b.tick(36, s * kSecond, 0).finding);
+    EXPECT_FALSE(a.tick(40, s * kOneSecond, 0).finding);
+    EXPECT_FALSE(b.tick(36, s * kOneSecond, 0).finding);
   }
 }
 
@@ -133,8 +133,8 @@ TEST_F(NodeRailSkewTest, AProcessFirstSecondIsStartUpNotSkew) {
   Process a = process(100, 1001, "rxe1:1");
   Process b = process(200, 2002, "rxe3:1");
   for (int s = 1; s <= 8; ++s) {
-    const NodeRailSkew fa = a.tick(s == 1 ? 20 : 60, s * kSecond, 0);
-    const NodeRailSkew fb = b.tick(60, s * kSecond, 0);
+    const NodeRailSkew fa = a.tick(s == 1 ? 20 : 60, s * kOneSecond, 0);
+    const NodeRailSkew fb = b.tick(60, s * kOneSecond, 0);
     EXPECT_FALSE(fa.finding) << "second " << s << ": " << fa.finding->detail;
     EXPECT_FALSE(fb.finding) << "second " << s << ": " << fb.finding->detail;
   }
@@ -168,7 +168,7 @@ TEST_F(NodeRailSkewTest, SharedPortIsOneRailNamedByItsLowestWriter) {
   Process s2 = process(300, 4004, "mlx5_1:1");
   int named[3] = {0, 0, 0};
   for (int s = 1; s <= 6; ++s) {
-    const int64_t now = s * kSecond;
+    const int64_t now = s * kOneSecond;
     const NodeRailSkew r[3] = {fast.tick(40, now, 0), s1.tick(5, now, 0), s2.tick(5, now, 0)};
     for (int i = 0; i < 3; ++i)
       if (r[i].finding && r[i].mine) ++named[i];
@@ -177,13 +177,13 @@ TEST_F(NodeRailSkewTest, SharedPortIsOneRailNamedByItsLowestWriter) {
   EXPECT_GT(named[1], 0);  // the lowest owner token
   EXPECT_EQ(named[2], 0);
   int left_out = 0;
-  const auto rails = s2.window.update(s2.seen, 6 * kSecond, &left_out);
+  const auto rails = s2.window.update(s2.seen, 6 * kOneSecond, &left_out);
   ASSERT_EQ(rails.size(), 2u);
   const NodeRail& shared = rails[0].rate.port == "mlx5_1:1" ? rails[0] : rails[1];
   EXPECT_EQ(shared.pids.size(), 2u);
   EXPECT_EQ(shared.reporter, 3003u);
   // Busy time: the largest of the two (6 s each, s1's from the start of its window), not their sum.
-  EXPECT_EQ(shared.rate.busy_ns, static_cast<uint64_t>(6 * kSecond));
+  EXPECT_EQ(shared.rate.busy_ns, static_cast<uint64_t>(6 * kOneSecond));
 }
 
 TEST(NodeRailWindow, CountsFromTheWritersWindowStartKeepsStoppedWritersAndLeavesOutImpossibleFigures) {
@@ -197,24 +197,24 @@ TEST(NodeRailWindow, CountsFromTheWritersWindowStartKeepsStoppedWritersAndLeaves
                    70,
                    0,
                    1'000'000'000,
-                   50 * kSecond,
+                   50 * kOneSecond,
                    1000,
                    1'000'000'000 - 8'000'000,
-                   50 * kSecond - kSecond / 4,
+                   50 * kOneSecond - kOneSecond / 4,
                    1000 - 8};
-  auto rails = w.update({e}, 10 * kSecond, &left_out);
+  auto rails = w.update({e}, 10 * kOneSecond, &left_out);
   ASSERT_EQ(rails.size(), 1u);
   EXPECT_EQ(rails[0].rate.bytes, 8'000'000u);
-  EXPECT_EQ(rails[0].rate.busy_ns, static_cast<uint64_t>(kSecond / 4));
+  EXPECT_EQ(rails[0].rate.busy_ns, static_cast<uint64_t>(kOneSecond / 4));
   e.bytes += 40'000'000;
-  e.busy_ns += kSecond;
+  e.busy_ns += kOneSecond;
   e.transfers += 40;
-  rails = w.update({e}, 10 * kSecond, &left_out);
+  rails = w.update({e}, 10 * kOneSecond, &left_out);
   ASSERT_EQ(rails.size(), 1u);
   EXPECT_EQ(rails[0].rate.bytes, 48'000'000u);
   EXPECT_EQ(rails[0].rate.transfers, 48u);
   // The writer stops (its process ended, its slot freed): its figures stay until the window ends.
-  rails = w.update({}, 10 * kSecond, &left_out);
+  rails = w.update({}, 10 * kOneSecond, &left_out);
   ASSERT_EQ(rails.size(), 1u);
   EXPECT_EQ(rails[0].rate.bytes, 48'000'000u);
   EXPECT_EQ(rails[0].pids, std::vector<int32_t>{7});
@@ -222,24 +222,24 @@ TEST(NodeRailWindow, CountsFromTheWritersWindowStartKeepsStoppedWritersAndLeaves
   RailBoardEntry reused = e;
   reused.bytes = 10;
   reused.transfers = 1;
-  EXPECT_TRUE(w.update({reused}, 10 * kSecond, &left_out).empty());
+  EXPECT_TRUE(w.update({reused}, 10 * kOneSecond, &left_out).empty());
   // A new window forgets the writers that are gone.
   w.restart({});
-  EXPECT_TRUE(w.update({}, kSecond, &left_out).empty());
+  EXPECT_TRUE(w.update({}, kOneSecond, &left_out).empty());
   // A published window start above the totals is not one: the writer counts from its first sighting.
   RailBoardEntry odd{"rxe5:1", 5, 50, 0, 1000, 10, 10, 2000, 0, 0};
-  EXPECT_TRUE(w.update({odd}, kSecond, &left_out).empty());
+  EXPECT_TRUE(w.update({odd}, kOneSecond, &left_out).empty());
   // Busy longer than the window allows, or a rate no NIC has: left out and counted.
   RailBoardEntry busy{"a:1", 1, 8, 0, 0, 0, 0};
   RailBoardEntry fast{"b:1", 2, 9, 0, 0, 0, 0};
   w.restart({busy, fast});
   busy.bytes = 1000;
-  busy.busy_ns = 10 * kSecond + kNodeRailBusySlackNs + 1;
+  busy.busy_ns = 10 * kOneSecond + kNodeRailBusySlackNs + 1;
   busy.transfers = 10;
   fast.bytes = 1'000'000'000'000'000;
   fast.busy_ns = 10;
   fast.transfers = 10;
-  EXPECT_TRUE(w.update({busy, fast}, 10 * kSecond, &left_out).empty());
+  EXPECT_TRUE(w.update({busy, fast}, 10 * kOneSecond, &left_out).empty());
   EXPECT_EQ(left_out, 2);
 }
 
