@@ -23,25 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int64_t kRailscopeId = (int64_t{0x5253} << 16) | 1;
-constexpr int64_t kIbId = NCCL_PROFILER_NET_TYPE_IB | 1;
-
-// railscope's descriptor, as docs/profiler.md and include/railscope/nccl/profiler.h define it.
-struct RsQp {
-  uint8_t type;
-  int device;
-  int qpNum;
-  int opcode;
-  uint64_t wr_id;
-  size_t length;
-};
-struct RsCompletion {
-  int status;
-  int vendorErr;
-  size_t bytes;
-  const char* diag_id;
-  int peerRank;
-};
+using railscope::nccl::kNetRailscopePluginId;
+using RsQp = railscope::nccl::RailscopeNetQp_v1;
+using RsCompletion = railscope::nccl::RailscopeNetCompletion_v1;
+constexpr int64_t kIbId = NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER;
 
 struct Event {
   int64_t plugin_id = 0;
@@ -66,7 +51,7 @@ ncclResult_t profiler(void** eh, int type, void* phandle, int64_t plugin_id, voi
       const auto* d = static_cast<const ncclProfilerNetIbDescr_v1_t*>(ext);
       e.device = d->qp.device;
       e.qp = d->qp.qpNum;
-    } else if (plugin_id == kRailscopeId) {
+    } else if (plugin_id == kNetRailscopePluginId) {
       const auto* d = static_cast<const RsQp*>(ext);
       e.device = d->device;
       e.qp = d->qpNum;
@@ -79,7 +64,7 @@ ncclResult_t profiler(void** eh, int type, void* phandle, int64_t plugin_id, voi
   if (i == 0 || i > g_events.size()) return ncclSuccess;
   Event& e = g_events[i - 1];
   if (type == ncclProfilerNetEventUpdate || type == ncclProfilerNetEventUpdateAndStop) {
-    if (e.plugin_id == kRailscopeId && ext != nullptr) {
+    if (e.plugin_id == kNetRailscopePluginId && ext != nullptr) {
       const auto* c = static_cast<const RsCompletion*>(ext);
       e.status = c->status;
       e.diag = c->diag_id != nullptr ? c->diag_id : "";
@@ -188,7 +173,7 @@ int main() {
     for (const Event& e : g_events) {
       if (e.parent != &g_parents[2]) continue;
       if (e.plugin_id == kIbId) ib = &e;
-      if (e.plugin_id == kRailscopeId) rs = &e;
+      if (e.plugin_id == kNetRailscopePluginId) rs = &e;
     }
     CHECK(ib != nullptr && ib->stopped, "the failed receive's QP event was not stopped");
     CHECK(rs != nullptr, "no railscope NetPlugin event carried the receive's error");
