@@ -29,6 +29,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -186,14 +187,69 @@ inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target
 // on arrival, checks the copy and from then on uses only the copy: the payload copied out later is
 // bounded by the copied size, which keeps it inside the message's place whatever the ring holds by then.
 // `ring` is the whole registered ring (ring_bytes(eager_max)); message `seq` arrived with immediate
-// `imm`, and the message before it ended at ring position `end_of_previous`. Returns the copy when it
-// is message `seq` as the protocol allows it (kind, size against eager_max, request index in range)
-// and lies where the sender must have put it (*place), else nullopt and *why.
+// `imm`, and the message before it ended at ring position `end_of_previous`. True when *copy is message
+// `seq` as the protocol allows it (kind, size against eager_max, request index in range) and lies where
+// the sender must have put it (*place). Inline, without the reason, for the receiver's path of every
+// message; header_refusal says why it refused. What the receiver itself sets is its precondition, not
+// checked here (take_header checks it first): seq > 0, eager_max <= kMaxEagerBytes, and `ring` is the
+// ring it allocated, ring_bytes(eager_max) bytes.
+[[gnu::always_inline]] inline bool check_header(std::span<const std::byte> ring, uint64_t seq,
+                                                uint64_t end_of_previous, uint32_t imm, uint32_t eager_max,
+                                                Header* copy, RingPlace* place) {
+  const size_t offset = static_cast<size_t>(imm) * 64;
+  if (offset > ring.size() - sizeof(Header)) return false;
+  std::memcpy(copy, ring.data() + offset, sizeof *copy);  // the one read of the header
+  const Header& h = *copy;
+  const bool data = h.kind == kData, rts = h.kind == kRequestToSend;
+  if (h.seq != seq || (!data && !rts) || (data && h.size > eager_max) || (rts && h.size <= eager_max) ||
+      h.req >= kMailboxEntries || h.ordinal == 0)
+    return false;
+  // Where the sender had to put it: right after the previous message, or at the ring's start.
+  const RingPlace p = place_after(end_of_previous, message_stride(data ? h.size : 0), ring.size());
+  if (p.offset(ring.size()) != offset) return false;
+  *place = p;
+  return true;
+}
+// Why check_header refused message `seq` with these arguments; `copy` is the header it copied, read
+// only where check_header got as far as copying it. Out of line: only a failing connection calls it.
+[[gnu::cold]] std::string header_refusal(size_t ring_size, uint64_t seq, uint64_t end_of_previous,
+                                         uint32_t imm, uint32_t eager_max, const Header& copy);
+// check_header returning the copy, or nullopt and *why.
 std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq, uint64_t end_of_previous,
                                   uint32_t imm, uint32_t eager_max, RingPlace* place, std::string* why);
 // The payload bytes of the message at `place` whose checked header copy says `size` (<= eager_max).
-std::span<const std::byte> payload(std::span<const std::byte> ring, const RingPlace& place,
-                                   uint32_t eager_max, const Header& checked);
+inline std::span<const std::byte> payload(std::span<const std::byte> ring, const RingPlace& place,
+                                          uint32_t eager_max, const Header& checked) {
+  const size_t at = ring.empty() ? 0 : place.offset(ring.size()) + sizeof(Header);
+  if (at >= ring.size()) return {};
+  const size_t n = checked.kind == kData && checked.size <= eager_max ? static_cast<size_t>(checked.size) : 0;
+  return ring.subspan(at, std::min(n, ring.size() - at));
+}
+
+// n bytes (sizeof(Word) <= n <= 2 * sizeof(Word)) as two Word moves, overlapping when n is not their sum.
+template <class Word>
+[[gnu::always_inline]] inline void copy_by_ends(std::byte* d, const std::byte* s, size_t n) {
+  Word head, tail;
+  std::memcpy(&head, s, sizeof head);
+  std::memcpy(&tail, s + n - sizeof tail, sizeof tail);
+  std::memcpy(d, &head, sizeof head);
+  std::memcpy(d + n - sizeof tail, &tail, sizeof tail);
+}
+
+// A payload's copy into or out of the ring: up to 16 bytes in a few moves inline, more through memcpy.
+// NCCL's smallest messages (LL flags, 8-byte steps) then cost no call on either end (bench/net_instructions).
+[[gnu::always_inline]] inline void copy_payload(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<std::byte*>(dst);
+  const auto* s = static_cast<const std::byte*>(src);
+  if (n > 16)
+    std::memcpy(d, s, n);
+  else if (n >= 8)
+    copy_by_ends<uint64_t>(d, s, n);
+  else if (n >= 4)
+    copy_by_ends<uint32_t>(d, s, n);
+  else
+    for (size_t i = 0; i < n; ++i) d[i] = s[i];
+}
 
 // Which ring writes the sender signals (the others complete silently): one in kSignalEvery, and each
 // that ends in another quarter of the ring than the message before it. A sender out of room waits for

@@ -49,9 +49,10 @@ class EagerSend final : public SendProtocol {
   // The clear-to-send the receiver wrote ahead for the send `ordinal` of `tag`, copied once, when it is
   // there, accepts the message and no older large message waits for its own (data leaves oldest first).
   std::optional<eager::ClearToSend> take_ahead(int tag, uint64_t ordinal, size_t size);
-  // isend of a large message into the clear-to-send `cts` written ahead for it (out of isend's line).
-  [[gnu::noinline]] Status send_ahead(const eager::ClearToSend& cts, void* data, size_t size, VerbsMr* mr,
-                                      void* phandle, uint64_t* sent, Request** out);
+  // isend of a large message into the clear-to-send written ahead for it, when there is one (else
+  // nullopt): out of isend's line, which small messages take.
+  [[gnu::noinline]] std::optional<Status> send_ahead(int tag, void* data, size_t size, VerbsMr* mr,
+                                                     void* phandle, uint64_t* sent, Request** out);
   // Sets a request up for isend (a large one: with a free mailbox entry).
   void start(SendReq* req, void* data, size_t size, VerbsMr* mr, bool whole, uint64_t rts_seq);
   uint64_t credit_word() const;  // the ring position up to which the receiver released it
@@ -111,19 +112,30 @@ class EagerRecv final : public RecvProtocol {
     bool counted[kMaxRecvs] = {};   // data written ahead: its size is what the parts' completions say
     uint8_t entry[kMaxRecvs] = {};  // kAhead: the entry ahead its clear-to-send is in
   };
+  // Why irecv refuses buffers (one without a memory handle, or in device memory): out of its line.
+  [[gnu::cold, gnu::noinline]] Status refuse_buffers(std::span<const RecvBuffer> bufs) const;
   Status on_ring_message(uint32_t imm);
   Status on_data_part(uint32_t target, uint32_t bytes);
   // The posted buffer the send `ordinal` of `tag` is for (any state), if it is posted.
   [[gnu::always_inline]] inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
-  // Writes a clear-to-send ahead for each buffer of receive slot r that is large, while there is room.
+  // Writes a clear-to-send ahead for each buffer of receive slot r that is large, while there is room;
+  // write_ahead_one for a receive of one buffer.
   Status write_ahead(RecvSlot& r);
+  Status write_ahead_one(RecvSlot& r);
+  [[gnu::always_inline]] inline std::optional<uint32_t> claim_ahead(const RecvSlot& r, const Targets& t,
+                                                                    int i, bool* full);
+  [[gnu::always_inline]] inline uint64_t stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t entry,
+                                                     ibv_send_wr* wr, ibv_sge* sge);
   // Buffer i of t leaves kAhead: its entry may be rewritten, and it no longer counts as coming.
   void ahead_done(Targets& t, int i) {
     ahead_entries_.give_back(t.entry[i]);
     --large_incoming_;
   }
   bool ahead_ = true;  // RAILSCOPE_NET_EAGER_AHEAD
-  Status deliver(RecvSlot& r, int buffer, uint64_t seq);
+  // Inline into an arrival (the Status of a call is returned through memory); a receive that finds its
+  // message held calls deliver_held, out of irecv's line.
+  [[gnu::always_inline]] inline Status deliver(RecvSlot& r, int buffer, uint64_t seq);
+  [[gnu::noinline]] Status deliver_held(RecvSlot& r, int buffer, uint64_t seq);
   // Control writes (clear-to-sends, credits) into the sender's region on QP 0, one in kSignalEvery
   // signalled so the send queue drains: one at once, or several staged (each copied into its control
   // slot, *wr and *sge filled to write it) and then posted as one chain.
@@ -131,12 +143,29 @@ class EagerRecv final : public RecvProtocol {
   // Inline: the copy into the slot is then of the caller's constant size (bench/net_instructions).
   [[gnu::always_inline]] inline uint64_t stage_control(const void* src, uint32_t bytes,
                                                        uint64_t remote_offset, ibv_send_wr* wr, ibv_sge* sge);
+  // The staging slot of control write seq, and *wr, *sge filled to write its first `bytes` (stage_control
+  // without the copy, for a write built in its slot).
+  void* control_slot(uint64_t seq) const;
+  [[gnu::always_inline]] inline void fill_control(uint64_t seq, uint32_t bytes, uint64_t remote_offset,
+                                                  ibv_send_wr* wr, ibv_sge* sge);
   [[gnu::always_inline]] inline Status post_staged(ibv_send_wr* first);
   // Writes the released ring position into the sender's credit word when due (eager::credits_due).
-  Status return_credits();
+  // Inline: most messages find none due, and that is the comparison.
+  Status return_credits() {
+    const eager::RingCount now = released();
+    if (!eager::credits_due(now, ring_arrived_, credits_returned_, ring_.size)) return Status::success();
+    return write_credits(now);
+  }
+  Status write_credits(const eager::RingCount& now);
   // The leading ring messages released (each matched and copied out, or answered) and where the
-  // newest of them ends.
-  eager::RingCount released();
+  // newest of them ends. The newest released message's place is still there: a message arrives only
+  // within the credits written back (on_ring_message), at most kRingMessages after released_at_, so
+  // the entries of messages after released_at_ have not been reused.
+  eager::RingCount released() {
+    const uint64_t prefix = released_.advance();
+    if (prefix != released_at_.messages) released_at_ = {prefix, held(prefix).place.end};
+    return released_at_;
+  }
   // Posts the clear-to-sends queued, oldest first, while fewer than kMaxLargeInFlight large
   // messages are coming and the send queue has room; then credits queued. Inline: with nothing
   // queued (the rule: every large message's data completes here) it is the comparison.

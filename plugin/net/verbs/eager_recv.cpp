@@ -8,6 +8,7 @@
 #include <array>
 #include <climits>
 #include <cstring>
+#include <new>
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
@@ -24,15 +25,20 @@ Status bad_peer(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
 }
 
-// What a clear-to-send for buffer i of receive slot `index` says, whichever way it is written.
-eager::ClearToSend clear_to_send(const RecvSlot& r, size_t index, int i, void* data, const VerbsMr* mr) {
-  eager::ClearToSend c{};
-  c.addr = reinterpret_cast<uint64_t>(data);
-  c.size = r.sizes[i];
-  for (int d = 0; d < kMaxDevsPerEnd; ++d) c.rkey[d] = (mr != nullptr && d < mr->ndevs) ? mr->mr[d]->rkey : 0;
-  c.target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
-  c.status = eager::kAccept;
-  return c;
+// What a clear-to-send for buffer i of receive slot `index` says, whichever way it is written: every
+// field of *c (ordinal, tag and seq 0, for the caller to set).
+void fill_clear_to_send(eager::ClearToSend* c, const RecvSlot& r, size_t index, int i, void* data,
+                        const VerbsMr* mr) {
+  c->addr = reinterpret_cast<uint64_t>(data);
+  c->size = r.sizes[i];
+  for (int d = 0; d < kMaxDevsPerEnd; ++d)
+    c->rkey[d] = (mr != nullptr && d < mr->ndevs) ? mr->mr[d]->rkey : 0;
+  c->target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
+  c->status = eager::kAccept;
+  c->ordinal = 0;
+  c->tag = 0;
+  c->reserved = 0;
+  c->seq = 0;
 }
 
 }  // namespace
@@ -79,6 +85,10 @@ Status EagerRecv::repost_receives() {
   return Status::success();
 }
 
+inline void* EagerRecv::control_slot(uint64_t seq) const {
+  return static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
+}
+
 // The caller checked control_.has_room(), so the staging slot of this write was last used by one that
 // has left the send queue (eager_queues.h kControlSlots). Counted as posted here: the caller posts *wr,
 // alone or chained after the writes it staged before it, before any other control write, or the
@@ -86,8 +96,14 @@ Status EagerRecv::repost_receives() {
 inline uint64_t EagerRecv::stage_control(const void* src, uint32_t bytes, uint64_t remote_offset,
                                          ibv_send_wr* wr, ibv_sge* sge) {
   const uint64_t seq = control_.next();
-  void* slot = static_cast<char*>(staging_.get()) + (seq % eager::kControlSlots) * eager::kControlSlotBytes;
-  std::memcpy(slot, src, std::min<size_t>(bytes, eager::kControlSlotBytes));
+  std::memcpy(control_slot(seq), src, std::min<size_t>(bytes, eager::kControlSlotBytes));
+  fill_control(seq, bytes, remote_offset, wr, sge);
+  return seq;
+}
+
+inline void EagerRecv::fill_control(uint64_t seq, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
+                                    ibv_sge* sge) {
+  void* slot = control_slot(seq);
   const QpLane& ql = c_.qps[0];
   *sge = ibv_sge{reinterpret_cast<uint64_t>(slot), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
   fill_rdma_write(wr, kWrCts | seq, sge, c_.remote.addr + remote_offset,
@@ -95,7 +111,6 @@ inline uint64_t EagerRecv::stage_control(const void* src, uint32_t bytes, uint64
                   (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) |
                       (eager::ControlWindow::signalled(seq) ? IBV_SEND_SIGNALED : 0));
   control_.posted(seq);
-  return seq;
 }
 
 // Posts staged control writes (a chain: one doorbell, under rxe one system call) on QP 0.
@@ -118,13 +133,9 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   RecvSlot& r = c_.slots[index];
   if (r.in_use) return c_.not_ready();
   const int n = static_cast<int>(bufs.size());
-  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
-  for (const RecvBuffer& b : bufs) {
-    if (b.mr != nullptr && static_cast<VerbsMr*>(b.mr)->type != NCCL_PTR_HOST)
-      return Status::fail(
-          ncclInvalidArgument, "internal.bad_argument",
-          fmt::format("irecv into device memory on a host-memory (eager) connection {}", c_.where()));
-  }
+  for (const RecvBuffer& b : bufs)
+    if (b.mr == nullptr ? b.size > 0 : static_cast<VerbsMr*>(b.mr)->type != NCCL_PTR_HOST)
+      return refuse_buffers(bufs);
   Targets& t = targets_[index];
   r.in_use = true;
   r.tester = &protocol_tester<EagerRecv, RecvSlot>;
@@ -161,7 +172,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(nunexpected_),
                 unexpected_.begin() + static_cast<std::ptrdiff_t>(u));
       --nunexpected_;
-      if (Status st = deliver(r, i, seq); !st.ok()) return c_.fail(std::move(st));
+      if (Status st = deliver_held(r, i, seq); !st.ok()) return c_.fail(std::move(st));
       delivered = true;
       break;
     }
@@ -169,43 +180,88 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   // looks at every arrival, and here only a release can be new.
   if (delivered)
     if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
-  if (ahead_ && (n > 1 || bufs[0].size > c_.eager_max))
+  if (ahead_ && n == 1 && bufs[0].size > c_.eager_max)
+    if (Status st = write_ahead_one(r); !st.ok()) return c_.fail(std::move(st));
+  if (ahead_ && n > 1)
     if (Status st = write_ahead(r); !st.ok()) return c_.fail(std::move(st));
   return Status::success();
 }
 
+// Whether buffer i of receive slot r gets a clear-to-send written ahead now: the entry ahead it takes,
+// or none when it is not a large buffer still waiting (*full false) or there is no room (*full true):
+// none while queued clear-to-sends wait for the room one would take, and each counts among the large
+// messages coming.
+inline std::optional<uint32_t> EagerRecv::claim_ahead(const RecvSlot& r, const Targets& t, int i,
+                                                      bool* full) {
+  *full = false;
+  if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max || t.mrs[i] == nullptr) return std::nullopt;
+  *full = true;
+  if (nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room())
+    return std::nullopt;
+  return ahead_entries_.take();  // one is free while large_incoming_ bounds them (eager.h)
+}
+
+// Buffer i's clear-to-send built in the staging slot of the next control write, for entry ahead `entry`,
+// and *wr, *sge filled to write it (stage_control's rule); the buffer is kAhead from here. Returns the
+// write's sequence number.
+inline uint64_t EagerRecv::stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t entry, ibv_send_wr* wr,
+                                       ibv_sge* sge) {
+  const uint64_t seq = control_.next();
+  auto* c = ::new (control_slot(seq)) eager::ClearToSend;  // a 64-byte slot of page-aligned memory
+  fill_clear_to_send(c, r, c_.index_of(r), i, t.data[i], t.mrs[i]);
+  c->ordinal = t.ordinals[i];
+  c->tag = t.tags[i];
+  c->seq = t.seq;
+  t.state[i] = kAhead;
+  t.entry[i] = static_cast<uint8_t>(entry);
+  t.parts[i] = static_cast<int>(c_.qps.size());
+  ++large_incoming_;  // its data may come at any time now
+  fill_control(seq, sizeof *c, eager::kAheadOffset + sizeof *c * entry, wr, sge);
+  return seq;
+}
+
+// A receive of one buffer (NCCL's proxy's, but for grouped receives): one write, built in its staging
+// slot, without write_ahead's arrays of work requests.
+Status EagerRecv::write_ahead_one(RecvSlot& r) {
+  Targets& t = targets_[c_.index_of(r)];
+  bool full = false;
+  const std::optional<uint32_t> entry = claim_ahead(r, t, 0, &full);
+  if (!entry) return Status::success();
+  ibv_send_wr wr;
+  ibv_sge sge;
+  stage_ahead(r, t, 0, *entry, &wr, &sge);
+  ++c_.stats.cts_writes;
+  return post_staged(&wr);
+}
+
+Status EagerRecv::refuse_buffers(std::span<const RecvBuffer> bufs) const {
+  if (Status st = VerbsRecvComm::check_buffers(bufs); !st.ok()) return st;
+  return Status::fail(
+      ncclInvalidArgument, "internal.bad_argument",
+      fmt::format("irecv into device memory on a host-memory (eager) connection {}", c_.where()));
+}
+
 // Each large buffer still waiting (a held message may have satisfied one already), in the buffers' order,
-// while there is room: none while queued clear-to-sends wait for the room one would take, and each
-// counts among the large messages coming. A grouped receive writes one entry per large buffer; entries
-// that adjoin at both ends (eager::ahead_adjoins) go as one RDMA write, and the writes are chained into
-// one post.
+// while there is room (claim_ahead). A grouped receive writes one entry per large buffer; entries that
+// adjoin at both ends (eager::ahead_adjoins) go as one RDMA write, and the writes are chained into one
+// post.
 Status EagerRecv::write_ahead(RecvSlot& r) {
-  const size_t index = c_.index_of(r);
-  Targets& t = targets_[index];
+  Targets& t = targets_[c_.index_of(r)];
   std::array<ibv_send_wr, kMaxRecvs> wrs;  // the first `nwrs` are filled
   std::array<ibv_sge, kMaxRecvs> sges;
   size_t nwrs = 0;
   uint32_t last_entry = 0;
   uint64_t last_seq = 0;
   for (int i = 0; i < r.n; ++i) {
-    if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max || t.mrs[i] == nullptr) continue;
-    if (nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room()) break;
-    const std::optional<uint32_t> entry = ahead_entries_.take();
-    if (!entry) break;  // not while large_incoming_ bounds them (eager.h)
-    eager::ClearToSend c = clear_to_send(r, index, i, t.data[i], t.mrs[i]);
-    c.ordinal = t.ordinals[i];
-    c.tag = t.tags[i];
-    c.seq = t.seq;
-    t.state[i] = kAhead;
-    t.entry[i] = static_cast<uint8_t>(*entry);
-    t.parts[i] = static_cast<int>(c_.qps.size());
-    ++large_incoming_;  // its data may come at any time now
-    const uint64_t seq =
-        stage_control(&c, sizeof c, eager::kAheadOffset + sizeof c * *entry, &wrs[nwrs], &sges[nwrs]);
+    bool full = false;
+    const std::optional<uint32_t> entry = claim_ahead(r, t, i, &full);
+    if (!entry && full) break;
+    if (!entry) continue;
+    const uint64_t seq = stage_ahead(r, t, i, *entry, &wrs[nwrs], &sges[nwrs]);
     if (nwrs > 0 && eager::ahead_adjoins(last_entry, last_seq, *entry, seq)) {
       // The previous write carries this entry too: its slot follows the previous one's.
       ibv_send_wr& w = wrs[nwrs - 1];
-      sges[nwrs - 1].length += sizeof c;
+      sges[nwrs - 1].length += sizeof(eager::ClearToSend);
       w.send_flags &= ~static_cast<unsigned int>(IBV_SEND_INLINE);
       if (sges[nwrs - 1].length <= c_.qps[0].max_inline) w.send_flags |= IBV_SEND_INLINE;
       if (eager::ControlWindow::signalled(seq)) {  // its completion retires this write and those before
@@ -278,15 +334,6 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
   return on_ring_message(imm);
 }
 
-eager::RingCount EagerRecv::released() {
-  // The newest released message's place is still there: a message arrives only within the credits
-  // written back (on_ring_message), at most kRingMessages after released_at_, so the entries of
-  // messages after released_at_ have not been reused.
-  const uint64_t prefix = released_.advance();
-  if (prefix != released_at_.messages) released_at_ = {prefix, held(prefix).place.end};
-  return released_at_;
-}
-
 Status EagerRecv::on_ring_message(uint32_t imm) {
   const uint64_t seq = ring_arrived_.messages + 1;
   // A sender keeps to its credits: the messages and bytes this end said it released (the credit word
@@ -295,15 +342,18 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
   if (seq - free_from.messages > eager::kRingMessages)
     return bad_peer(fmt::format("ring message {} with only {} released: more than {} in flight on {}", seq,
                                 free_from.messages, eager::kRingMessages, c_.where()));
-  std::string why;
-  eager::RingPlace place;
-  const std::optional<eager::Header> h =
-      eager::take_header(ring(), seq, ring_arrived_.position, imm, c_.eager_max, &place, &why);
-  if (!h) return bad_peer(fmt::format("{} on {}", why, c_.where()));
+  // The copy goes straight into its entry: a message refused here fails the connection.
+  Held& m = held(seq);
+  if (!eager::check_header(ring(), seq, ring_arrived_.position, imm, c_.eager_max, &m.header, &m.place))
+    return bad_peer(fmt::format(
+        "{} on {}",
+        eager::header_refusal(ring_.size, seq, ring_arrived_.position, imm, c_.eager_max, m.header),
+        c_.where()));
+  const eager::Header* h = &m.header;
+  const eager::RingPlace& place = m.place;
   if (place.end - free_from.position > ring_.size)
     return bad_peer(
         fmt::format("ring message {} written over ring bytes not released yet on {}", seq, c_.where()));
-  held(seq) = Held{*h, place};
   ring_arrived_ = {seq, place.end};
   RecvSlot* r = nullptr;
   int i = 0;
@@ -324,7 +374,7 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
 // Ring message `seq` is for buffer i of r: copy it out, or answer a request-to-send with a
 // clear-to-send naming this buffer. Either way its ring slot is free afterwards. Only the header copy
 // taken on arrival is read here.
-Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
+inline Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
   const eager::Header& h = held(seq).header;
   const size_t index = c_.index_of(r);
   Targets& t = targets_[index];
@@ -338,7 +388,7 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
                           fmt::format("the peer sent {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
     const std::span<const std::byte> bytes = eager::payload(ring(), held(seq).place, c_.eager_max, h);
-    if (!bytes.empty()) std::memcpy(t.data[i], bytes.data(), bytes.size());
+    eager::copy_payload(t.data[i], bytes.data(), bytes.size());
     r.got[i] = bytes.size();
     t.state[i] = kDone;
     --t.unfinished;
@@ -347,7 +397,8 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
       if (Status st = post_queued(); !st.ok()) return st;
   } else {
     ++c_.stats.rts;
-    eager::ClearToSend c = clear_to_send(r, index, i, t.data[i], t.mrs[i]);
+    eager::ClearToSend c;
+    fill_clear_to_send(&c, r, index, i, t.data[i], t.mrs[i]);
     if (h.size > r.sizes[i]) c.status = eager::kTooSmall;
     c.seq = h.seq;
     r.got[i] = h.size;
@@ -379,6 +430,8 @@ Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
   released_.release(seq);
   return Status::success();
 }
+
+Status EagerRecv::deliver_held(RecvSlot& r, int i, uint64_t seq) { return deliver(r, i, seq); }
 
 Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
   const size_t s = target / kMaxRecvs, i = target % kMaxRecvs;
@@ -437,9 +490,7 @@ Status EagerRecv::post_control(const void* src, uint32_t bytes, uint64_t remote_
   return post_staged(&wr);
 }
 
-Status EagerRecv::return_credits() {
-  const eager::RingCount now = released();
-  if (!eager::credits_due(now, ring_arrived_, credits_returned_, ring_.size)) return Status::success();
+Status EagerRecv::write_credits(const eager::RingCount& now) {
   if (!control_.has_room()) {  // written once a signalled control write completes (post_queued)
     credits_queued_ = true;
     return Status::success();

@@ -116,8 +116,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   uint64_t& sent = sent_.of(tag);
   // The receiver wrote a clear-to-send for this very send ahead: the data goes now, no ring message.
   if (!whole)
-    if (std::optional<eager::ClearToSend> cts = take_ahead(tag, sent + 1, size))
-      return send_ahead(*cts, data, size, mr, phandle, &sent, out);
+    if (std::optional<Status> st = send_ahead(tag, data, size, mr, phandle, &sent, out))
+      return std::move(*st);
   const size_t stride = eager::message_stride(whole ? size : 0);
   std::optional<eager::RingPlace> place = ring_.reserve(stride, ring_retired_);
   if (!place && !polled) {  // the signalled write the ring waits for may have completed
@@ -140,7 +140,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
                         tag,          whole ? eager::kData : eager::kRequestToSend,
                         req->mailbox, sent + 1};
   std::memcpy(slot, &h, sizeof h);
-  if (whole && size > 0) std::memcpy(slot + sizeof h, data, size);
+  if (whole) eager::copy_payload(slot + sizeof h, data, size);
   const QpLane& ql = c_.qps[0];
   const auto bytes = static_cast<uint32_t>(sizeof h + (whole ? size : 0));
   ibv_sge sge{reinterpret_cast<uint64_t>(slot), bytes, stage_.mrs[static_cast<size_t>(ql.lane)]->lkey};
@@ -184,15 +184,17 @@ void EagerSend::start(SendReq* req, void* data, size_t size, VerbsMr* mr, bool w
     for (auto& t : req->lane_done) t = Connection::Clock::time_point{};
 }
 
-Status EagerSend::send_ahead(const eager::ClearToSend& cts, void* data, size_t size, VerbsMr* mr,
-                             void* phandle, uint64_t* sent, Request** out) {
+std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, VerbsMr* mr, void* phandle,
+                                            uint64_t* sent, Request** out) {
+  const std::optional<eager::ClearToSend> cts = take_ahead(tag, *sent + 1, size);
+  if (!cts) return std::nullopt;
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
     ++c_.stats.not_ready;
     return Status::success();
   }
   start(req, data, size, mr, false, 0);
-  if (Status st = post_data(req, cts); !st.ok()) {
+  if (Status st = post_data(req, *cts); !st.ok()) {
     if (req->pending == 0) c_.pool.put(req);  // else its completions still name it: the comm is failed
     return c_.fail(std::move(st));
   }

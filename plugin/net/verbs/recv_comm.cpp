@@ -1,8 +1,6 @@
 // What both protocols share on the receiving end, and the choice between them (recv_comm.h).
 #include "plugin/net/verbs/recv_comm.h"
 
-#include <climits>
-
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/eager_protocol.h"
 #include "plugin/net/verbs/receiver_driven.h"
@@ -37,21 +35,6 @@ Status VerbsRecvComm::post_recv(const QpLane& ql, uint64_t wr_id) {
   if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0)
     return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, where()));
   return Status::success();
-}
-
-void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
-  uint64_t total = 0;
-  for (int i = 0; i < r->n; ++i) {
-    if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
-    total += r->got[i];
-    profile_stop(event_slot(*r, i));
-  }
-  const auto us = stats_on
-                      ? std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at)
-                      : std::chrono::microseconds::zero();
-  stats.completed(total, static_cast<uint64_t>(us.count()));
-  r->in_use = false;
-  *done = 1;
 }
 
 }  // namespace railscope::net::verbs

@@ -5,6 +5,8 @@
 // message; this class only forwards to it.
 #pragma once
 
+#include <algorithm>
+#include <climits>
 #include <memory>
 
 #include "plugin/net/verbs/connection.h"
@@ -90,7 +92,8 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   // One zero-length receive on a QP.
   Status post_recv(const QpLane& ql, uint64_t wr_id);
   // A finished receive reported (sizes from got[]) and its slot freed.
-  void complete(RecvSlot* r, int* done, int* sizes);
+  // Inline into the protocols' testers.
+  [[gnu::always_inline]] inline void complete(RecvSlot* r, int* done, int* sizes);
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
@@ -104,6 +107,21 @@ class VerbsRecvComm final : public RecvComm, public Connection {
  private:
   std::unique_ptr<RecvProtocol> protocol_;
 };
+
+inline void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
+  uint64_t total = 0;
+  for (int i = 0; i < r->n; ++i) {
+    if (sizes != nullptr) sizes[i] = static_cast<int>(std::min<size_t>(r->got[i], INT_MAX));
+    total += r->got[i];
+    profile_stop(event_slot(*r, i));
+  }
+  const auto us = stats_on
+                      ? std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at)
+                      : std::chrono::microseconds::zero();
+  stats.completed(total, static_cast<uint64_t>(us.count()));
+  r->in_use = false;
+  *done = 1;
+}
 
 // The receiver (transport.h RecvFn) of a connection whose protocol is Protocol, as protocol_sender
 // (send_comm.h) is for isend.

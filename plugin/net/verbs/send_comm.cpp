@@ -3,9 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <climits>
-
 #include "plugin/net/verbs/eager_protocol.h"
 #include "plugin/net/verbs/receiver_driven.h"
 
@@ -38,29 +35,6 @@ Status VerbsSendComm::choose_protocol(uint32_t limit) {
     protocol_ = std::make_unique<ReceiverDrivenSend>(*this);
   }
   return protocol_->prepare();
-}
-
-void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
-                           const Clock::time_point* lane_done) {
-  const bool timed = end != Clock::time_point{};
-  Clock::duration elapsed = timed ? end - req->posted_at : Clock::duration::zero();
-  // Striped: the send ended when its last part's completion was polled (the caller read no clock).
-  if (lane_done != nullptr && striped()) {
-    Clock::time_point last = req->posted_at;
-    for (size_t l = 0; l < lanes.size() && l < kMaxDevsPerEnd; ++l) last = std::max(last, lane_done[l]);
-    elapsed = last - req->posted_at;
-  }
-  *done = 1;
-  if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
-  stats.completed(req->size, static_cast<uint64_t>(
-                                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
-  // The ports' rates (fabric.rail_skew): per lane when the parts were timed per lane.
-  if (lane_done != nullptr && striped())
-    record_parts(req->size, req->posted_at, lane_done);
-  else if (timed)
-    record_transfer(req->size, req->posted_at, end);
-  profile_stop(pool.index_of(req));
-  pool.put(req);
 }
 
 // A send whose data is posted but not acknowledged within the QP's retry budget is an error, before

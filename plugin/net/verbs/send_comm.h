@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 
 #include "plugin/net/common/request_pool.h"
@@ -114,8 +115,9 @@ class VerbsSendComm final : public SendComm, public Connection {
   // done when posted). `lane_done`: when each lane's parts completed, on a striped connection: its rate
   // is then accounted per port (record_parts) and its time taken from the last of them (callers pass
   // no end then, reading no clock).
-  void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
-              const Clock::time_point* lane_done = nullptr);
+  // Inline into the protocols' testers: an eager message's (untimed, one lane) is then a few stores.
+  [[gnu::always_inline]] inline void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
+                                            const Clock::time_point* lane_done = nullptr);
   // A send posted at posted_at and not acknowledged within the QP's retry budget is an error.
   Status stall_check(const SendReq& req, Clock::time_point posted_at);
 
@@ -129,6 +131,29 @@ class VerbsSendComm final : public SendComm, public Connection {
  private:
   std::unique_ptr<SendProtocol> protocol_;
 };
+
+inline void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
+                                  const Clock::time_point* lane_done) {
+  const bool timed = end != Clock::time_point{};
+  Clock::duration elapsed = timed ? end - req->posted_at : Clock::duration::zero();
+  // Striped: the send ended when its last part's completion was polled (the caller read no clock).
+  if (lane_done != nullptr && striped()) {
+    Clock::time_point last = req->posted_at;
+    for (size_t l = 0; l < lanes.size() && l < kMaxDevsPerEnd; ++l) last = std::max(last, lane_done[l]);
+    elapsed = last - req->posted_at;
+  }
+  *done = 1;
+  if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
+  stats.completed(req->size, static_cast<uint64_t>(
+                                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
+  // The ports' rates (fabric.rail_skew): per lane when the parts were timed per lane.
+  if (lane_done != nullptr && striped())
+    record_parts(req->size, req->posted_at, lane_done);
+  else if (timed)
+    record_transfer(req->size, req->posted_at, end);
+  profile_stop(pool.index_of(req));
+  pool.put(req);
+}
 
 // The sender (transport.h SendFn) of a connection whose protocol is Protocol: the ABI adapter's isend
 // calls it for the comm, with no engine lookup and no virtual dispatch (Protocol is final). Set by

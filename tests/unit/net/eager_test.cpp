@@ -1,6 +1,6 @@
 // The eager protocol's pure parts (plugin/net/verbs/eager.h): wire layouts, where messages lie in the
-// ring, the sender's credits, messages released out of order, when credits are written back, and
-// which entries ahead the receiver writes.
+// ring, the sender's credits, messages released out of order, when credits are written back, which
+// entries ahead the receiver writes, and a payload's copy.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -248,6 +248,23 @@ TEST(NetEager, EntriesAheadAreTakenInTurnAndOnlyWhenFree) {
     seen[*got] = true;
   }
   EXPECT_EQ(e.take(), std::nullopt);
+}
+
+TEST(NetEager, APayloadCopyMovesExactlyItsBytesAtEverySmallSize) {
+  // Up to 16 bytes the copy is inline, by overlapping moves; above, memcpy. Each size from 0 to 40,
+  // at every alignment of both ends within a word: the n bytes arrive, nothing around them moves.
+  for (size_t n = 0; n <= 40; ++n)
+    for (size_t from = 0; from < 8; ++from)
+      for (size_t to = 0; to < 8; ++to) {
+        std::vector<std::byte> src(64), dst(64, std::byte{0xee});
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i + 1);
+        copy_payload(dst.data() + to, src.data() + from, n);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= to && i < to + n;
+          ASSERT_EQ(dst[i], inside ? src[from + i - to] : std::byte{0xee})
+              << n << " bytes from offset " << from << " to offset " << to << ", byte " << i;
+        }
+      }
 }
 
 TEST(NetEager, AHeaderIsCopiedOnceAndTheRingCannotChangeTheCopy) {
