@@ -182,6 +182,23 @@ inline constexpr uint32_t imm_ring(const RingPlace& p, size_t ring) {
 }
 inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target; }
 
+// check_header's precondition: a ring of `ring_size` bytes the receiver allocated for its limit, and a
+// message number.
+inline bool own_ring(size_t ring_size, uint64_t seq, uint32_t eager_max) {
+  return seq > 0 && eager_max <= kMaxEagerBytes && ring_size == ring_bytes(eager_max);
+}
+// Whether a header copy is message `seq` as the protocol allows it.
+inline bool header_allowed(const Header& h, uint64_t seq, uint32_t eager_max) {
+  const bool data = h.kind == kData, rts = h.kind == kRequestToSend;
+  return h.seq == seq && (data || rts) && !(data && h.size > eager_max) && !(rts && h.size <= eager_max) &&
+         h.req < kMailboxEntries && h.ordinal != 0;
+}
+// Where the sender had to put the message a header allowed above describes: right after the previous
+// message, or at the ring's start.
+inline RingPlace due_place(const Header& h, uint64_t end_of_previous, size_t ring_size) {
+  return place_after(end_of_previous, message_stride(h.kind == kData ? h.size : 0), ring_size);
+}
+
 // The peer RDMA-writes the ring whenever it likes, also after a message was checked and while it is
 // held for a receive not yet posted. So the receiver copies a message's header out of the ring once,
 // on arrival, checks the copy and from then on uses only the copy: the payload copied out later is
@@ -199,13 +216,8 @@ inline constexpr uint32_t imm_target(uint32_t target) { return kImmData | target
   const size_t offset = static_cast<size_t>(imm) * 64;
   if (offset > ring.size() - sizeof(Header)) return false;
   std::memcpy(copy, ring.data() + offset, sizeof *copy);  // the one read of the header
-  const Header& h = *copy;
-  const bool data = h.kind == kData, rts = h.kind == kRequestToSend;
-  if (h.seq != seq || (!data && !rts) || (data && h.size > eager_max) || (rts && h.size <= eager_max) ||
-      h.req >= kMailboxEntries || h.ordinal == 0)
-    return false;
-  // Where the sender had to put it: right after the previous message, or at the ring's start.
-  const RingPlace p = place_after(end_of_previous, message_stride(data ? h.size : 0), ring.size());
+  if (!header_allowed(*copy, seq, eager_max)) return false;
+  const RingPlace p = due_place(*copy, end_of_previous, ring.size());
   if (p.offset(ring.size()) != offset) return false;
   *place = p;
   return true;
