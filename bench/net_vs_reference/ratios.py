@@ -7,7 +7,9 @@ railscope median by the median of the boot's perftest runs of that size (before 
 boot gives one ratio per cell (the median of its pairs); the table quotes the median over boots.
 Latency cells pool all runs of all boots (single runs are bimodal on a loaded host) and divide the medians.
 Variants (railscope[NAME], railscope run again with an environment, guest.sh VARIANTS=) are paired with their
-reference neighbours the same way. Packets: RoCE packets both rxe ports sent during a run, per message
+reference neighbours the same way. Below the medians, each boot's railscope / ib_write_bw and reference /
+ib_write_bw (its median run over the boot's ib_write_bw: issue 20's clause), so the scatter between boots shows.
+Packets: RoCE packets both rxe ports sent during a run, per message
 (warm-up included), where guest.sh recorded them: what each message costs on the wire whatever the host load.
 Bandwidth in MiB/s (perftest's "MB/sec" is 2^20 B/s), latency p50 in microseconds."""
 import json
@@ -236,6 +238,23 @@ def main(folders):
                 fmt = lambda x, w, d=2: f"{x:>{w}.{d}f}" if x is not None else f"{'-':>{w}}"
                 print(f"{name:<22} {var:<16} {fmt(median(vals), 9)} {fmt(median(pairs), 8, 3)} "
                       f"{fmt(vs_rs, 8, 3)}  " + " ".join(f"{p:.3f}" if p else "-" for p in pairs))
+    bw_keys = [k for k in keys if k[0] == "bw"]
+    if bw_keys:
+        # Issue 20's bandwidth clause is against ib_write_bw of the same boot: each boot's reading, both plugins,
+        # so the scatter between boots shows beside the medians above.
+        print()
+        print("against ib_write_bw of the same boot: median over boots, then each boot's (its median run / ib_write_bw)")
+        print(f"{'metric':<22} {'rs/write':>8} {'ref/write':>9}  per-boot rs/write | ref/write")
+        for k in bw_keys:
+            mode, size, window = k
+            per = [b[k] for b in boots if k in b]
+            each = {w: [median(c[w]) / c["ib_write_bw"] if c.get("ib_write_bw") and c[w] else None for c in per]
+                    for w in ("rs", "ref")}
+            fmt = lambda x, w: f"{x:>{w}.3f}" if x is not None else f"{'-':>{w}}"
+            name = f"bw {size} w{window}"
+            print(f"{name:<22} {fmt(median(each['rs']), 8)} {fmt(median(each['ref']), 9)}  "
+                  + " ".join(f"{p:.3f}" if p else "-" for p in each["rs"]) + " | "
+                  + " ".join(f"{p:.3f}" if p else "-" for p in each["ref"]))
     whos = ["rs", "ref"] + variants
     if any(median(c.get("pkts:" + w, [])) for b in boots for c in b.values() for w in whos):
         print()
