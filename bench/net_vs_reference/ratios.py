@@ -79,6 +79,15 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def over_perftest(per, who, tool):
+    """Each boot's median `who` run ("rs", "ref") over that boot's `tool` result (None where either is missing)."""
+    return [median(c[who]) / c[tool] if c.get(tool) and c[who] else None for c in per]
+
+
+def fmt(x, width, digits=2):
+    return f"{x:>{width}.{digits}f}" if x is not None else f"{'-':>{width}}"
+
+
 def boot_cells(runs):
     """{(mode, size, window): {"rs": [...], "ref": [...], "pair": [...], "write": x, "send": x}}"""
     cells = {}
@@ -195,8 +204,7 @@ def main(folders):
         rs_ref = median(pairs)
         cols = ("ib_write_bw", "ib_send_bw") if mode == "bw" else ("ib_write_lat", None)
         pt = [median(c.get(t) for c in per) if t else None for t in cols]
-        rs_pt = [median(median(c["rs"]) / c[t] if t and c.get(t) and c["rs"] else None for c in per)
-                 if t else None for t in cols]
+        rs_pt = [median(over_perftest(per, "rs", t)) if t else None for t in cols]
         if mode == "lat":
             # A loaded host makes single latency runs bimodal (a run's median either is the transport's or
             # a scheduler tick's, ~4 ms, whichever plugin): the median of all runs of all boots, pooled.
@@ -205,7 +213,6 @@ def main(folders):
             rs_ref = rs / ref if rs and ref else None
             rs_pt = [rs / pt[0] if rs and pt[0] else None, None]
             pairs = [v for c in per for v in c["rs"]] + [None] + [v for c in per for v in c["ref"]]
-        fmt = lambda x, w, d=2: f"{x:>{w}.{d}f}" if x is not None else f"{'-':>{w}}"
         name = f"bw {size} w{window}" if mode == "bw" else f"lat {size} B ({window})"
         nruns = sum(len(c["rs"]) + len(c["ref"]) for c in per)
         print(f"{name:<22} {fmt(rs, 9)} {fmt(ref, 9)} {fmt(pt[0], 9)} {fmt(pt[1], 9)} {fmt(rs_ref, 7, 3)} "
@@ -235,7 +242,6 @@ def main(folders):
                     pairs = [v_all / ref_all if v_all and ref_all else None]
                     vs_rs = v_all / rs_all if v_all and rs_all else None
                 name = f"bw {size} w{window}" if mode == "bw" else f"lat {size} B ({window})"
-                fmt = lambda x, w, d=2: f"{x:>{w}.{d}f}" if x is not None else f"{'-':>{w}}"
                 print(f"{name:<22} {var:<16} {fmt(median(vals), 9)} {fmt(median(pairs), 8, 3)} "
                       f"{fmt(vs_rs, 8, 3)}  " + " ".join(f"{p:.3f}" if p else "-" for p in pairs))
     bw_keys = [k for k in keys if k[0] == "bw"]
@@ -243,16 +249,15 @@ def main(folders):
         # Issue 20's bandwidth clause is against ib_write_bw of the same boot: each boot's reading, both plugins,
         # so the scatter between boots shows beside the medians above.
         print()
-        print("against ib_write_bw of the same boot: median over boots, then each boot's (its median run / ib_write_bw)")
+        print("against ib_write_bw of the same boot: median over boots, "
+              "then each boot's (its median run / ib_write_bw)")
         print(f"{'metric':<22} {'rs/write':>8} {'ref/write':>9}  per-boot rs/write | ref/write")
         for k in bw_keys:
             mode, size, window = k
             per = [b[k] for b in boots if k in b]
-            each = {w: [median(c[w]) / c["ib_write_bw"] if c.get("ib_write_bw") and c[w] else None for c in per]
-                    for w in ("rs", "ref")}
-            fmt = lambda x, w: f"{x:>{w}.3f}" if x is not None else f"{'-':>{w}}"
+            each = {w: over_perftest(per, w, "ib_write_bw") for w in ("rs", "ref")}
             name = f"bw {size} w{window}"
-            print(f"{name:<22} {fmt(median(each['rs']), 8)} {fmt(median(each['ref']), 9)}  "
+            print(f"{name:<22} {fmt(median(each['rs']), 8, 3)} {fmt(median(each['ref']), 9, 3)}  "
                   + " ".join(f"{p:.3f}" if p else "-" for p in each["rs"]) + " | "
                   + " ".join(f"{p:.3f}" if p else "-" for p in each["ref"]))
     whos = ["rs", "ref"] + variants
