@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Guest side of bench/net_vs_reference (one test-bed boot): the same driver, `railscope netbench --pair rxe0,rxe1`
-# (rxe1 sends to rxe0, one process per end), loads railscope's net plugin and the reference plugin by path through
-# NCCL's net ABI, alternating railscope / reference / railscope / reference per size and window; perftest of the
-# same boot and direction before and after each block. Writes each run's raw output and a manifest
+# Guest side of bench/net_vs_reference (one test-bed boot, or one pass of host.sh on a host with two RDMA ports):
+# the same driver, `railscope netbench --pair rxe0,rxe1` (rxe1 sends to rxe0, one process per end), loads
+# railscope's net plugin and the reference plugin by path through NCCL's net ABI, alternating railscope /
+# reference / railscope / reference per size and window; perftest of the same boot and direction before and
+# after each block. Writes each run's raw output and a manifest
 # (order, tool, size, window, file) into OUT; ratios.py reads them.
-# Each netbench run also records the RoCE packets both rxe ports sent (hw_counters/sent_pkts) before and after.
+# Each netbench run also records the packets both ports sent before and after (rxe: hw_counters/sent_pkts, RoCE
+# packets; other devices: counters/port_xmit_packets, which counts whatever else the port sends too; neither:
+# no packet figures).
 # usage: guest.sh RAILSCOPE_CLI RAILSCOPE_PLUGIN REF_PLUGIN OUT        env: SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2
+#   DEVS=rxe0,rxe1: the receiving end's device and the sending end's (host.sh: a host's own), for netbench --pair
+#   and perftest -d; PERFTEST_SERVER=10.0.0.1: where perftest's client reaches its server's socket
 #   VARIANTS="rd:RAILSCOPE_NET_EAGER_MAX=0 ...": railscope again with that environment, after the reference run
 #   of each pair (NAME:VAR=VALUE[,VAR=VALUE]); shown as railscope[NAME] in the table.
 #   LAT_REPS=4 (railscope/reference pairs per latency cell)  LAT_SIZES="8" (ping-pong sizes)
@@ -52,16 +57,28 @@ lat_reps=${LAT_REPS:-4}  # single latency runs are bimodal on a loaded host (a s
 wire=${WIRE_CPUS:-}
 if [[ -n $wire ]]; then
     [[ $wire =~ ^([0-9]+),([0-9]+)$ ]] || { echo "guest.sh: WIRE_CPUS=$wire is not A,B (vCPU numbers)" >&2; exit 2; }
+    [[ -d /sys/class/net/vethA && -d /sys/class/net/vethB ]] ||
+        { echo "guest.sh: WIRE_CPUS steers the test bed's vethA and vethB; this machine has none" >&2; exit 2; }
     cpu_a=${BASH_REMATCH[1]} cpu_b=${BASH_REMATCH[2]}  # (tb_steer_rx's own match resets BASH_REMATCH)
     tb_steer_rx vethA "$cpu_a" && tb_steer_rx vethB "$cpu_b" || exit 2
 fi
+export DEVS=${DEVS:-rxe0,rxe1}  # netbench_stream and perftest_pair read it
+[[ $DEVS =~ ^[^,]+,[^,]+$ ]] || { echo "guest.sh: DEVS=$DEVS is not RECEIVER_DEV,SENDER_DEV" >&2; exit 2; }
+dev_server=${DEVS%,*} dev_client=${DEVS#*,}
+perftest_gid "$dev_server" g0 && perftest_gid "$dev_client" g1 || exit 2
 mkdir -p "$OUT"
 manifest=$OUT/manifest.txt
 : > "$manifest"
-tb_gid_index_v4 rxe0 g0
-tb_gid_index_v4 rxe1 g1
 seq=0
-{ uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource; echo "bandwidth runs: --poll $bw_poll"; echo "buffers per receive (netbench --recvs): $recvs"; echo "ends pinned to CPUs (server,client): ${pin:-none}"; echo "receive steering (rps_cpus of vethA, vethB): $(cat /sys/class/net/vethA/queues/rx-0/rps_cpus /sys/class/net/vethB/queues/rx-0/rps_cpus | paste -sd,)"; } > "$OUT/guest-info.txt" 2>&1
+{
+    uptime; nproc; cat /sys/devices/system/clocksource/clocksource0/current_clocksource
+    echo "devices (server,client): $DEVS; perftest GID indices: ${g0:-none},${g1:-none}"
+    echo "bandwidth runs: --poll $bw_poll"; echo "buffers per receive (netbench --recvs): $recvs"
+    echo "ends pinned to CPUs (server,client): ${pin:-none}"
+    if [[ -d /sys/class/net/vethA ]]; then
+        echo "receive steering (rps_cpus of vethA, vethB): $(cat /sys/class/net/veth{A,B}/queues/rx-0/rps_cpus | paste -sd,)"
+    fi
+} > "$OUT/guest-info.txt" 2>&1
 # rxe's kernel work (its tasklets, packet processing) runs as softirqs: on which vCPU, over all runs.
 read -r -a softirq_start <<< "$(softirq_ticks)"
 
@@ -73,8 +90,16 @@ perftest() {  # perftest TOOL SIZE ITERS
     seq=$((seq + 1))
 }
 
-sent_pkts() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts \
-    /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts 2>/dev/null | paste -sd' '; }
+sent_pkts() {  # the packets each end's port has sent so far: "SERVER CLIENT"
+    local d p n out=()
+    for d in "$dev_server" "$dev_client"; do
+        p=/sys/class/infiniband/$d/ports/1
+        n=
+        read -r n < "$p/hw_counters/sent_pkts" 2> /dev/null || read -r n < "$p/counters/port_xmit_packets" 2> /dev/null
+        [[ -z $n ]] || out+=("$n")
+    done
+    echo "${out[*]}"
+}
 
 netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WINDOW|POLL ITERS [VAR=VALUE...]
     local who=$1 mode=$2 size=$3 window=$4 iters=$5 plugin f
@@ -86,7 +111,7 @@ netbench() {  # netbench WHO(railscope|reference|railscope[NAME]) MODE SIZE WIND
         netbench_stream "$RS" "$plugin" "$size" "$window" "$iters" 16 "$bw_poll" "$pin" "$recvs"
         timeout 300 env "$@" "${stream[@]}" > "$f" 2> "$f.err"
     else
-        timeout 300 env "$@" "$RS" netbench --pair rxe0,rxe1 --plugin "$plugin" --mode lat --min-size "$size" \
+        timeout 300 env "$@" "$RS" netbench --pair "$DEVS" --plugin "$plugin" --mode lat --min-size "$size" \
             --max-size "$size" --lat-iters "$iters" --bytes-per-size 1G --poll "$window" --no-verify --json \
             --timeout 60 "${pin_args[@]}" > "$f" 2> "$f.err"
     fi

@@ -9,23 +9,25 @@ Latency cells pool all runs of all boots (single runs are bimodal on a loaded ho
 Variants (railscope[NAME], railscope run again with an environment, guest.sh VARIANTS=) are paired with their
 reference neighbours the same way. Below the medians, each boot's railscope / ib_write_bw and reference /
 ib_write_bw (its median run over the boot's ib_write_bw: issue 20's clause), so the scatter between boots shows.
-Packets: RoCE packets both rxe ports sent during a run, per message
-(warm-up included), where guest.sh recorded them: what each message costs on the wire whatever the host load.
+Packets: the packets both ports sent during a run (rxe: RoCE packets; a host's NIC: port_xmit_packets), per
+message (warm-up included), where guest.sh recorded them: what each message costs on the wire whatever the host load.
 Bandwidth in MiB/s (perftest's "MB/sec" is 2^20 B/s), latency p50 in microseconds."""
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
 
 
 def perftest_value(path, tool):
-    """BW average [MiB/s] for *_bw, t_typical [us] for *_lat."""
+    """BW average [MiB/s] for *_bw, t_typical [us] for *_lat; None for a run without a finite, positive one
+    (perftest prints inf when it could not calibrate its cycle counter, as on a guest clocked by the HPET)."""
     for line in Path(path).read_text(errors="replace").splitlines():
         cols = line.split()
         if len(cols) >= 5 and cols[0].isdigit() and cols[1].isdigit():
             try:
                 v = float(cols[3]) if tool.endswith("_bw") else float(cols[4])
-                return v if v > 0 else None
+                return v if math.isfinite(v) and v > 0 else None
             except ValueError:
                 continue
     return None
@@ -40,7 +42,7 @@ def netbench_value(path, mode):
 
 
 def packets_per_message(path, mode):
-    """RoCE packets both ports sent during the run / messages (bw) or round trips (lat) netbench put on the
+    """Packets both ports sent during the run / messages (bw) or round trips (lat) netbench put on the
     wire: its bw_messages_total / lat_round_trips_total (warm-ups, and a first pass shorter than
     --min-time, included). Runs of a netbench without them: the timed pass and its warm-up only
     (bandwidth warm-up min(16, max(n/8, 1)), latency warm-up min(n/10, 10)), which over-counts a run
@@ -263,7 +265,8 @@ def main(folders):
     whos = ["rs", "ref"] + variants
     if any(median(c.get("pkts:" + w, [])) for b in boots for c in b.values() for w in whos):
         print()
-        print("RoCE packets sent by both ports per message (bw) or per round trip (lat), median over runs:")
+        print("Packets sent by both ports (rxe: RoCE packets) per message (bw) or per round trip (lat), "
+              "median over runs:")
         print(f"{'metric':<22} " + " ".join(f"{w:>16}" for w in ["railscope", "reference"] + variants))
         for k in keys:
             mode, size, window = k

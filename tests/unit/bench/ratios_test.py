@@ -74,6 +74,15 @@ class Ratios(unittest.TestCase):
         self.assertEqual(main[8], "0.850")  # railscope / ib_write_bw, as the per-boot block's median
         self.assertEqual(main[-2:], ["0.864", "0.900"])
 
+    def test_a_perftest_result_that_is_not_finite_counts_as_missing(self):
+        # perftest prints inf where it could not calibrate its cycle counter (a guest clocked by the HPET):
+        # such a boot has no ib_write_bw, and the medians are boot 2's alone.
+        self.folders[0] = boot(Path(self.tmp.name) / "boot1-inf", float("inf"),
+                               [("railscope", 30.0), ("reference", 36.0)])
+        main = [line.split() for line in self.table() if line.startswith("bw 64K w8")][0]
+        self.assertEqual(main[5], "50.00")  # ib_write_bw
+        self.assertEqual(main[8], "0.900")  # railscope / ib_write_bw
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])
