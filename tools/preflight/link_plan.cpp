@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "json_fields.h"
 #include "schedule.h"
 
 namespace railscope::preflight {
@@ -75,7 +76,7 @@ std::optional<std::vector<LinkTask>> tasks_from_json(const json& j, int step, st
     *error = e;
     return std::nullopt;
   };
-  if (!j.is_object() || j.value("schema", "") != "railscope.preflight.step/1") return fail("not a step");
+  if (!has_schema(j, "railscope.preflight.step/1")) return fail("not a step");
   if (!j.contains("step") || !j["step"].is_number_integer() || j["step"].get<int64_t>() != step)
     return fail(fmt::format("expected step {}", step));
   if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].size() > kMaxNics)
@@ -144,8 +145,7 @@ std::optional<std::vector<TaskResult>> results_from_json(const json& j, int step
     *error = e;
     return std::nullopt;
   };
-  if (!j.is_object() || j.value("schema", "") != "railscope.preflight.results/1")
-    return fail("not step results");
+  if (!has_schema(j, "railscope.preflight.results/1")) return fail("not step results");
   if (!j.contains("step") || !j["step"].is_number_integer() || j["step"].get<int64_t>() != step)
     return fail(fmt::format("expected the results of step {}", step));
   if (!j.contains("results") || !j["results"].is_array() || j["results"].size() > max)

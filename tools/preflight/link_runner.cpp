@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "json_fields.h"
 #include "railscope/node/ethtool_stats.h"
 #include "railscope/node/port_sampler.h"
 #include "railscope/node/sysfs.h"
@@ -159,11 +160,11 @@ std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const Link
       if (!rows.is_array() || rows.empty() || !rows[0].is_object()) {
         r.error = who + ": no results in its output";
       } else if (t.measure == Measure::Bandwidth) {
-        r.GBps = rows[0].value("GBps", 0.0);
+        r.GBps = finite_number(rows[0], "GBps");
         r.ok = r.GBps > 0;
         if (!r.ok) r.error = who + ": no bandwidth measured";
       } else {
-        r.lat_us = rows[0].value("lat_p50_us", 0.0);
+        r.lat_us = finite_number(rows[0], "lat_p50_us");
         r.ok = r.lat_us > 0;
         if (!r.ok) r.error = who + ": no latency measured";
       }

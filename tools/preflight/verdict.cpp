@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "consistency.h"
+#include "json_fields.h"
 
 namespace railscope::preflight {
 namespace {
@@ -172,7 +173,7 @@ nlohmann::json rank_verdict(const Verdict& v, const std::string& host) {
 
 bool rank_summary(const nlohmann::json& j, int rank, const std::string& host, std::string* line,
                   int* exit_code) {
-  if (!j.is_object() || j.value("schema", "") != "railscope.preflight.verdict/1") return false;
+  if (!has_schema(j, "railscope.preflight.verdict/1")) return false;
   const auto code = j.find("exit_code");
   const auto n = j.find("findings");
   const auto joined = j.find("joined");

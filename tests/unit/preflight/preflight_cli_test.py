@@ -231,6 +231,45 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(failed) == 2 and any(d.startswith("hostA/lo:1 → hostB/lo:1 (rail 0): hostB: netbench server on lo: exit status") for d in failed),
           f"links: a plugin that does not load fails both links, named ({failed})")
     check(outs[0][0] == 2 and outs[1][0] == 2, "links: exit 2 everywhere")
+    # A rank that joined and answers a link step with a message of another shape (its "schema" a number,
+    # which nlohmann's json::value() throws on): rank 0 names the rank and ends with its verdict.
+    port = free_port()
+    r0 = start(0, 2, port, lo_roots[0], good_args + ["--json"], links=True, hca="=lo")
+    report = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", lo_roots[1], "--host-name", "hostB",
+                                        "--rank", "0", "--world-size", "1", "--no-links", "--json"],
+                                       capture_output=True, text=True).stdout)["nodes"][0]
+    for _ in range(100):
+        try:
+            fake = socket.create_connection(("127.0.0.1", port), timeout=60)
+            break
+        except OSError:
+            time.sleep(0.1)
+    fake.sendall(frame(1, json.dumps(dict(report, rank=1)).encode()))
+    def read_exactly(n):
+        data = b""
+        while len(data) < n:
+            got = fake.recv(n - len(data))
+            if not got:
+                return None
+            data += got
+        return data
+    frames = []
+    while True:
+        head = read_exactly(12)
+        if head is None:
+            break
+        _, typ, n = struct.unpack(">III", head)
+        body = json.loads(read_exactly(n))
+        frames.append(typ)
+        if typ == 3:  # a step: answered with results whose schema is a number
+            fake.sendall(frame(4, json.dumps({"schema": 1, "step": body["step"], "results": []}).encode()))
+        elif typ == 2:  # the verdict
+            break
+    fake.close()
+    (rc, o, e), = finish([r0])
+    check(rc == 2 and o.startswith("{"), f"odd results: rank 0 ends with its verdict, exit 2 ({rc}, {e.strip()[-300:]})")
+    check("rank 1 (hostB) did not answer step 0: not step results" in e, f"odd results: rank 1 named ({e.strip()[-300:]})")
+    check(frames[:1] == [3] and frames[-1:] == [2], f"odd results: a step, then the verdict ({frames})")
 
 print("FAILED: %d" % len(FAILS) if FAILS else "all passed")
 sys.exit(1 if FAILS else 0)
