@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of tests/fuzz/corpus/<harness>/ from the wire formats as documented
-(plugin/net/verbs/handshake.h, plugin/net/tcp/wire.h, docs/tuner.md, docs/profile-format.md).
+(plugin/net/verbs/handshake.h, plugin/net/tcp/wire.h, docs/tuner.md, docs/profile-format.md,
+tools/preflight/*.h).
 Run from the repository root: python3 tests/fuzz/make_seeds.py (the seeds are committed)."""
 import os
 import struct
@@ -186,9 +187,42 @@ def report_seeds():
           + '{"type":"header","schema":"other","version":7}\n')
 
 
+# --- preflight: byte 0 the reader (0 report, 1 step, 2 results, 3 verdict), byte 1 the step, byte 2 the most
+# results, then a frame's JSON (tools/preflight/node_report.h, link_plan.h, verdict.h)
+NIC = {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "netdev": "eth2",
+       "active_mtu": 4096, "speed_mbps": 400000, "fw_ver": "28.39.1002", "gid_type": "RoCE v2",
+       "gid_family": "AF_INET", "ipv4": "10.0.0.7", "subnet": "10.0.0.0/24"}
+REPORT = {"schema": "railscope.preflight.node/1", "rank": 1, "host": "node07",
+          "nics": [NIC, dict(NIC, device="mlx5_1", netdev="eth3", ipv4="10.0.1.7", subnet="10.0.1.0/24")],
+          "nccl_env": {"NCCL_IB_HCA": "=mlx5_0,mlx5_1", "NCCL_IB_GID_INDEX": "3"},
+          "findings": [{"id": "node.pfc_off", "severity": "warning", "detail": "eth2: PFC off on priority 3"}],
+          "doctor_exit": 1}
+TASK = {"rail": 0, "server": True, "dev": "mlx5_0", "port": 1, "netdev": "eth2", "oob_host": "10.0.0.7",
+        "oob_port": 29501, "measure": "bandwidth"}
+COUNTERS = {"port": "mlx5_0:1", "readable": True, "infiniband": False, "seconds": 1.5,
+            "deltas": [{"name": "out_of_sequence", "source": "hw_counters", "delta": 412}]}
+
+
+def preflight_seeds():
+    import json
+    h = "preflight_wire"
+    frame = lambda reader, step, most, body: bytes([reader, step, most]) + json.dumps(body).encode()
+    write(h, "report", frame(0, 0, 0, REPORT))
+    write(h, "report_ib", frame(0, 0, 0, dict(REPORT, nics=[dict(NIC, link_layer="InfiniBand", netdev="",
+                                                                      gid_type="IB", gid_family="", ipv4="")])))
+    write(h, "step", frame(1, 2, 0, {"schema": "railscope.preflight.step/1", "step": 2,
+                                     "tasks": [TASK, dict(TASK, rail=1, server=False, measure="latency")]}))
+    write(h, "results", frame(2, 2, 2, {"schema": "railscope.preflight.results/1", "step": 2, "results": [
+        {"rail": 0, "ok": True, "GBps": 48.5, "lat_us": 0, "error": "", "counters": COUNTERS},
+        {"rail": 1, "ok": False, "GBps": 0, "lat_us": 0, "error": "netbench client: exit status 2"}]}))
+    write(h, "verdict", frame(3, 0, 0, {"schema": "railscope.preflight.verdict/1", "exit_code": 1, "findings": 3,
+                                        "joined": 2, "world": 2, "mine": ["[node.pfc_off] node07: eth2"]}))
+
+
 if __name__ == "__main__":
     verbs_seeds()
     eager_seeds()
     tcp_seeds()
     tuner_seeds()
     report_seeds()
+    preflight_seeds()
