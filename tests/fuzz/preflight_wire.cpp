@@ -42,7 +42,8 @@ void node_report(const json& j) {
                 "an accepted report is within its bounds");
   const json sent = rp::to_json(*r);
   const auto back = rp::node_report_from_json(wire(sent), &error);
-  RS_FUZZ_CHECK(back && rp::to_json(*back) == sent, "an accepted report reads back the same: %s", error.c_str());
+  RS_FUZZ_CHECK(back && rp::to_json(*back) == sent, "an accepted report reads back the same: %s",
+                error.c_str());
   rp::NodeReport zero = *r, one = *r;  // the report as rank 0's own and as rank 1's
   zero.rank = 0;
   one.rank = 1;
@@ -62,7 +63,8 @@ void tasks(const json& j, int step) {
   const auto t = rp::tasks_from_json(j, step, &error);
   if (!t) return;
   RS_FUZZ_CHECK(t->size() <= rp::kMaxNics, "%zu tasks", t->size());
-  for (const auto& task : *t) RS_FUZZ_CHECK(task.step == step && task.oob_port != 0, "a task of step %d", step);
+  for (const auto& task : *t)
+    RS_FUZZ_CHECK(task.step == step && task.oob_port != 0, "a task of step %d", step);
   const json sent = rp::tasks_to_json(step, *t);
   const auto back = rp::tasks_from_json(wire(sent), step, &error);
   RS_FUZZ_CHECK(back && rp::tasks_to_json(step, *back) == sent, "accepted tasks read back the same: %s",

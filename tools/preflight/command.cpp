@@ -237,7 +237,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   Verdict v =
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
   if (!o.no_links && v.nodes.size() >= 2) add_links(&v, measure_links(o, l, v.nodes, conns), o.policy);
-  out(o.json ? to_json(v).dump(2) + "\n" : to_text(v));
+  out(o.json ? to_json(v).dump(2, ' ', false, json::error_handler_t::replace) + "\n" : to_text(v));
   if (!o.html.empty()) write_html(o.html, render_html(v));
   const auto send_deadline = Clock::now() + std::chrono::seconds(10);
   for (const auto& n : v.nodes) {

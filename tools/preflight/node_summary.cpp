@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "railscope/core/utf8.h"
+
 extern char** environ;
 
 namespace railscope::preflight {
@@ -59,10 +61,13 @@ std::map<std::string, std::string> process_nccl_env() {
     const size_t eq = kv.find('=');
     if (eq == std::string_view::npos || kv.rfind("NCCL_", 0) != 0 || eq > 64) continue;
     if (out.size() >= kMaxEnv) break;
-    std::string value(kv.substr(eq + 1, kMaxField));
+    // Well-formed UTF-8 within the caps, as every rank's report must be to travel as JSON: a value in
+    // another encoding, or cut inside a character, made rank 0's own verdict fail to print (nlohmann's
+    // dump() throws) and differ from the same value another rank sent (node_report.h).
+    std::string value = utf8::well_formed(kv.substr(eq + 1), kMaxField);
     for (char& c : value)
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-    out.emplace(std::string(kv.substr(0, eq)), std::move(value));
+    out.emplace(utf8::well_formed(kv.substr(0, eq), kMaxField), std::move(value));
   }
   return out;
 }
@@ -72,21 +77,21 @@ NodeReport summarize(const doctor::NodeFacts& facts, const doctor::Report& repor
                      const PrefixLookup& prefixes) {
   NodeReport r;
   r.rank = rank;
-  r.host = host;
+  r.host = utf8::well_formed(host, kMaxField);
   r.nccl_env = nccl_env;
   r.doctor_exit = report.exit_code;
   for (const auto& d : facts.inventory.devices)
     for (const auto& p : d.ports) {
       if (!doctor::port_selected(facts, d, p) || r.nics.size() >= kMaxNics) continue;
       NicSummary n;
-      n.device = d.name.substr(0, 64);
+      n.device = utf8::well_formed(d.name, 64);
       n.port = p.number;
       n.state = std::string(node::to_string(p.state));
       n.link_layer = std::string(node::to_string(p.link_layer));
-      n.netdev = p.netdev.substr(0, 64);
+      n.netdev = utf8::well_formed(p.netdev, 64);
       n.active_mtu = p.active_mtu;
       n.speed_mbps = p.speed_mbps;
-      n.fw_ver = d.fw_ver.substr(0, 64);
+      n.fw_ver = utf8::well_formed(d.fw_ver, 64);
       const node::GidChoice c =
           node::select_gid(p.link_layer, p.gid_tbl_len, p.gids, facts.gid_policy, doctor::port_name(d, p));
       if (c.entry) {
@@ -103,8 +108,8 @@ NodeReport summarize(const doctor::NodeFacts& facts, const doctor::Report& repor
     for (const auto& f : s.findings) {
       if (f.severity != diag::Severity::Warning && f.severity != diag::Severity::Error) continue;
       if (r.findings.size() >= kMaxFindings) break;
-      r.findings.push_back(
-          {std::string(f.id()), std::string(diag::to_string(f.severity)), f.detail.substr(0, kMaxText)});
+      r.findings.push_back({std::string(f.id()), std::string(diag::to_string(f.severity)),
+                            utf8::well_formed(f.detail, kMaxText)});
     }
   return r;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "plugin/profiler/core/clock.h"
+#include "railscope/core/utf8.h"
 
 namespace railscope::profiler {
 namespace {
@@ -31,44 +32,6 @@ void append_comm_fields(std::string& out, const CommIdentity& c, int rank) {
 
 }  // namespace
 
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629, table 3-7 of the Unicode
-// standard: no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when there is none.
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return n;
-}
-
-void append_utf8_or_replacement(std::string& out, std::string_view s, size_t& i) {
-  const size_t n = utf8_sequence_length(s, i);
-  if (n == 0) {
-    out += "\xEF\xBF\xBD";
-    ++i;
-  } else {
-    out.append(s.substr(i, n));
-    i += n;
-  }
-}
-
 std::string json_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -78,7 +41,7 @@ std::string json_escape(std::string_view s) {
     if (u >= 0x80) {
       // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no well-formed sequence (a comm name
       // or tag in another encoding, a cut sequence) becomes U+FFFD, so the line stays valid JSON.
-      append_utf8_or_replacement(out, s, i);
+      utf8::append_or_replacement(out, s, i);
       continue;
     }
     switch (ch) {

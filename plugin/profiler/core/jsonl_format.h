@@ -45,11 +45,6 @@ struct DiagContext {
   const std::vector<WaitingOp>* waiting = nullptr;
 };
 
-// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when none starts there.
-size_t utf8_sequence_length(std::string_view s, size_t i);
-// Appends the well-formed UTF-8 sequence that starts at s[i] (a byte >= 0x80), or U+FFFD when none does,
-// and moves i past what it consumed. Shared by the JSONL and Prometheus writers.
-void append_utf8_or_replacement(std::string& out, std::string_view s, size_t& i);
 std::string json_escape(std::string_view s);
 std::string comm_hex(uint64_t hash);
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "plugin/profiler/core/jsonl_format.h"
+#include "railscope/core/utf8.h"
 
 namespace railscope::profiler {
 namespace {
@@ -54,7 +55,7 @@ std::string prom_label_value(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const auto u = static_cast<unsigned char>(s[i]);
     if (u >= 0x80) {
-      append_utf8_or_replacement(out, s, i);  // UTF-8 kept, a stray byte becomes U+FFFD
+      utf8::append_or_replacement(out, s, i);  // UTF-8 kept, a stray byte becomes U+FFFD
       continue;
     }
     if (u == '\\')

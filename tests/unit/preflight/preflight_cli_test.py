@@ -89,7 +89,7 @@ def node_trees(tmp, n, slow_rank=-1):
     return roots
 
 
-def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=False, hca=None):
+def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=False, hca=None, more_env=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
     args = [CLI, "preflight", "--sysfs-root", root, "--host-name", f"host{chr(65 + rank)}", "--timeout", str(timeout)]
     if not links:
@@ -99,6 +99,7 @@ def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=F
     else:
         args += ["--rank", str(rank), "--world-size", str(world), "--rendezvous", f"127.0.0.1:{port}"]
     env["NCCL_IB_HCA"] = hca or f"=rxe{2 * rank},rxe{2 * rank + 1}"  # per node, not compared
+    env.update(more_env or {})
     return subprocess.Popen(args + list(extra), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -130,6 +131,19 @@ with tempfile.TemporaryDirectory() as tmp:
     check([c["device"] for c in v["nodes"][1]["nics"]] == ["rxe2", "rxe3"], "healthy: hostB's rails rxe2, rxe3")
     check(all(rc == v["exit_code"] for rc, _, _ in outs), f"healthy: every rank exits {v['exit_code']}: {[o[0] for o in outs]}")
     check(outs[1][1].startswith("railscope preflight: rank 1 (hostB): cluster"), "healthy: rank 1 prints its line: " + outs[1][1][:80])
+
+    # 1b. NCCL_* values the same on both ranks, one in Latin-1 and one longer than a report's 255-byte cap with
+    #     non-ASCII in it: rank 0 prints its verdict (nlohmann's dump() threw on such bytes) and the two
+    #     ranks' values agree (no finding).
+    port = free_port()
+    odd = {"NCCL_TEST_LATIN1": "caf\udce9", "NCCL_TEST_LONG": "/" + "\u00e9" * 300}
+    outs = finish([start(r, 2, port, roots[r], ["--json"] if r == 0 else [], more_env=odd) for r in range(2)])
+    v = json.loads(outs[0][1]) if outs[0][1].startswith("{") else {}
+    check(v.get("joined") == 2, f"odd env: rank 0 prints its verdict ({outs[0][0]}, {outs[0][2].strip()[-200:]})")
+    check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"odd env: no finding ({preflight_ids(v)})")
+    env0 = v["nodes"][0]["nccl_env"] if v else {}
+    check(env0.get("NCCL_TEST_LATIN1") == "caf\ufffd" and len(env0.get("NCCL_TEST_LONG", "").encode()) == 255,
+          f"odd env: well-formed within the cap ({env0.get('NCCL_TEST_LATIN1')!r})")
 
     # 2. hostC's rail 1 trained at half the rate; flags instead of the environment.
     roots = node_trees(os.path.join(tmp, "slow"), 3, slow_rank=2)
