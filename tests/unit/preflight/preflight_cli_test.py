@@ -76,6 +76,16 @@ def free_port():
     raise SystemExit("no free port below the ephemeral range")
 
 
+def connect(port, timeout):
+    """A connection to rank 0's port on 127.0.0.1, tried again while rank 0 starts (10 s at most)."""
+    for _ in range(100):
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
+
+
 def node_trees(tmp, n, slow_rank=-1):
     roots = []
     for r in range(n):
@@ -171,12 +181,7 @@ with tempfile.TemporaryDirectory() as tmp:
     port = free_port()
     r0 = start(0, 2, port, roots[0], ["--json"], timeout=15)
     def hostile(payload):
-        for _ in range(100):
-            try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=5)
-                break
-            except OSError:
-                time.sleep(0.1)
+        s = connect(port, 5)
         s.sendall(payload)
         s.close()
     good = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", roots[1], "--host-name", "x", "--rank", "0",
@@ -252,12 +257,7 @@ with tempfile.TemporaryDirectory() as tmp:
     report = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", lo_roots[1], "--host-name", "hostB",
                                         "--rank", "0", "--world-size", "1", "--no-links", "--json"],
                                        capture_output=True, text=True).stdout)["nodes"][0]
-    for _ in range(100):
-        try:
-            fake = socket.create_connection(("127.0.0.1", port), timeout=60)
-            break
-        except OSError:
-            time.sleep(0.1)
+    fake = connect(port, 60)
     fake.sendall(frame(1, json.dumps(dict(report, rank=1)).encode()))
     def read_exactly(n):
         data = b""
