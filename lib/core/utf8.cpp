@@ -4,6 +4,14 @@
 namespace railscope::utf8 {
 namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// What s[i] stands for in well-formed text: its sequence, or U+FFFD for a byte that starts none; *consumed:
+// how many bytes of s that is.
+std::string_view piece_at(std::string_view s, size_t i, size_t* consumed) {
+  const size_t n = sequence_length(s, i);
+  *consumed = n == 0 ? 1 : n;
+  return n == 0 ? kReplacement : s.substr(i, n);
+}
 }  // namespace
 
 size_t sequence_length(std::string_view s, size_t i) {
@@ -32,25 +40,20 @@ size_t sequence_length(std::string_view s, size_t i) {
 }
 
 void append_or_replacement(std::string& out, std::string_view s, size_t& i) {
-  const size_t n = sequence_length(s, i);
-  if (n == 0) {
-    out += kReplacement;
-    ++i;
-  } else {
-    out.append(s.substr(i, n));
-    i += n;
-  }
+  size_t consumed = 0;
+  out += piece_at(s, i, &consumed);
+  i += consumed;
 }
 
 std::string well_formed(std::string_view s, size_t max_bytes) {
   std::string out;
   out.reserve(s.size() < max_bytes ? s.size() : max_bytes);
   for (size_t i = 0; i < s.size();) {
-    const size_t n = sequence_length(s, i);
-    const std::string_view next = n == 0 ? kReplacement : s.substr(i, n);
-    if (out.size() + next.size() > max_bytes) break;
-    out += next;
-    i += n == 0 ? 1 : n;
+    size_t consumed = 0;
+    const std::string_view piece = piece_at(s, i, &consumed);
+    if (out.size() + piece.size() > max_bytes) break;
+    out += piece;
+    i += consumed;
   }
   return out;
 }
