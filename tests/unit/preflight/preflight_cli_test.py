@@ -86,6 +86,13 @@ def connect(port, timeout):
     raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
 
 
+def report_of(root, host):
+    """The node report `railscope preflight` sends from the fake sysfs tree root (run as a world of one)."""
+    return json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", root, "--host-name", host, "--rank", "0",
+                                      "--world-size", "1", "--no-links", "--json"],
+                                     capture_output=True, text=True).stdout)["nodes"][0]
+
+
 def node_trees(tmp, n, slow_rank=-1):
     roots = []
     for r in range(n):
@@ -184,8 +191,7 @@ with tempfile.TemporaryDirectory() as tmp:
         s = connect(port, 5)
         s.sendall(payload)
         s.close()
-    good = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", roots[1], "--host-name", "x", "--rank", "0",
-                                      "--world-size", "1", "--json"], capture_output=True, text=True).stdout)["nodes"][0]
+    good = report_of(roots[1], "x")
     frame = lambda typ, body: struct.pack(">III", 0x52535046, typ, len(body)) + body
     hostile(b"GET / HTTP/1.0\r\n\r\n")
     hostile(struct.pack(">III", 0x52535046, 1, 1 << 30))
@@ -254,9 +260,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # which nlohmann's json::value() throws on): rank 0 names the rank and ends with its verdict.
     port = free_port()
     r0 = start(0, 2, port, lo_roots[0], good_args + ["--json"], links=True, hca="=lo")
-    report = json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", lo_roots[1], "--host-name", "hostB",
-                                        "--rank", "0", "--world-size", "1", "--no-links", "--json"],
-                                       capture_output=True, text=True).stdout)["nodes"][0]
+    report = report_of(lo_roots[1], "hostB")
     fake = connect(port, 60)
     fake.sendall(frame(1, json.dumps(dict(report, rank=1)).encode()))
     def read_exactly(n):
