@@ -419,8 +419,15 @@ constexpr Entry kEntries[] = {
      "a fixed event pool of the profiler was full, so some events were not recorded",
      "Raise RAILSCOPE_PROFILE_POOL_COLLS / RAILSCOPE_PROFILE_POOL_PROXY"},
     {"profile.write_failed", S::Warning, "Profile cannot be written",
-     "the profile directory or Prometheus textfile is not writable (permissions, full disk)",
-     "Point RAILSCOPE_PROFILE_DIR / RAILSCOPE_PROFILE_PROM at a writable location"},
+     "the profile directory or Prometheus textfile is not writable (permissions, full disk), or the name is "
+     "taken by a symbolic link or another user's file, or the folder is writable by every user without the "
+     "sticky bit (such files are never written through)",
+     "Point RAILSCOPE_PROFILE_DIR / RAILSCOPE_PROFILE_PROM at a writable folder of your own"},
+    {"profile.records_lost", S::Warning, "Profile records were lost",
+     "the profile could not be written for a while (typically a full disk): the records of that time were "
+     "dropped whole (the file holds no torn line) and counted",
+     "Free space where RAILSCOPE_PROFILE_DIR points (or point it elsewhere); the profile lacks the records "
+     "counted"},
 
     // --- profiler: the node's rails as the job starts (issue #15; plugin/profiler/core/fabric_sampler.cpp)
     {"fabric.rail_down", S::Warning, "An RDMA rail is down when the job starts",

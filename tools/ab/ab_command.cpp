@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "ab_compare.h"
@@ -14,6 +13,7 @@
 #include "child_process.h"
 #include "profile_samples.h"
 #include "railscope/cli/usage.h"
+#include "railscope/core/safe_file.h"
 
 namespace railscope::cli {
 namespace {
@@ -133,10 +133,8 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   if (!opt.json.empty()) {
-    std::ofstream(opt.json) << format_json(cmp);
-    std::error_code ec;
-    if (fs::file_size(opt.json, ec) == 0 || ec)
-      fail(kExitRunFailed, fmt::format("cannot write {}", opt.json));
+    std::string why;
+    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitRunFailed, why);
   }
   if (!opt.html.empty()) write_html(opt, runs);
 }

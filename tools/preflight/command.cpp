@@ -15,6 +15,7 @@
 #include "link_runner.h"
 #include "node_summary.h"
 #include "railscope/core/params.h"
+#include "railscope/core/safe_file.h"
 #include "rendezvous.h"
 #include "verdict.h"
 
@@ -63,19 +64,13 @@ void out(const std::string& s) {
   throw CLI::RuntimeError(2);
 }
 
-// The page goes to a temporary file renamed into place, so a reader never sees half a page; a failure is
-// one line on stderr (the verdict and the exit status stand).
+// The page goes to a unique temporary file renamed into place (railscope/core/safe_file.h), so a reader
+// never sees half a page and a link planted at the name is never written through; a failure is one line
+// on stderr (the verdict and the exit status stand).
 void write_html(const std::string& path, const std::string& page) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  bool ok = f && std::fwrite(page.data(), 1, page.size(), f) == page.size();
-  if (f) ok = std::fclose(f) == 0 && ok;
-  if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    std::fprintf(stderr, "railscope preflight: cannot write the HTML page %s: %s\n", path.c_str(),
-                 std::strerror(errno));
-    std::remove(tmp.c_str());
-  }
+  std::string why;
+  if (!core::write_file_atomically(path, page, &why))
+    std::fprintf(stderr, "railscope preflight: cannot write the HTML page: %s\n", why.c_str());
 }
 
 // Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
@@ -188,10 +183,9 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   if (!lfd) usage_error(error);
   if (!o.html.empty()) {
     // Found out now rather than after the links: the page's place must be writable.
-    std::FILE* f = std::fopen((o.html + ".tmp").c_str(), "w");
-    if (!f) usage_error("--html " + o.html + ": cannot write there: " + std::strerror(errno));
-    std::fclose(f);
-    std::remove((o.html + ".tmp").c_str());
+    std::string why;
+    if (!core::can_write_atomically(o.html, &why))
+      usage_error("--html " + o.html + ": cannot write there: " + why);
   }
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
   std::vector<NodeReport> nodes{std::move(mine)};

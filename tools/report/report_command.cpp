@@ -3,10 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 
+#include "railscope/core/safe_file.h"
 #include "tools/report/analysis.h"
 #include "tools/report/render.h"
 
@@ -52,10 +52,9 @@ void add_report(CLI::App& app) {
     const std::string text = opt->json ? report::render_json(r) : report::render_text(r);
     std::fwrite(text.data(), 1, text.size(), stdout);
     if (!opt->html.empty()) {
-      std::ofstream out(opt->html);
-      out << report::render_html(r);
-      if (!out) {
-        std::fprintf(stderr, "railscope report: cannot write %s\n", opt->html.c_str());
+      std::string why;
+      if (!core::write_file_atomically(opt->html, report::render_html(r), &why)) {
+        std::fprintf(stderr, "railscope report: %s\n", why.c_str());
         throw CLI::RuntimeError(2);
       }
     }

@@ -1,16 +1,14 @@
 #include "plugin/net/common/stats.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <mutex>
 
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/core/safe_file.h"
 
 namespace railscope::net {
 namespace {
@@ -103,10 +101,10 @@ void emit_stats_line(const std::string& line) {
     gethostname(host, sizeof host - 1);
     path = fmt::format("{}/railscope-net-{}-{}.jsonl", path, host, getpid());
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  std::string why;
+  const int fd = core::open_for_append(path, &why);
   if (fd < 0) {
-    if (!warned)
-      RS_WARN("NET/railscope : cannot write RAILSCOPE_NET_STATS file {}: {}", path, std::strerror(errno));
+    if (!warned) RS_WARN("NET/railscope : cannot write the RAILSCOPE_NET_STATS file: {}", why);
     warned = true;
     return;
   }

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "plugin/profiler/core/slot_scan.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
+#include "railscope/core/safe_file.h"
 
 namespace railscope::profiler {
 namespace {
@@ -94,8 +94,8 @@ Monitor::~Monitor() {
   if (t.joinable()) t.join();
   lock.lock();
   flush_locked();
-  if (file_ != nullptr) std::fclose(file_);
-  file_ = nullptr;
+  warn_lost_records_locked("at exit");
+  file_.close();
 }
 
 std::string Monitor::path() const {
@@ -111,12 +111,11 @@ void Monitor::add(CommState* c) {
     std::error_code ec;
     std::filesystem::create_directories(cfg_.dir, ec);
     const bool existed = std::filesystem::exists(path_, ec);
-    if (file_ != nullptr) std::fclose(file_);  // a previous session's file, if its remove() raced with us
-    file_ = std::fopen(path_.c_str(), "a");
-    file_failed_ = file_ == nullptr;
+    // (Re)opening closes a previous session's file, if its remove() raced with us.
+    std::string why;
+    file_failed_ = !file_.open(path_, &why);
     if (file_failed_) {
-      RS_WARN("{}", diag::one_line(diag::make("profile.write_failed", fmt::format("cannot open {}: {}", path_,
-                                                                                  std::strerror(errno)))));
+      RS_WARN("{}", diag::one_line(diag::make("profile.write_failed", why)));
     } else if (!existed) {
       HeaderInfo h;
       h.hostname = hostname();
@@ -192,9 +191,9 @@ void Monitor::remove(CommState* c) {
     lock.unlock();
     t.join();
     lock.lock();
-    if (file_ != nullptr && !running_) {
-      std::fclose(file_);
-      file_ = nullptr;
+    if (!running_) {
+      warn_lost_records_locked("when the last communicator was finalized");
+      file_.close();
     }
   }
 }
@@ -415,7 +414,8 @@ void Monitor::write_prom_locked() {
   p.host = hostname();
   p.pid = getpid();
   p.unix_seconds = static_cast<double>(to_unix_ns(last_prom_ns_)) / 1e9;
-  if (write_text_file_atomically(prom_path_, format_prometheus(p, series))) {
+  std::string why;
+  if (core::write_file_atomically(prom_path_, format_prometheus(p, series), &why)) {
     prom_failed_ = false;
   } else if (!prom_failed_) {  // once until a write succeeds again
     prom_failed_ = true;
@@ -423,7 +423,7 @@ void Monitor::write_prom_locked() {
                       "profile.write_failed",
                       fmt::format("cannot write the Prometheus textfile {} (RAILSCOPE_PROFILE_PROM names a "
                                   "folder): {}",
-                                  prom_path_, std::strerror(errno)))));
+                                  prom_path_, why))));
   }
 }
 
@@ -462,19 +462,43 @@ void Monitor::add_fabric_context_locked(diag::Finding* f) {
   if (!seen.empty()) f->detail += "; meanwhile the fabric shows: " + seen;
 }
 
+// Records that cannot be written (a full disk) are dropped, never held: memory stays bounded. The first
+// failure is said at once; when a write works again the count of records lost goes into the profile and
+// the log, and a count still unreported is logged when the file is closed.
 void Monitor::flush_locked() {
   if (pending_.empty()) return;
-  if (file_ != nullptr) {
-    if (std::fwrite(pending_.data(), 1, pending_.size(), file_) != pending_.size() ||
-        std::fflush(file_) != 0) {
-      if (!file_failed_)
-        RS_WARN("{}",
-                diag::one_line(diag::make("profile.write_failed", fmt::format("write to {} failed: {}", path_,
-                                                                              std::strerror(errno)))));
-      file_failed_ = true;
-    }
-  }
+  std::string why;
+  const bool written = !file_.is_open() || file_.append(pending_, &why);
   pending_.clear();
+  if (!written) {
+    if (!file_failed_)
+      RS_WARN("{}", diag::one_line(diag::make(
+                        "profile.write_failed",
+                        fmt::format("write to {} failed: {}; records are dropped (and counted) until writing "
+                                    "works again",
+                                    path_, why))));
+    file_failed_ = true;
+    return;
+  }
+  if (!file_failed_ || !file_.is_open()) return;
+  file_failed_ = false;
+  const diag::Finding f = diag::make(
+      "profile.records_lost",
+      fmt::format("{} profile records were lost while {} could not be written; writing works again",
+                  file_.take_lost(), path_));
+  DiagContext ctx;
+  ctx.unix_ns = to_unix_ns(now_ns());
+  if (!file_.append(format_diag(f, ctx), &why)) file_failed_ = true;
+  RS_WARN("railscope profiler: {}", diag::one_line(f));
+}
+
+void Monitor::warn_lost_records_locked(const char* when) {
+  if (file_.lost() == 0) return;
+  RS_WARN("railscope profiler: {}",
+          diag::one_line(diag::make("profile.records_lost",
+                                    fmt::format("{} profile records were lost because {} could not be "
+                                                "written (still failing {})",
+                                                file_.take_lost(), path_, when))));
 }
 
 }  // namespace railscope::profiler

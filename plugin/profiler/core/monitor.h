@@ -6,7 +6,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include "plugin/profiler/core/jsonl_format.h"
 #include "plugin/profiler/core/node_ceiling.h"
 #include "plugin/profiler/core/prom.h"
+#include "plugin/profiler/core/record_file.h"
 
 namespace railscope::profiler {
 
@@ -64,6 +64,7 @@ class Monitor {
   void refresh_drops_locked(CommState* c);
   void retire_series_locked(CommState* c);
   void flush_locked();
+  void warn_lost_records_locked(const char* when);
   void start_fabric_locked();
   void fabric_window_locked();
   void report_rails_locked(CommState* c);
@@ -77,8 +78,8 @@ class Monitor {
   std::vector<CommState*> comms_;
   MonitorConfig cfg_;
   std::string path_;
-  std::FILE* file_ = nullptr;
-  bool file_failed_ = false;
+  RecordFile file_;
+  bool file_failed_ = false;  // the last write failed (said once until one works again)
   std::string pending_;
   std::string prom_path_;  // this process's textfile ("" when RAILSCOPE_PROFILE_PROM is unset)
   bool prom_failed_ = false;

@@ -1,9 +1,7 @@
 #include "plugin/profiler/core/prom.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <utility>
@@ -151,22 +149,6 @@ std::string prom_file_path(const std::string& dir, const std::string& host, int 
   }
   if (safe.empty()) safe = "unknown";
   return fmt::format("{}/railscope-{}-{}.prom", dir, safe, pid);
-}
-
-bool write_text_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = fmt::format("{}.{}.tmp", path, getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return false;
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
 }
 
 }  // namespace railscope::profiler

@@ -43,8 +43,4 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
 // `<dir>/railscope-<host>-<pid>.prom` (host reduced to [A-Za-z0-9._-]).
 std::string prom_file_path(const std::string& dir, const std::string& host, int pid);
 
-// Writes atomically: a temporary file in the same directory whose name does not end in `.prom` (so the
-// collector never reads it half-written), then rename. false on failure (errno set).
-bool write_text_file_atomically(const std::string& path, const std::string& content);
-
 }  // namespace railscope::profiler

@@ -1,12 +1,13 @@
 // The TCP engine's periodic statistics through the ABI (docs/tcp.md, "Statistics"): with
 // RAILSCOPE_NET_STATS_INTERVAL=1 a connection that moves messages writes a "final":false line while it
 // lives, an idle one writes nothing more, and close writes the "final":true lines. One process, both
-// ends on loopback.
+// ends on loopback. A symbolic link at the stats file's name is refused, never appended through.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -128,6 +129,36 @@ TEST(NetTcpStats, PeriodicLineWhileBusyNoneWhenIdle) {
   EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
   EXPECT_EQ(read_lines(path).final_lines, 2);
   ::unlink(path.c_str());
+}
+
+TEST(NetTcpStats, ALinkAtTheStatsNameIsRefusedAndItsTargetLeftAlone) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("railscope-tcp-stats-link-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path victim = dir / "victim", path = dir / "stats.jsonl";
+  std::ofstream(victim) << "keep me\n";
+  fs::create_symlink(victim, path);
+  setenv("RAILSCOPE_NET_STATS", path.c_str(), 1);
+  CapturedLog::clear();
+  auto api = load_net_api(12, CapturedLog::logger);
+  ASSERT_TRUE(api);
+  ASSERT_EQ(api->init(), ncclSuccess);
+  char handle[128] = {};
+  void* lcomm = nullptr;
+  ASSERT_EQ(api->listen(kDev, handle, &lcomm), ncclSuccess);
+  void *scomm = nullptr, *rcomm = nullptr;
+  ASSERT_EQ(connect_and_accept(*api, kDev, handle, lcomm, &scomm, &rcomm, std::chrono::seconds(20)),
+            ncclSuccess);
+  EXPECT_EQ(api->close_send(scomm), ncclSuccess);  // each close writes a final line
+  EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
+  EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
+  unsetenv("RAILSCOPE_NET_STATS");
+  std::ifstream in(victim);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "keep me\n");
+  EXPECT_TRUE(CapturedLog::contains(path.string() + " is a symbolic link"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -229,11 +229,16 @@ with tempfile.TemporaryDirectory() as tmp:
                  "--min-line-percent", "0"]
     port = free_port()
     page = os.path.join(tmp, "preflight.html")
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "w") as f:
+        f.write("keep me\n")
+    os.symlink(victim, page + ".tmp")  # planted at the name the page was once written through
     outs = finish([start(r, 2, port, lo_roots[r], link_args + (["--json", "--html", page] if r == 0 else []), links=True, hca="=lo") for r in range(2)])
     v = json.loads(outs[0][1])
     links = v["links"]
     html = open(page).read() if os.path.exists(page) else ""
     check(html.count('class="rail-heatmap"') == 1 and html.count('<rect class="cell') == 2, "links: --html writes one heat map with 2 cells")
+    check(open(victim).read() == "keep me\n", "links: --html writes nothing through a link planted at <page>.tmp")
     check(v["links_measured"] and len(links) == 2, f"links: two directions measured ({links})")
     check({(l["from"], l["to"]) for l in links} == {("hostA/lo:1", "hostB/lo:1"), ("hostB/lo:1", "hostA/lo:1")},
           "links: hostA -> hostB and back")
