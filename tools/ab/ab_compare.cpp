@@ -152,7 +152,7 @@ std::string format_json(const Comparison& cmp) {
                     {"ratio", r.ratio}});
   }
   nlohmann::json doc{{"a", cmp.label_a}, {"b", cmp.label_b}, {"rows", rows}};
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace railscope::ab

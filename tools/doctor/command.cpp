@@ -8,6 +8,15 @@
 #include "watch.h"
 
 namespace railscope::cli {
+namespace {
+
+// A string from the node or the environment (NCCL_ALGO, a device name) need not be UTF-8: U+FFFD stands in
+// for a byte that starts no UTF-8 sequence, rather than dump() throwing.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
 
 void add_doctor(CLI::App& app) {
   struct Options {
@@ -44,7 +53,7 @@ void add_doctor(CLI::App& app) {
       std::string root;
       const doctor::WatchResult r = doctor::run_watch({opt->sysfs_root, !opt->no_verbs, opt->watch}, &root);
       const std::string out =
-          opt->json ? doctor::watch_json(r, root).dump(2) + "\n" : doctor::watch_text(r, root);
+          opt->json ? json_text(doctor::watch_json(r, root)) : doctor::watch_text(r, root);
       std::fwrite(out.data(), 1, out.size(), stdout);
       std::fflush(stdout);
       if (r.exit_code != 0) throw CLI::RuntimeError(r.exit_code);
@@ -53,7 +62,7 @@ void add_doctor(CLI::App& app) {
     const doctor::NodeFacts facts = doctor::gather({opt->sysfs_root, !opt->no_verbs, opt->topo});
     const doctor::Report report = doctor::run(facts);
     const std::string out =
-        opt->json ? doctor::to_json(report, facts).dump(2) + "\n" : doctor::to_text(report, facts);
+        opt->json ? json_text(doctor::to_json(report, facts)) : doctor::to_text(report, facts);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     if (report.exit_code != 0) throw CLI::RuntimeError(report.exit_code);

@@ -80,7 +80,7 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
     if (r.mismatches > 0) o["first_mismatch"] = r.first_mismatch;
     out.push_back(std::move(o));
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace railscope::netbench

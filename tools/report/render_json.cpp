@@ -91,7 +91,7 @@ std::string render_json(const Report& r) {
     j["run_label"] = r.run_label;
     j["baseline_label"] = r.baseline_label;
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace railscope::report

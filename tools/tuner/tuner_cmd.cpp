@@ -116,7 +116,9 @@ void run_explain(const ExplainOptions& o) {
   req.max_bytes = o.max_bytes;
   const auto rows = tuner_explain::explain(*made.engine, req);
   if (o.json)
-    std::cout << tuner_explain::render_json(*made.engine, rows).dump(2) << "\n";
+    std::cout << tuner_explain::render_json(*made.engine, rows)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   else
     std::cout << tuner_explain::render_text(*made.engine, rows);
 }
