@@ -185,6 +185,10 @@ def report_seeds():
     write(h, "run_baseline", run + "\f" + profile("n2", "ib", [("150.0", "48.9"), ("100.0", "25.0")]))
     write(h, "mixed_bad_lines", HEADER % ("n3", "x") + "\nnot json\n" + P2P + "\n" + DIAG + "\n{\"type\":\"coll\"}\n"
           + '{"type":"header","schema":"other","version":7}\n')
+    # A run file whose name is not UTF-8 (after the second form feed), with a line that is skipped: the
+    # problem names the file, and the JSON output must still be UTF-8.
+    write(h, "name_not_utf8", (run + "not json\n\f" + profile("n2", "ib", [("150.0", "48.9")]) + "\f").encode()
+          + b"n1-\xff\xc3(-4242")
 
 
 # --- preflight: byte 0 the reader (0 report, 1 step, 2 results, 3 verdict), byte 1 the step, byte 2 the most

@@ -2,13 +2,19 @@
 // docs/profile-format.md), the analysis, and the three renderers (render.h). Profiles are files any
 // rank wrote, possibly cut short by a crash, or not railscope's at all.
 //
-// Input: the run's profile file; after a form feed (\f), the baseline's. Each is handed to
-// read_profiles() as a file (an in-memory file: memfd_create, so nothing is written to disk), and
-// the report is built as the CLI builds it (tools/report/report_command.cpp).
-// Properties: no crash, exception or undefined behaviour on any bytes; the JSON output parses, is a
-// railscope.report object, and counts the records the analysis counted.
+// Input: the run's profile file; after a form feed (\f), the baseline's; after a second form feed, a name
+// for the run's file (any bytes, UTF-8 or not; '/' and NUL become '_'). Each profile is handed to
+// read_profiles() as a file (an in-memory file: memfd_create, so no profile is written to disk); a
+// named run file is read through a folder holding only a link of that name (plus ".jsonl") to it, as
+// the CLI reads a folder. The report is built as the CLI builds it (tools/report/report_command.cpp).
+// Properties: no crash, exception or undefined behaviour on any bytes; the JSON output parses (so is
+// UTF-8 whatever the file's name), is a railscope.report object, and counts the records the analysis
+// counted.
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,17 +52,48 @@ class MemFile {
   std::string path_;
 };
 
+// A folder that holds one link, named from the input, to the run's in-memory file.
+class NamedLink {
+ public:
+  NamedLink() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "railscope-fuzz-report-XXXXXX").string();
+    RS_FUZZ_CHECK(mkdtemp(tmpl.data()) != nullptr, "mkdtemp failed");
+    dir_ = tmpl;
+  }
+  ~NamedLink() { std::filesystem::remove_all(dir_); }
+  // The folder, now holding only `name`.jsonl -> target.
+  const std::string& point(std::string_view name, const std::string& target) {
+    std::string file(name.substr(0, 200));
+    for (char& c : file)
+      if (c == '/' || c == '\0') c = '_';
+    std::error_code ec;
+    if (!link_.empty()) std::filesystem::remove(link_, ec);
+    link_ = dir_ + "/" + file + ".jsonl";
+    RS_FUZZ_CHECK(symlink(target.c_str(), link_.c_str()) == 0, "symlink failed");
+    return dir_;
+  }
+
+ private:
+  std::string dir_;
+  std::string link_;
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static MemFile run_file("run.jsonl"), baseline_file("baseline.jsonl");
+  static NamedLink named;
   const std::string_view all(reinterpret_cast<const char*>(data), size);
   const size_t ff = all.find('\f');
-
-  const rr::ProfileSet run = rr::read_profiles({run_file.write(all.substr(0, ff))});
-  rr::ProfileSet baseline;
   const bool has_baseline = ff != std::string_view::npos;
-  if (has_baseline) baseline = rr::read_profiles({baseline_file.write(all.substr(ff + 1))});
+  const size_t ff2 = has_baseline ? all.find('\f', ff + 1) : std::string_view::npos;
+  const bool has_name = ff2 != std::string_view::npos;
+
+  const std::string& run_path = run_file.write(all.substr(0, ff));
+  const rr::ProfileSet run =
+      rr::read_profiles({has_name ? named.point(all.substr(ff2 + 1), run_path) : run_path});
+  rr::ProfileSet baseline;
+  if (has_baseline) baseline = rr::read_profiles({baseline_file.write(all.substr(ff + 1, ff2 - ff - 1))});
   if (run.colls.empty() && run.diags.empty()) return 0;  // the CLI stops here with exit code 2
 
   const rr::Report r = rr::analyse(run, has_baseline ? &baseline : nullptr);
