@@ -454,9 +454,10 @@ constexpr Entry kEntries[] = {
     //     plugin/net/verbs/fabric_watch.cpp) ---
     {"fabric.rail_board_refused", S::Info, "Node rail board not used",
      "the file through which the processes of a node compare their rails' rates "
-     "(/dev/shm/railscope-rails-<uid>) is a symlink, another user's, open to others, of the wrong size or "
-     "layout, or has slots that fail the checks: it (or those slots) is left out and rail skew is judged "
-     "on what remains",
+     "(/dev/shm/railscope-rails-<uid>[-job-<id>]) is a symlink, another user's, open to others, of the "
+     "wrong size or layout, cannot be laid out (a full /dev/shm), or has slots that fail the checks: it (or "
+     "those slots) is left out and rail skew is judged on what remains (a board that cannot be used is "
+     "named at WARN, refused slots at INFO)",
      "Remove the file when no railscope job of this user runs on the node (it is recreated, 0600); a "
      "file of another user at that path is worth a look; RAILSCOPE_NET_RAIL_BOARD=0 (the default) keeps the "
      "board off"},

@@ -70,8 +70,15 @@ constexpr Spec kSpecs[] = {
      "mtu.changed, link.recovered findings); 0 = off"},
     {"RAILSCOPE_NET_RAIL_BOARD", T::Int, "0", 0, 1, "net",
      "Verbs, 1 = the processes of one user on a node compare their ports' large-send rates through "
-     "/dev/shm/railscope-rails-<uid> (fabric.rail_skew across processes, one GPU per process): for jobs "
+     "/dev/shm/railscope-rails-<uid>[-job-<id>] (fabric.rail_skew across processes, one GPU per process): "
+     "for jobs "
      "whose ranks run the same collectives in lockstep; 0 (default) = each process judges its own ports"},
+    {"SLURM_JOB_ID", T::String, "", 0, 0, "net",
+     "Slurm's job id: the rail board (RAILSCOPE_NET_RAIL_BOARD) is the job's, "
+     "/dev/shm/railscope-rails-<uid>-job-<id>"},
+    {"PBS_JOBID", T::String, "", 0, 0, "net", "PBS's job id, when SLURM_JOB_ID is unset: as SLURM_JOB_ID"},
+    {"LSB_JOBID", T::String, "", 0, 0, "net",
+     "LSF's job id, when SLURM_JOB_ID and PBS_JOBID are unset: as SLURM_JOB_ID"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", T::Int, "1", 0, 1023, "net",
      "InfiniBand: GID index used when it carries a routable FLID (else index 0)"},
 

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "railscope/core/params.h"
+
 namespace railscope::node {
 namespace {
 
@@ -107,12 +109,85 @@ RailBoard::Identity RailBoard::this_process() {
   return {static_cast<int32_t>(pid), (static_cast<uint64_t>(pid) << 32) | low};
 }
 
-std::string RailBoard::default_path() { return fmt::format("/dev/shm/railscope-rails-{}", ::geteuid()); }
+std::string RailBoard::default_path() {
+  // Scoped to the job where a scheduler names it, so two jobs of one user on a node keep apart.
+  std::string job;
+  for (const char* var : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"}) {
+    const std::string v = params::get_string(var);
+    if (v.empty()) continue;
+    for (const char c : v.substr(0, 64)) job += port_char(c) && c != ':' ? c : '_';
+    break;
+  }
+  return job.empty() ? fmt::format("/dev/shm/railscope-rails-{}", ::geteuid())
+                     : fmt::format("/dev/shm/railscope-rails-{}-job-{}", ::geteuid(), job);
+}
+
+namespace {
+
+// A new board under a unique name beside `path` (0600, its pages reserved, the header written), for
+// link() or rename() into place: a board is never seen half laid out, and a full /dev/shm leaves nothing
+// behind. The descriptor, with the name in *tmp; -1 with *why.
+int lay_out_beside(const std::string& path, std::string* tmp, std::string* why) {
+  const size_t slash = path.rfind('/');
+  *tmp = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/." +
+         path.substr(slash == std::string::npos ? 0 : slash + 1) + ".XXXXXX";
+  const int fd = ::mkostemp(tmp->data(), O_CLOEXEC);
+  if (fd < 0) {
+    *why = fmt::format("cannot lay out a board beside {}: {}", path, std::strerror(errno));
+    return -1;
+  }
+  const RailBoardFileHeader h = fresh_header();
+  int err = ::fchmod(fd, 0600) != 0 ? errno : 0;
+  if (err == 0) err = ::posix_fallocate(fd, 0, static_cast<off_t>(kRailBoardFileBytes));
+  if (err == 0 && ::pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) err = errno;
+  if (err != 0) {
+    *why = fmt::format("cannot lay out a board beside {}: {}", path, std::strerror(err));
+    ::close(fd);
+    ::unlink(tmp->c_str());
+    return -1;
+  }
+  return fd;
+}
+
+bool all_zero(int fd) {
+  char buf[4096];
+  off_t at = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0) return false;
+    if (n == 0) return true;
+    for (ssize_t i = 0; i < n; ++i)
+      if (buf[i] != 0) return false;
+    at += n;
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<RailBoard> RailBoard::open(const std::string& path, Identity me, uint32_t uid,
                                            std::string* why) {
   // O_NOFOLLOW: a symlink planted at the path is refused (ELOOP); O_NONBLOCK: a FIFO does not block.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+  int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  for (int tries = 0; fd < 0 && errno == ENOENT && tries < 3; ++tries) {
+    // None yet: laid out aside and linked into place (link() fails when another process won the race,
+    // and that board is opened instead).
+    std::string tmp;
+    const int made = lay_out_beside(path, &tmp, why);
+    if (made < 0) return nullptr;
+    const bool linked = ::link(tmp.c_str(), path.c_str()) == 0;
+    const int link_errno = errno;
+    ::unlink(tmp.c_str());
+    if (linked) {
+      fd = made;
+      break;
+    }
+    ::close(made);
+    if (link_errno != EEXIST) {
+      *why = fmt::format("{}: {}", path, std::strerror(link_errno));
+      return nullptr;
+    }
+    fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  }
   if (fd < 0) {
     *why = fmt::format("{}: {}", path,
                        errno == ELOOP ? std::string("a symbolic link") : std::string(std::strerror(errno)));
@@ -130,8 +205,8 @@ std::unique_ptr<RailBoard> RailBoard::open(const std::string& path, Identity me,
   if ((st.st_mode & 077) != 0)
     return refuse(fmt::format("mode {:o}: open to group or others (a board is 0600)", st.st_mode & 0777));
   {
-    // Only the first opener lays out an empty file, under the lock. Writers hold it for microseconds:
-    // a lock still busy after ~100 ms is held by something else, and the board is not used.
+    // Writers hold the lock for microseconds: a lock still busy after ~100 ms is held by something else,
+    // and the board is not used.
     std::unique_ptr<Flock> lock;
     for (int tries = 0; tries < 100; ++tries) {
       lock = std::make_unique<Flock>(fd, LOCK_EX);
@@ -140,11 +215,28 @@ std::unique_ptr<RailBoard> RailBoard::open(const std::string& path, Identity me,
     }
     if (!lock->held()) return refuse("locked by another process for over 100 ms");
     if (::fstat(fd, &st) != 0) return refuse(fmt::format("fstat: {}", std::strerror(errno)));
-    if (st.st_size == 0) {
-      const RailBoardFileHeader h = fresh_header();
-      if (::ftruncate(fd, static_cast<off_t>(kRailBoardFileBytes)) != 0 ||
-          ::pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h))
-        return refuse(fmt::format("cannot lay out: {}", std::strerror(errno)));
+    if (st.st_size == 0 || (st.st_size == static_cast<off_t>(kRailBoardFileBytes) && all_zero(fd))) {
+      // Empty or all zeros: a layout cut short (an older railscope laid boards out in place, and a full
+      // /dev/shm left zeros). Nothing can have used it: replaced by a new board, unless another process
+      // replaced it already (then that one is opened).
+      struct stat now {};
+      if (::stat(path.c_str(), &now) == 0 && now.st_ino != st.st_ino) {
+        lock.reset();
+        ::close(fd);
+        return open(path, me, uid, why);
+      }
+      std::string tmp;
+      const int made = lay_out_beside(path, &tmp, why);
+      if (made < 0) return refuse(fmt::format("an empty board, and {}", *why));
+      if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::close(made);
+        ::unlink(tmp.c_str());
+        return refuse(fmt::format("an empty board that cannot be replaced: {}", std::strerror(err)));
+      }
+      lock.reset();
+      ::close(fd);
+      fd = made;
     } else if (st.st_size != static_cast<off_t>(kRailBoardFileBytes)) {
       return refuse(fmt::format("{} bytes where a board has {}", st.st_size, kRailBoardFileBytes));
     }
@@ -152,7 +244,21 @@ std::unique_ptr<RailBoard> RailBoard::open(const std::string& path, Identity me,
     if (::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) return refuse("short header");
     if (std::string p = header_problem(h); !p.empty()) return refuse(p);
   }
-  return std::unique_ptr<RailBoard>(new RailBoard(fd, path, me));
+  return std::unique_ptr<RailBoard>(new RailBoard(fd, path, me, uid));
+}
+
+bool RailBoard::still_linked(std::string* why) {
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_nlink > 0) return true;
+  // Removed while in use (by hand, or a cleaner of /dev/shm): the other processes of the node would
+  // meet on a new board while this one wrote to the removed file.
+  std::unique_ptr<RailBoard> fresh = open(path_, me_, uid_, why);
+  if (!fresh) {
+    *why = fmt::format("the board was removed, and reopening it failed: {}", *why);
+    return false;
+  }
+  std::swap(fd_, fresh->fd_);  // `fresh` closes the removed file (its slots went with it)
+  return true;
 }
 
 RailBoard::~RailBoard() {
@@ -171,6 +277,7 @@ RailBoard::~RailBoard() {
 }
 
 bool RailBoard::publish(const std::vector<RailBoardEntry>& mine, int64_t now_ns, std::string* why) {
+  if (!still_linked(why)) return false;
   const Flock lock(fd_, LOCK_EX);
   if (!lock.held()) {
     why->clear();  // another writer at this instant: the next second publishes
@@ -226,6 +333,7 @@ bool RailBoard::publish(const std::vector<RailBoardEntry>& mine, int64_t now_ns,
 std::vector<RailBoardEntry> RailBoard::read_others(int64_t now_ns, int* refused, std::string* why) {
   std::vector<RailBoardEntry> out;
   *refused = 0;
+  if (!still_linked(why)) return out;
   Image img;
   {
     const Flock lock(fd_, LOCK_SH);

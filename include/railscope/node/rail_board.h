@@ -1,8 +1,15 @@
 // The node's rail board (issue #15, rail skew across processes): in a job each GPU's process drives one
 // rail, so no process alone can see one rail slower than the others. The processes of one user on one
 // node publish their ports' large-transfer totals (railscope/node/rail_skew.h) to one small file,
-// /dev/shm/railscope-rails-<uid>, and each reads everyone's once a second to judge the node's rails
-// together (node_rail_skew.h).
+// /dev/shm/railscope-rails-<uid>[-job-<id>] (the job's id where the scheduler gives one, so two jobs of
+// a user keep apart), and each reads everyone's once a second to judge the node's rails together
+// (node_rail_skew.h).
+//
+// A board is laid out under a unique name beside its path (its pages reserved, so a full /dev/shm fails
+// the layout rather than a later write) and linked into place whole: no process ever sees a board half
+// laid out. An empty or all-zero file at the path (a layout an older railscope cut short) is replaced by a
+// new board. A board removed while in use (by hand, a cleaner of /dev/shm) is noticed by its link count
+// and the path opened again, so the processes of a node do not split over two boards.
 //
 // The file: a header (magic, version, slot count and size) and kRailBoardSlots fixed-size slots, one
 // per (process, port): owner token (0 = free), the writer's pid, the time it last wrote (steady clock,
@@ -88,10 +95,12 @@ class RailBoard {
   };
   // This process's pid and a token no other writer of the node has (pid, clock and a counter).
   static Identity this_process();
-  // /dev/shm/railscope-rails-<effective uid>.
+  // /dev/shm/railscope-rails-<effective uid>, with -job-<id> from SLURM_JOB_ID, PBS_JOBID or LSB_JOBID
+  // (the first set; characters other than [A-Za-z0-9._-] as '_').
   static std::string default_path();
-  // Opens the board at `path`, creating it (0600) when absent; nullptr with `why` when it is refused
-  // (see above) or cannot be opened. `uid`: whose board it must be (the effective uid in the plugin).
+  // Opens the board at `path`, creating it (0600) when absent (or replacing an empty one); nullptr with `why`
+  // when it is refused (see above) or cannot be opened. `uid`: whose board it must be (the effective uid in
+  // the plugin).
   static std::unique_ptr<RailBoard> open(const std::string& path, Identity me, uint32_t uid,
                                          std::string* why);
   ~RailBoard();  // frees this writer's slots (best effort) and closes the file
@@ -112,10 +121,15 @@ class RailBoard {
   const std::string& path() const { return path_; }
 
  private:
-  RailBoard(int fd, std::string path, Identity me) : fd_(fd), path_(std::move(path)), me_(me) {}
+  RailBoard(int fd, std::string path, Identity me, uint32_t uid)
+      : fd_(fd), path_(std::move(path)), me_(me), uid_(uid) {}
+  // false with `why` when the board was removed under us and cannot be reopened; otherwise fd_ is the
+  // board at path_ (reopened when the old one was removed).
+  bool still_linked(std::string* why);
   int fd_ = -1;
   std::string path_;
   Identity me_;
+  uint32_t uid_ = 0;
 };
 
 }  // namespace railscope::node

@@ -38,6 +38,13 @@ void log_board_refused(const std::string& detail) {
           diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Info, detail)));
 }
 
+// The board itself cannot be used (another user's file at its name, a foreign file, a full /dev/shm):
+// the feature asked for is off until someone acts, so this is said at WARN.
+void warn_board_unusable(const std::string& detail) {
+  RS_WARN("NET/railscope : {}",
+          diag::one_line(diag::make("fabric.rail_board_refused", diag::Severity::Warning, detail)));
+}
+
 }  // namespace
 
 struct FabricWatch::Port {
@@ -155,7 +162,7 @@ void FabricWatch::judge_rates(Clock::time_point now) {
       const std::string path = node::RailBoard::default_path();
       board_ = node::RailBoard::open(path, me_, static_cast<uint32_t>(::geteuid()), &why);
       if (!board_)
-        log_board_refused(fmt::format("{}: rail skew is judged on this process's ports only", why));
+        warn_board_unusable(fmt::format("{}: rail skew is judged on this process's ports only", why));
     }
   }
   if (board_) {

@@ -114,7 +114,9 @@ TEST(Params, RegistryNamesUniqueAndDescribed) {
   for (const Spec& s : registry()) {
     EXPECT_TRUE(names.insert(s.name).second) << s.name;
     EXPECT_FALSE(s.description.empty()) << s.name;
-    EXPECT_TRUE(s.name.starts_with("NCCL_") || s.name.starts_with("RAILSCOPE_")) << s.name;
+    // Besides railscope's and NCCL's own, only the schedulers' job ids (the rail board's scope).
+    const bool job_id = s.name == "SLURM_JOB_ID" || s.name == "PBS_JOBID" || s.name == "LSB_JOBID";
+    EXPECT_TRUE(s.name.starts_with("NCCL_") || s.name.starts_with("RAILSCOPE_") || job_id) << s.name;
     if (s.type == Type::Int && !s.default_value.empty()) {
       std::string err;
       EXPECT_TRUE(parse_int(s.default_value, s.min, s.max, &err)) << s.name << ": " << err;

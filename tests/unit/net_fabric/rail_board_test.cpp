@@ -1,13 +1,18 @@
 // The node's rail board file (railscope/node/rail_board.h): several writers on one file, and every
 // kind of file that must be refused — a symlink, another user's, open to others, truncated, of a
-// foreign layout, slots of garbage — without a crash. Each test works in its own temp folder.
+// foreign layout, slots of garbage — without a crash; a board left empty (a layout cut short, a full
+// /dev/shm) replaced, and one removed while in use noticed and reopened. Each test works in its own temp
+// folder.
 #include "railscope/node/rail_board.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -261,6 +266,72 @@ TEST_F(RailBoardTest, GarbageSlotsAreLeftOutAndCounted) {
   EXPECT_EQ(seen[0].pid, 4242);
   // Publishing still works around the garbage (it takes free slots).
   EXPECT_TRUE(a->publish({entry("rxe1:1", 10, 1, 1)}, now, &why)) << why;
+}
+
+TEST_F(RailBoardTest, AnEmptyOrZeroFilledBoardIsReplacedByANewOne) {
+  for (const size_t bytes : {size_t{0}, kRailBoardFileBytes}) {
+    write_file(std::string(bytes, '\0'));
+    std::string why;
+    auto a = open_as(100, 1001, &why);
+    ASSERT_TRUE(a) << bytes << " bytes: " << why;
+    auto b = open_as(200, 2002, &why);
+    ASSERT_TRUE(b) << why;
+    ASSERT_TRUE(a->publish({entry("rxe1:1", 64, 10, 1)}, kSecond, &why)) << why;
+    int refused = 0;
+    const auto seen = b->read_others(kSecond, &refused, &why);
+    ASSERT_EQ(seen.size(), 1u) << "both on the new board";
+    EXPECT_EQ(fs::file_size(path_), kRailBoardFileBytes);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 1) << "no layout left";
+    a.reset();
+    b.reset();
+    fs::remove(path_);
+  }
+}
+
+TEST_F(RailBoardTest, ARemovedBoardIsNoticedAndReopened) {
+  std::string why;
+  auto a = open_as(100, 1001, &why);
+  ASSERT_TRUE(a) << why;
+  fs::remove(path_);
+  auto b = open_as(200, 2002, &why);  // a process that starts now lays out a new board
+  ASSERT_TRUE(b) << why;
+  ASSERT_TRUE(a->publish({entry("rxe1:1", 64, 10, 1)}, kSecond, &why)) << why;
+  int refused = 0;
+  const auto seen = b->read_others(kSecond, &refused, &why);
+  ASSERT_EQ(seen.size(), 1u) << "the two processes meet on one board";
+  EXPECT_EQ(seen[0].pid, 100);
+}
+
+TEST_F(RailBoardTest, AFullFileSystemLeavesNoBoardBehind) {
+  if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount(dir.c_str()); }
+  } unmount{dir_.string()};
+  {
+    std::ofstream filler(dir_ / "filler", std::ios::binary);
+    const std::string block(4096, 'f');
+    while (filler.write(block.data(), static_cast<std::streamsize>(block.size()))) filler.flush();
+  }
+  std::string why;
+  EXPECT_FALSE(open_as(100, 1001, &why));
+  EXPECT_NE(why.find(std::strerror(ENOSPC)), std::string::npos) << why;
+  EXPECT_FALSE(fs::exists(path_)) << "a board that could not be laid out is not left at its name";
+  fs::remove(dir_ / "filler");
+  auto a = open_as(100, 1001, &why);
+  EXPECT_TRUE(a) << "space came back: " << why;
+}
+
+TEST(RailBoardPath, ScopedToTheUserAndTheJob) {
+  const std::string user = "/dev/shm/railscope-rails-" + std::to_string(::geteuid());
+  for (const char* v : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"}) ::unsetenv(v);
+  EXPECT_EQ(RailBoard::default_path(), user);
+  ::setenv("PBS_JOBID", "4711.pbs/x y", 1);
+  EXPECT_EQ(RailBoard::default_path(), user + "-job-4711.pbs_x_y");
+  ::setenv("SLURM_JOB_ID", "123", 1);
+  EXPECT_EQ(RailBoard::default_path(), user + "-job-123");
+  for (const char* v : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"}) ::unsetenv(v);
 }
 
 }  // namespace
