@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,23 +52,35 @@ bool wait_done(NetApi& api, void* req) {
   return false;
 }
 
+// Loads the plugin (ABI v12) and connects one pair of comms on loopback.
+struct LoopbackPair {
+  std::unique_ptr<NetApi> api;
+  void* lcomm = nullptr;
+  void* scomm = nullptr;
+  void* rcomm = nullptr;
+};
+void open_pair(LoopbackPair* p) {
+  p->api = load_net_api(12, CapturedLog::logger);
+  ASSERT_TRUE(p->api);
+  ASSERT_EQ(p->api->init(), ncclSuccess);
+  char handle[128] = {};
+  ASSERT_EQ(p->api->listen(kDev, handle, &p->lcomm), ncclSuccess);
+  ASSERT_EQ(
+      connect_and_accept(*p->api, kDev, handle, p->lcomm, &p->scomm, &p->rcomm, std::chrono::seconds(20)),
+      ncclSuccess);
+  ASSERT_NE(p->scomm, nullptr);
+  ASSERT_NE(p->rcomm, nullptr);
+}
+
 TEST(NetTcpStats, PeriodicLineWhileBusyNoneWhenIdle) {
   const std::string path = "/tmp/railscope-tcp-stats-" + std::to_string(getpid()) + ".jsonl";
   ::unlink(path.c_str());
   setenv("RAILSCOPE_NET_STATS", path.c_str(), 1);
   setenv("RAILSCOPE_NET_STATS_INTERVAL", "1", 1);
-  auto api = load_net_api(12, CapturedLog::logger);
-  ASSERT_TRUE(api);
-  ASSERT_EQ(api->init(), ncclSuccess);
-  char handle[128] = {};
-  void* lcomm = nullptr;
-  ASSERT_EQ(api->listen(kDev, handle, &lcomm), ncclSuccess);
-  void* scomm = nullptr;
-  void* rcomm = nullptr;
-  ASSERT_EQ(connect_and_accept(*api, kDev, handle, lcomm, &scomm, &rcomm, std::chrono::seconds(20)),
-            ncclSuccess);
-  ASSERT_NE(scomm, nullptr);
-  ASSERT_NE(rcomm, nullptr);
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(open_pair(&pair));
+  NetApi* api = pair.api.get();
+  void *lcomm = pair.lcomm, *scomm = pair.scomm, *rcomm = pair.rcomm;
 
   std::vector<char> src(64 * 1024, 'x'), dst(64 * 1024);
   void *smr = nullptr, *rmr = nullptr;
@@ -141,18 +154,11 @@ TEST(NetTcpStats, ALinkAtTheStatsNameIsRefusedAndItsTargetLeftAlone) {
   fs::create_symlink(victim, path);
   setenv("RAILSCOPE_NET_STATS", path.c_str(), 1);
   CapturedLog::clear();
-  auto api = load_net_api(12, CapturedLog::logger);
-  ASSERT_TRUE(api);
-  ASSERT_EQ(api->init(), ncclSuccess);
-  char handle[128] = {};
-  void* lcomm = nullptr;
-  ASSERT_EQ(api->listen(kDev, handle, &lcomm), ncclSuccess);
-  void *scomm = nullptr, *rcomm = nullptr;
-  ASSERT_EQ(connect_and_accept(*api, kDev, handle, lcomm, &scomm, &rcomm, std::chrono::seconds(20)),
-            ncclSuccess);
-  EXPECT_EQ(api->close_send(scomm), ncclSuccess);  // each close writes a final line
-  EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
-  EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(open_pair(&pair));
+  EXPECT_EQ(pair.api->close_send(pair.scomm), ncclSuccess);  // each close writes a final line
+  EXPECT_EQ(pair.api->close_recv(pair.rcomm), ncclSuccess);
+  EXPECT_EQ(pair.api->close_listen(pair.lcomm), ncclSuccess);
   unsetenv("RAILSCOPE_NET_STATS");
   std::ifstream in(victim);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,14 +1,25 @@
-// Test helpers: parse a profile directory back (every line must be valid JSON) and pick records.
+// Test helpers: parse a profile directory back (every line must be valid JSON) and pick records; read a
+// file whole.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "abi/profiler/profiler_driver.h"
 
 namespace railscope::abi_test {
+
+// A file's whole text ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 inline std::vector<nlohmann::json> parse_profile(const std::string& dir) {
   std::vector<nlohmann::json> out;

@@ -32,13 +32,6 @@ std::pair<int, std::string> promtool_check(const std::string& file) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Every entry of the folder: the one textfile, and nothing else (no temporary file left behind).
 std::vector<std::string> entries(const std::string& dir) {
   std::vector<std::string> out;

@@ -1,7 +1,8 @@
 // Files written by the real plugin in several processes (one per rank, as on a cluster), read back
 // by `railscope report`: the straggler table names the rank that was delayed, the wait matrix the
 // peer everyone waits on, a corrupt line is reported and skipped, and the HTML page loads in
-// headless Chromium with no console error and its plots drawn.
+// headless Chromium with no console error and its plots drawn. The page is written whole and renamed
+// into place, so a symbolic link planted at its name is replaced, never written through.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,13 +22,6 @@ namespace {
 constexpr int kRanks = 4;
 constexpr int kDelayedRank = 2;
 constexpr int kColls = 20;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int run(const std::string& cmd) {
   const int rc = std::system(cmd.c_str());
@@ -210,6 +204,44 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   EXPECT_EQ(d.find("this run"), std::string::npos);
   EXPECT_NE(d.find("data-fabric-windows=\"2\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("<td class=\"l\">mlx5_0:1</td>"), std::string::npos);
+}
+
+namespace fs = std::filesystem;
+
+std::string one_profile() {
+  const std::string dir = fresh_profile_dir("report-out");
+  ProfilerDriver drv(6);
+  EXPECT_TRUE(drv.loaded()) << drv.load_error();
+  EXPECT_EQ(drv.init(0xbeef, 0, 2, 1), ncclSuccess);
+  drv.run_coll({}, 1000);
+  EXPECT_EQ(drv.finalize(), ncclSuccess);
+  return dir;
+}
+
+TEST(ReportOutput, HtmlReplacesALinkPlantedAtItsNameAndLeavesTheTargetAlone) {
+  const std::string dir = one_profile();
+  const fs::path victim = fs::path(dir) / "victim";
+  std::ofstream(victim) << "keep me\n";
+  const fs::path out = fs::path(dir) / "out";
+  fs::create_directories(out);
+  const fs::path page = out / "report.html";
+  fs::create_symlink(victim, page);
+  ASSERT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " --html " + page.string() + " > /dev/null"),
+            0);
+  EXPECT_EQ(slurp(victim), "keep me\n");
+  EXPECT_FALSE(fs::is_symlink(page));
+  EXPECT_NE(slurp(page).find("<svg"), std::string::npos);
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator{}), 1)
+      << "no temporary file left";
+}
+
+TEST(ReportOutput, HtmlToAFolderThatCannotBeWrittenIsAClearError) {
+  const std::string dir = one_profile();
+  const std::string err = dir + "/stderr";
+  EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " --html " + dir +
+                "/missing/report.html > /dev/null 2> " + err),
+            2);
+  EXPECT_NE(slurp(err).find("missing"), std::string::npos) << slurp(err);
 }
 
 }  // namespace
