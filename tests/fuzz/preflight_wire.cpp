@@ -2,9 +2,9 @@
 // reachable by anything on the network): the authenticated frame reader (tools/preflight/frame_auth.h),
 // the frames' JSON as each side parses it, and rank 0's verdict built from a report it accepted.
 //
-// Input: byte 0 picks the reader (low 3 bits), the mode (bit 3: no job secret) and a tampering (bits 4-7
-// not 0: one bit of the sealed frame flipped, at (byte 1 * 256 + byte 2) modulo its size); byte 1 is the
-// step expected, byte 2 the most results expected (0..64); the rest is a frame's payload. Readers 0-3:
+// Input: byte 0 picks the reader (low 3 bits, modulo 6), the mode (bit 3: no job secret) and a tampering
+// (bits 4-7 not 0: one bit of the sealed frame flipped, at (byte 1 * 256 + byte 2) modulo its size); byte 1
+// is the step expected, byte 2 the most results expected (0..64); the rest is a frame's payload. Readers 0-3:
 // the payload is sealed by the sending end of a connection whose hellos were exchanged, opened by the
 // receiving end (tampered or not) and parsed as the command parses it (json::parse without exceptions):
 //   0  node_report_from_json, then the verdict rank 0 builds from the report: decide() with it as ranks 0
@@ -141,7 +141,7 @@ struct Connection {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const uint8_t mode = in.u8();
-  const int target = mode & 7;
+  const int target = (mode & 7) % 6;
   const bool authenticated = !(mode & 8);
   const bool tamper = (mode >> 4) != 0;
   const int step = in.u8();
