@@ -342,10 +342,12 @@ constexpr Entry kEntries[] = {
      "node down), cannot resolve or reach rank 0's address, or crashed",
      "Check that rank's node and launcher log; check it can reach the rendezvous address and port"},
     {"preflight.node_refused", S::Error, "Node report refused",
-     "a connection to the preflight rendezvous sent a message that is too large, malformed, of another "
-     "job (world size) or for a rank already taken",
-     "Check that every process of the job runs the same railscope version with the same world size; look "
-     "for stray connections to the rendezvous port"},
+     "a connection to the preflight rendezvous sent a message that is too large, malformed, not "
+     "authenticated with the job's secret (another job's, none, or a forged, replayed or modified frame), "
+     "of another job (world size) or for a rank already taken",
+     "Check that every process of the job runs the same railscope version with the same world size and the "
+     "same job secret (--token-file or RAILSCOPE_PREFLIGHT_TOKEN); look for stray connections to the "
+     "rendezvous port"},
     {"preflight.rail_count", S::Error, "Nodes have different numbers of rails",
      "a node selects more or fewer RDMA ports than the others (a NIC missing, down in the driver, or "
      "NCCL_IB_HCA differing)",

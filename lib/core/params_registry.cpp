@@ -41,6 +41,10 @@ constexpr Spec kSpecs[] = {
      "NCCL_GDR_FLUSH_DISABLE), off (never)"},
     {"RAILSCOPE_TOPO_FILE", T::Path, "", 0, 0, "doctor",
      "hwloc XML topology to use instead of this system's (`lstopo --of xml`)"},
+    {"RAILSCOPE_PREFLIGHT_TOKEN", T::String, "", 0, 0, "preflight",
+     "The job's secret for `railscope preflight` (16..4096 bytes, the same on every rank; --token-file "
+     "FILE overrides): every frame of the rendezvous is authenticated with it; unset and no --token-file: "
+     "the run is unauthenticated and rank 0 listens on loopback only unless --unauthenticated"},
     // Shared with lib/node (same name, default and meaning): keep one entry when merging.
     {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "all",
      "Root of the sysfs tree lib/node reads for devices, ports, GIDs, speeds, netdev MTUs and port "

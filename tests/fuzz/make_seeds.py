@@ -191,8 +191,10 @@ def report_seeds():
           + b"n1-\xff\xc3(-4242")
 
 
-# --- preflight: byte 0 the reader (0 report, 1 step, 2 results, 3 verdict), byte 1 the step, byte 2 the most
-# results, then a frame's JSON (tools/preflight/node_report.h, link_plan.h, verdict.h)
+# --- preflight: byte 0 the reader (low 3 bits: 0 report, 1 step, 2 results, 3 verdict sealed by the
+# other end; 4 a raw frame, 5 a raw hello), bit 3 no job secret, bits 4-7 a bit to flip in the sealed
+# frame; byte 1 the step, byte 2 the most results, then a frame's JSON or raw bytes
+# (tools/preflight/frame_auth.h, node_report.h, link_plan.h, verdict.h)
 NIC = {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "netdev": "eth2",
        "active_mtu": 4096, "speed_mbps": 400000, "fw_ver": "28.39.1002", "gid_type": "RoCE v2",
        "gid_family": "AF_INET", "ipv4": "10.0.0.7", "subnet": "10.0.0.0/24"}
@@ -221,6 +223,14 @@ def preflight_seeds():
         {"rail": 1, "ok": False, "GBps": 0, "lat_us": 0, "error": "netbench client: exit status 2"}]}))
     write(h, "verdict", frame(3, 0, 0, {"schema": "railscope.preflight.verdict/1", "exit_code": 1, "findings": 3,
                                         "joined": 2, "world": 2, "mine": ["[node.pfc_off] node07: eth2"]}))
+    write(h, "report_unauthenticated", frame(0x08, 0, 0, REPORT))
+    write(h, "report_tampered", frame(0x30, 0, 40, REPORT))
+    body = json.dumps(dict(REPORT, rank=1)).encode()
+    raw = lambda typ, rank, payload: struct.pack(">IIII", 0x52535032, typ, rank, len(payload)) + payload
+    write(h, "raw_report_untagged", bytes([0x0c, 0, 0]) + raw(1, 1, body))
+    write(h, "raw_report_forged_tag", bytes([4, 0, 0]) + raw(1, 1, body) + bytes(32))
+    write(h, "raw_hello", bytes([5, 0, 0]) + raw(5, 1, b"\x01" + bytes(range(32))))
+    write(h, "raw_old_magic", bytes([4, 0, 0]) + struct.pack(">III", 0x52535046, 1, len(body)) + body)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,31 @@
 // Fuzzes what `railscope preflight` reads from another rank (tools/preflight/rendezvous.h: rank 0's port is
-// reachable by anything on the network): the frames' JSON as each side parses it, and rank 0's verdict built
-// from a report it accepted.
+// reachable by anything on the network): the authenticated frame reader (tools/preflight/frame_auth.h),
+// the frames' JSON as each side parses it, and rank 0's verdict built from a report it accepted.
 //
-// Input: byte 0 picks the reader, byte 1 is the step expected, byte 2 the most results expected (0..64);
-// the rest is a frame's payload, parsed as the command parses it (json::parse without exceptions).
+// Input: byte 0 picks the reader (low 3 bits, modulo 6), the mode (bit 3: no job secret) and a tampering
+// (bits 4-7 not 0: one bit of the sealed frame flipped, at (byte 1 * 256 + byte 2) modulo its size); byte 1
+// is the step expected, byte 2 the most results expected (0..64); the rest is a frame's payload. Readers 0-3:
+// the payload is sealed by the sending end of a connection whose hellos were exchanged, opened by the
+// receiving end (tampered or not) and parsed as the command parses it (json::parse without exceptions):
 //   0  node_report_from_json, then the verdict rank 0 builds from the report: decide() with it as ranks 0
 //      and 1 of 2, rendered as JSON (dump(), as the CLI prints it), as text and as rank 1's verdict line
 //   1  tasks_from_json (a step, rank 0 -> a rank)
 //   2  results_from_json (a step's results, a rank -> rank 0)
 //   3  rank_summary (the verdict, rank 0 -> a rank)
-// Properties: no crash, exception or undefined behaviour on any payload; what a reader accepts is within
-// its documented bounds, and its wire form, sent (dump) and read back (parse), reads back the same.
+//   4  the payload as raw bytes of a frame (header and body) at rank 0 after the hellos: with a secret
+//      it never opens (no tag is forged); without one, what opens is read as a report
+//   5  the payload as raw bytes of a rank's hello at rank 0
+// Properties: no crash, exception or undefined behaviour on any payload; an untampered sealed frame opens
+// with its payload and rank; with a secret a tampered one never does; what a reader accepts is within its
+// documented bounds, and its wire form, sent (dump) and read back (parse), reads back the same.
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "frame_auth.h"
 #include "link_plan.h"
 #include "node_report.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -53,7 +63,7 @@ void node_report(const json& j) {
   (void)rp::to_text(v);
   std::string line;
   int code = -1;
-  RS_FUZZ_CHECK(rp::rank_summary(wire(rp::rank_verdict(v, one.host)), 1, one.host, &line, &code),
+  RS_FUZZ_CHECK(rp::rank_summary(wire(rp::rank_verdict(v, 1)), 1, one.host, &line, &code),
                 "rank 1 reads the verdict rank 0 sends it");
   RS_FUZZ_CHECK(code >= 0 && code <= 2, "exit code %d", code);
 }
@@ -92,22 +102,102 @@ void verdict(const json& j) {
     RS_FUZZ_CHECK(code >= 0 && code <= 2 && !line.empty(), "exit code %d", code);
 }
 
+std::optional<rp::JobKey> job_key(bool authenticated) {
+  if (!authenticated) return std::nullopt;
+  std::string error;
+  static const auto key = rp::key_from_token("fuzzing-job-token-0123456789", &error);
+  RS_FUZZ_CHECK(key.has_value(), "the job key: %s", error.c_str());
+  return key;
+}
+
+// Rank 0's and rank 1's ends of one connection, hellos exchanged.
+struct Connection {
+  rp::FrameAuth rank0, rank1;
+  explicit Connection(bool authenticated)
+      : rank0(job_key(authenticated), true, -1, nonce(0xa0)),
+        rank1(job_key(authenticated), false, 1, nonce(0x51)) {
+    std::string error;
+    RS_FUZZ_CHECK(open(rank1, rank0.seal(rp::FrameType::Hello, {}), &error), "rank 0's hello: %s",
+                  error.c_str());
+    RS_FUZZ_CHECK(open(rank0, rank1.seal(rp::FrameType::Hello, {}), &error), "rank 1's hello: %s",
+                  error.c_str());
+  }
+  static std::array<unsigned char, rp::kNonceBytes> nonce(unsigned char first) {
+    std::array<unsigned char, rp::kNonceBytes> n{};
+    for (size_t i = 0; i < n.size(); ++i) n[i] = static_cast<unsigned char>(first + i);
+    return n;
+  }
+  // The reader's two calls, as rendezvous.cpp makes them: the header, then the body it asks for.
+  static std::optional<rp::Frame> open(rp::FrameAuth& at, std::string_view bytes, std::string* error) {
+    if (bytes.size() < rp::kHeaderBytes) return std::nullopt;
+    const auto size = at.body_size(bytes.substr(0, rp::kHeaderBytes), error);
+    if (!size || bytes.size() - rp::kHeaderBytes < *size) return std::nullopt;
+    return at.open(bytes.substr(0, rp::kHeaderBytes), bytes.substr(rp::kHeaderBytes, *size), error);
+  }
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
-  const int target = in.u8() % 4;
+  const uint8_t mode = in.u8();
+  const int target = (mode & 7) % 6;
+  const bool authenticated = !(mode & 8);
+  const bool tamper = (mode >> 4) != 0;
   const int step = in.u8();
   const size_t max = in.u8() % 65;
   const auto rest = in.bytes(in.remaining());
-  const json j = json::parse(reinterpret_cast<const char*>(rest.data()),
-                             reinterpret_cast<const char*>(rest.data()) + rest.size(), nullptr, false);
+  const std::string_view bytes(reinterpret_cast<const char*>(rest.data()), rest.size());
+  Connection c(authenticated);
+  std::string error;
+  std::optional<rp::Frame> frame;
+  if (target == 5) {
+    rp::FrameAuth fresh(job_key(authenticated), true, -1, Connection::nonce(1));
+    frame = Connection::open(fresh, bytes, &error);
+    RS_FUZZ_CHECK(!frame || (frame->type == rp::FrameType::Hello && fresh.handshake_done()),
+                  "only a hello opens before the handshake");
+    return 0;
+  }
+  if (target == 4) {
+    frame = Connection::open(c.rank0, bytes, &error);
+    RS_FUZZ_CHECK(!frame || !authenticated, "a frame forged without the job's key opened");
+    if (frame && frame->type != rp::FrameType::Hello) RS_FUZZ_CHECK(c.rank0.rank() == frame->rank, "bound");
+  } else {
+    static constexpr rp::FrameType kTypes[] = {rp::FrameType::Report, rp::FrameType::Step,
+                                               rp::FrameType::Results, rp::FrameType::Verdict};
+    const bool to_rank0 = target == 0 || target == 2;
+    std::string sealed = (to_rank0 ? c.rank1 : c.rank0).seal(kTypes[target], bytes);
+    // Rank 0 sends only once a report bound the connection to its rank.
+    if (!to_rank0) {
+      RS_FUZZ_CHECK(sealed.empty(), "rank 0 sealed a frame before the connection had a rank");
+      const std::string report = c.rank1.seal(rp::FrameType::Report, "{}");
+      RS_FUZZ_CHECK(Connection::open(c.rank0, report, &error) && c.rank0.rank() == 1, "bind: %s",
+                    error.c_str());
+      sealed = c.rank0.seal(kTypes[target], bytes);
+    }
+    if (sealed.empty()) {
+      RS_FUZZ_CHECK(bytes.size() > rp::kMaxFrame, "a payload within the cap was not sealed");
+      return 0;
+    }
+    if (tamper) {
+      const size_t at = (static_cast<size_t>(step) * 256 + max) % sealed.size();
+      sealed[at] = static_cast<char>(sealed[at] ^ (1 << (mode >> 4) % 8));
+    }
+    frame = Connection::open(to_rank0 ? c.rank0 : c.rank1, sealed, &error);
+    if (!tamper)
+      RS_FUZZ_CHECK(frame && frame->payload == bytes && frame->rank == 1 && frame->type == kTypes[target],
+                    "an untampered frame opens as sealed: %s", error.c_str());
+    else if (authenticated)
+      RS_FUZZ_CHECK(!frame, "a tampered frame opened");
+  }
+  if (!frame || frame->type == rp::FrameType::Hello) return 0;
+  const json j = json::parse(frame->payload, nullptr, false);
   if (j.is_discarded()) return 0;
   switch (target) {
-    case 0: node_report(j); break;
     case 1: tasks(j, step); break;
     case 2: results(j, step, max); break;
-    default: verdict(j); break;
+    case 3: verdict(j); break;
+    default: node_report(j); break;
   }
   return 0;
 }

@@ -2,6 +2,8 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "frame_auth.h"
 #include "html_page.h"
 #include "launch_env.h"
 #include "link_runner.h"
@@ -32,6 +35,9 @@ struct Options {
   std::string k8s_service;
   std::string host_name;
   std::string bind;
+  std::string token_file;
+  bool unauthenticated = false;  // --unauthenticated: no secret, and rank 0 may listen beyond loopback
+  std::optional<JobKey> key;     // the job's, from --token-file or RAILSCOPE_PREFLIGHT_TOKEN
   int timeout_s = 60;
   bool json = false;
   std::string html;  // rank 0 writes the HTML page here
@@ -44,6 +50,12 @@ struct Options {
   LinkOptions link;
   LinkPolicy policy;
   double line_rate_GBps = 0;  // 0 = each NIC's reported rate
+};
+
+// One rank's connection at rank 0: the socket and its frames' authentication.
+struct Peer {
+  Fd fd;
+  FrameAuth auth;
 };
 
 std::string wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -77,7 +89,8 @@ void write_html(const std::string& path, const std::string& page) {
 // its own tasks run here, then every rank's results; a rank that does not answer is dropped from later
 // steps and its links are failed with the reason.
 std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
-                                           const std::vector<NodeReport>& nodes, std::vector<Fd>& conns) {
+                                           const std::vector<NodeReport>& nodes,
+                                           std::vector<std::optional<Peer>>& conns) {
   const LinkPlan plan = plan_links(nodes, o.full, !o.no_latency, l.port);
   std::vector<std::vector<TaskResult>> results(nodes.size());  // per node, in task order
   std::vector<std::string> dead(nodes.size());
@@ -90,8 +103,9 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
     const auto send_by = Clock::now() + std::chrono::seconds(10);
     for (size_t k = 0; k < nodes.size(); ++k) {
       if (nodes[k].rank == 0 || !dead[k].empty()) continue;
-      if (!send_frame(conns[size_t(nodes[k].rank)].get(), FrameType::Step, wire(tasks_to_json(step, now[k])),
-                      send_by, &error))
+      auto& peer = *conns[size_t(nodes[k].rank)];
+      if (!send_frame(peer.fd.get(), peer.auth, FrameType::Step, wire(tasks_to_json(step, now[k])), send_by,
+                      &error))
         dead[k] = "rank " + std::to_string(nodes[k].rank) + " (" + nodes[k].host + ") is gone: " + error;
     }
     for (size_t k = 0; k < nodes.size(); ++k)
@@ -102,7 +116,8 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
       if (nodes[k].rank == 0) continue;
       std::optional<std::vector<TaskResult>> got;
       if (dead[k].empty()) {
-        const auto f = receive_frame(conns[size_t(nodes[k].rank)].get(), answer_by, &error);
+        auto& peer = *conns[size_t(nodes[k].rank)];
+        const auto f = receive_frame(peer.fd.get(), peer.auth, answer_by, &error);
         if (f && f->type == FrameType::Results) {
           const json j = json::parse(f->payload, nullptr, false);
           got = results_from_json(j, step, now[k].size(), &error);
@@ -164,6 +179,8 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
     m.src_nic = cn.name();
     m.dst_node = nodes[pl.server].host;
     m.dst_nic = sn.name();
+    m.src_rank = nodes[pl.client].rank;
+    m.dst_rank = nodes[pl.server].rank;
     m.GBps = err.empty() ? c->GBps : 0;
     m.error = err;
     if (c) m.src_counters = c->counters;
@@ -179,8 +196,20 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
 // Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
 int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
-  Fd lfd = listen_on(o.bind, l.port, &error);
+  // Without the job's secret anything that reaches the port could speak for a rank: loopback only,
+  // unless --unauthenticated says the network is trusted.
+  const bool loopback_only = !o.key && !o.unauthenticated;
+  Fd lfd = listen_on(o.bind.empty() && loopback_only ? "127.0.0.1" : o.bind, l.port, &error);
   if (!lfd) usage_error(error);
+  if (loopback_only && !on_loopback(lfd.get(), true))
+    usage_error("--bind " + o.bind +
+                " is not a loopback address and there is no job secret: give --token-file FILE or "
+                "RAILSCOPE_PREFLIGHT_TOKEN on every rank, or --unauthenticated on a trusted network");
+  if (!o.key && l.world > 1)
+    std::fprintf(stderr,
+                 "railscope preflight: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN): this "
+                 "run is unauthenticated, anything that reaches port %u can speak for a rank%s\n",
+                 l.port, loopback_only ? "; listening on loopback only (--unauthenticated: beyond)" : "");
   if (!o.html.empty()) {
     // Found out now rather than after the links: the page's place must be writable.
     std::string why;
@@ -189,16 +218,20 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   }
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
   std::vector<NodeReport> nodes{std::move(mine)};
-  std::vector<Fd> conns(static_cast<size_t>(l.world));
+  std::vector<std::optional<Peer>> conns(static_cast<size_t>(l.world));
   std::vector<diag::Finding> refused;
   size_t joined = 1;
   while (joined < static_cast<size_t>(l.world)) {
     std::string peer;
     Fd c = accept_until(lfd.get(), deadline, &peer);
     if (!c) break;
-    // A peer gets at most 10 s for its report, so a silent connection cannot hold the others up long.
-    const auto frame =
-        receive_frame(c.get(), std::min(deadline, Clock::now() + std::chrono::seconds(10)), &error);
+    // A peer gets at most 10 s for its hello and report, so a silent connection cannot hold the others
+    // up long. The report's frame binds the connection to its rank (its tag covers the rank).
+    const auto report_by = std::min(deadline, Clock::now() + std::chrono::seconds(10));
+    FrameAuth auth(o.key, true, -1);
+    std::optional<Frame> frame;
+    if (exchange_hellos(c.get(), auth, report_by, &error))
+      frame = receive_frame(c.get(), auth, report_by, &error);
     std::optional<NodeReport> r;
     if (frame && frame->type != FrameType::Report) error = "expected a node report";
     if (frame && frame->type == FrameType::Report) {
@@ -211,6 +244,8 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
         error = fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank,
                             l.world - 1),
         r.reset();
+      else if (r && r->rank != frame->rank)
+        error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank), r.reset();
       else if (r && conns[size_t(r->rank)])
         error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank),
         r.reset();
@@ -221,7 +256,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
       if (refused.size() < 64) refused.push_back(diag::make("preflight.node_refused", peer + ": " + error));
       continue;
     }
-    conns[size_t(r->rank)] = std::move(c);
+    conns[size_t(r->rank)].emplace(Peer{std::move(c), std::move(auth)});
     nodes.push_back(std::move(*r));
     ++joined;
   }
@@ -230,13 +265,15 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
     if (!conns[size_t(i)]) missing.push_back(i);
   Verdict v =
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
+  v.authenticated = o.key.has_value();
   if (!o.no_links && v.nodes.size() >= 2) add_links(&v, measure_links(o, l, v.nodes, conns), o.policy);
   out(o.json ? to_json(v).dump(2, ' ', false, json::error_handler_t::replace) + "\n" : to_text(v));
   if (!o.html.empty()) write_html(o.html, render_html(v));
   const auto send_deadline = Clock::now() + std::chrono::seconds(10);
   for (const auto& n : v.nodes) {
     if (n.rank == 0) continue;
-    if (!send_frame(conns[size_t(n.rank)].get(), FrameType::Verdict, wire(rank_verdict(v, n.host)),
+    auto& peer = *conns[size_t(n.rank)];
+    if (!send_frame(peer.fd.get(), peer.auth, FrameType::Verdict, wire(rank_verdict(v, n.rank)),
                     send_deadline, &error))
       std::fprintf(stderr, "railscope preflight: could not send the verdict to rank %d (%s): %s\n", n.rank,
                    n.host.c_str(), error.c_str());
@@ -250,7 +287,22 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
   // Rank 0 may start up to --timeout later, then waits up to --timeout for the others.
   const auto deadline = Clock::now() + std::chrono::seconds(2 * o.timeout_s + 30);
   Fd c = connect_until(l.host, l.port, Clock::now() + std::chrono::seconds(o.timeout_s), &error);
-  if (!c || !send_frame(c.get(), FrameType::Report, wire(to_json(mine)), deadline, &error)) {
+  if (c && !o.key && !o.unauthenticated && !on_loopback(c.get(), false)) {
+    std::fprintf(stderr,
+                 "railscope preflight: rank %d (%s): rank 0 at %s is not on loopback and there is no job "
+                 "secret: give --token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN on every rank, or "
+                 "--unauthenticated on a trusted network\n",
+                 l.rank, mine.host.c_str(), l.host.c_str());
+    return 2;
+  }
+  if (c && !o.key)
+    std::fprintf(stderr,
+                 "railscope preflight: rank %d: no job secret (--token-file FILE or "
+                 "RAILSCOPE_PREFLIGHT_TOKEN): this run is unauthenticated\n",
+                 l.rank);
+  FrameAuth auth(o.key, false, l.rank);
+  if (!c || !exchange_hellos(c.get(), auth, deadline, &error) ||
+      !send_frame(c.get(), auth, FrameType::Report, wire(to_json(mine)), deadline, &error)) {
     std::fprintf(stderr, "railscope preflight: rank %d (%s): %s\n", l.rank, mine.host.c_str(), error.c_str());
     return 2;
   }
@@ -259,7 +311,7 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
   while (true) {
     // Between frames rank 0 waits for the others, then runs the steps; each wait is bounded.
     const auto frame = receive_frame(
-        c.get(), Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90), &error);
+        c.get(), auth, Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90), &error);
     if (frame && frame->type == FrameType::Step) {
       const json j = json::parse(frame->payload, nullptr, false);
       const int step = j.is_object() && j.contains("step") && j["step"].is_number_integer()
@@ -271,7 +323,8 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
                      error.c_str());
         return 2;
       }
-      if (!send_frame(c.get(), FrameType::Results, wire(results_to_json(step, run_tasks(*tasks, o.link))),
+      if (!send_frame(c.get(), auth, FrameType::Results,
+                      wire(results_to_json(step, run_tasks(*tasks, o.link))),
                       Clock::now() + std::chrono::seconds(30), &error)) {
         std::fprintf(stderr, "railscope preflight: rank %d: lost rank 0: %s\n", l.rank, error.c_str());
         return 2;
@@ -280,8 +333,11 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
     }
     const json j = frame ? json::parse(frame->payload, nullptr, false) : json();
     if (frame && frame->type == FrameType::Verdict && rank_summary(j, l.rank, mine.host, &line, &code)) break;
-    std::fprintf(stderr, "railscope preflight: rank %d (%s): no verdict from rank 0 at %s:%u: %s\n", l.rank,
-                 mine.host.c_str(), l.host.c_str(), l.port, frame ? "not a verdict" : error.c_str());
+    std::fprintf(stderr, "railscope preflight: rank %d (%s): no verdict from rank 0 at %s:%u: %s%s\n", l.rank,
+                 mine.host.c_str(), l.host.c_str(), l.port, frame ? "not a verdict" : error.c_str(),
+                 !frame && o.key && error == "connection closed"
+                     ? " (rank 0 refused this rank: does it hold the same job secret? its stderr says why)"
+                     : "");
     return 2;
   }
   out(line + "\n");
@@ -309,7 +365,15 @@ void add_preflight(CLI::App& app) {
                   "Indexed Job: the headless service; rank 0 is <job-name>-0.<service>");
   cmd->add_option("--host-name", o->host_name,
                   "The name this node is reported under (default: the hostname)");
-  cmd->add_option("--bind", o->bind, "Rank 0: the address to listen on (default: every address)");
+  cmd->add_option("--bind", o->bind,
+                  "Rank 0: the address to listen on (default: every address with a job secret or "
+                  "--unauthenticated, else 127.0.0.1)");
+  cmd->add_option("--token-file", o->token_file,
+                  "The job's secret, the same on every rank (mode 600 or stricter; overrides "
+                  "RAILSCOPE_PREFLIGHT_TOKEN): every rendezvous frame is authenticated with it");
+  cmd->add_flag("--unauthenticated", o->unauthenticated,
+                "Run without a job secret beyond loopback: anything that reaches rank 0's port can speak "
+                "for a rank (a trusted network only)");
   cmd->add_option("--timeout", o->timeout_s, "Seconds rank 0 waits for the others (and they for rank 0)")
       ->check(CLI::Range(1, 86400));
   cmd->add_flag("--json", o->json, "Rank 0 prints the verdict as JSON (docs/preflight.md)");
@@ -362,6 +426,17 @@ void add_preflight(CLI::App& app) {
     // The launchers' own variables (not railscope's: not in the params registry, whose names are NCCL_*
     // and RAILSCOPE_*); docs/preflight.md lists them.
     const Env env = [](std::string_view name) { return params::raw(name); };
+    std::string error;
+    if (!o->token_file.empty()) {
+      o->key = key_from_file(o->token_file, &error);
+      if (!o->key) usage_error(error);
+    } else if (const auto token = params::raw("RAILSCOPE_PREFLIGHT_TOKEN")) {
+      o->key = key_from_token(*token, &error);
+      if (!o->key) usage_error("RAILSCOPE_PREFLIGHT_TOKEN: " + error);
+    }
+    ::unsetenv("RAILSCOPE_PREFLIGHT_TOKEN");  // not inherited by the netbench children
+    if (o->key && o->unauthenticated)
+      usage_error("--unauthenticated and a job secret (--token-file or RAILSCOPE_PREFLIGHT_TOKEN): give one");
     const LaunchResult lr = resolve_launch(env, flags);
     if (!lr.launch) usage_error(lr.error);
     const Launch& l = *lr.launch;

@@ -20,7 +20,7 @@ std::string where(const Sample& s) { return s.nic ? s.node->host + "/" + s.nic->
 // One property across nodes: nothing when every value agrees; otherwise the odd ones against the
 // majority, or every value when no single value is the most frequent.
 void compare(std::string_view id, const std::string& what, const std::vector<Sample>& samples,
-             std::vector<diag::Finding>* out) {
+             std::vector<diag::Finding>* out, std::vector<std::vector<int>>* ranks) {
   if (samples.size() < 2) return;
   std::unordered_map<std::string_view, size_t> count;
   for (const auto& s : samples) ++count[s.value];
@@ -34,6 +34,9 @@ void compare(std::string_view id, const std::string& what, const std::vector<Sam
   if (tie) {
     std::string list;
     size_t named = 0;
+    std::vector<int> all;
+    for (const auto& s : samples) all.push_back(s.node->rank);
+    ranks->push_back(std::move(all));
     for (const auto& s : samples) {
       if (named++ == kMaxNamedPerProperty) {
         list += fmt::format(", … {} more", samples.size() - kMaxNamedPerProperty);
@@ -45,15 +48,22 @@ void compare(std::string_view id, const std::string& what, const std::vector<Sam
     return;
   }
   size_t odd = 0;
+  std::vector<int> unnamed;
   for (const auto& s : samples) {
     if (s.value == top) continue;
-    if (++odd > kMaxNamedPerProperty) continue;
+    if (++odd > kMaxNamedPerProperty) {
+      unnamed.push_back(s.node->rank);
+      continue;
+    }
+    ranks->push_back({s.node->rank});
     out->push_back(diag::make(id, fmt::format("{} of {} is {}, the other {} of {} nodes have {}", what,
                                               where(s), s.value, top_n, samples.size(), top)));
   }
-  if (odd > kMaxNamedPerProperty)
+  if (odd > kMaxNamedPerProperty) {
+    ranks->push_back(std::move(unnamed));
     out->push_back(diag::make(id, fmt::format("{}: {} more nodes differ from the majority {} (not named)",
                                               what, odd - kMaxNamedPerProperty, top)));
+  }
 }
 
 }  // namespace
@@ -63,13 +73,17 @@ bool env_compared(const std::string& name) {
   return name != "NCCL_IB_HCA" && name != "NCCL_HOSTID";
 }
 
-std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& nodes) {
+std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& nodes,
+                                             std::vector<std::vector<int>>* ranks) {
   std::vector<diag::Finding> out;
+  std::vector<std::vector<int>> own;
+  if (!ranks) ranks = &own;
+  ranks->clear();
   if (nodes.size() < 2) return out;
 
   std::vector<Sample> rails;
   for (const auto& n : nodes) rails.push_back({&n, nullptr, std::to_string(n.nics.size())});
-  compare("preflight.rail_count", "the number of selected RDMA ports", rails, &out);
+  compare("preflight.rail_count", "the number of selected RDMA ports", rails, &out, ranks);
 
   size_t max_rails = 0;
   for (const auto& n : nodes) max_rails = std::max(max_rails, n.nics.size());
@@ -99,7 +113,7 @@ std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& node
         std::string v = p.get(n.nics[i]);
         if (!v.empty()) samples.push_back({&n, &n.nics[i], std::move(v)});
       }
-      compare(p.id, fmt::format("rail {}: {}", i, p.what), samples, &out);
+      compare(p.id, fmt::format("rail {}: {}", i, p.what), samples, &out, ranks);
     }
   }
 
@@ -116,7 +130,7 @@ std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& node
       const auto it = n.nccl_env.find(name);
       samples.push_back({&n, nullptr, it == n.nccl_env.end() ? "(unset)" : it->second});
     }
-    compare(name == "NCCL_IB_TC" ? "preflight.nccl_ib_tc" : "preflight.nccl_env", name, samples, &out);
+    compare(name == "NCCL_IB_TC" ? "preflight.nccl_ib_tc" : "preflight.nccl_env", name, samples, &out, ranks);
   }
   return out;
 }

@@ -18,6 +18,9 @@ bool env_compared(const std::string& name);
 // At most this many findings per property; the rest are counted in one more finding.
 constexpr size_t kMaxNamedPerProperty = 32;
 
-std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& nodes);
+// ranks (if given) gets, per finding, the ranks of the nodes it is about: the odd node, every node of a
+// property with no majority, the unnamed odd ones of the "more nodes differ" finding.
+std::vector<diag::Finding> check_consistency(const std::vector<NodeReport>& nodes,
+                                             std::vector<std::vector<int>>* ranks = nullptr);
 
 }  // namespace railscope::preflight

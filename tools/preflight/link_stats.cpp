@@ -65,6 +65,7 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
     if (!l.error.empty()) {
       v.findings.push_back(
           diag::make("link.failed", fmt::format("{} (rail {}): {}", link_name(l), l.rail, l.error)));
+      v.finding_link.push_back(li);
       continue;
     }
     const double line_pct = l.line_GBps > 0 ? 100.0 * l.GBps / l.line_GBps : -1;
@@ -88,6 +89,7 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
         detail += "; " + counters_note(l.src_node + "/" + l.src_nic, l.src_counters,
                                        l.dst_node + "/" + l.dst_nic, l.dst_counters);
       v.findings.push_back(diag::make("link.slow", detail));
+      v.finding_link.push_back(li);
       v.slow.push_back(li);
     }
     if (s.links >= kMajority && s.median_lat_us > 0 &&
@@ -96,6 +98,7 @@ LinkVerdict judge_links(const std::vector<LinkMeasurement>& links, const LinkPol
       v.findings.push_back(
           diag::make("link.high_latency", fmt::format("{}: {:.1f} µs, median of rail {} is {:.1f} µs",
                                                       link_name(l), l.lat_us, l.rail, s.median_lat_us)));
+      v.finding_link.push_back(li);
     }
   }
   for (auto& [rail, s] : stats) v.rails.push_back(s);

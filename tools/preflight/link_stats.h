@@ -16,14 +16,15 @@ namespace railscope::preflight {
 
 struct LinkMeasurement {
   int rail = 0;
-  std::string src_node, src_nic;  // the sender
-  std::string dst_node, dst_nic;  // the receiver
-  double GBps = 0;                // 10^9 bytes/s, sender -> receiver
-  double line_GBps = 0;           // nominal line rate of the slower end; 0 = unknown
-  double lat_us = 0;              // half round trip (p50); 0 = not measured
-  std::string error;              // non-empty: the measurement failed, GBps is meaningless
-  bool slow = false;              // judged link.slow (set by add_links from LinkVerdict::slow)
-  bool high_latency = false;      // judged link.high_latency
+  std::string src_node, src_nic;     // the sender
+  std::string dst_node, dst_nic;     // the receiver
+  int src_rank = -1, dst_rank = -1;  // the two ends' ranks (the verdict sends a finding to both)
+  double GBps = 0;                   // 10^9 bytes/s, sender -> receiver
+  double line_GBps = 0;              // nominal line rate of the slower end; 0 = unknown
+  double lat_us = 0;                 // half round trip (p50); 0 = not measured
+  std::string error;                 // non-empty: the measurement failed, GBps is meaningless
+  bool slow = false;                 // judged link.slow (set by add_links from LinkVerdict::slow)
+  bool high_latency = false;         // judged link.high_latency
   // The counters of the sender's and the receiver's port over the test (none: not sampled). A slow
   // link's finding says what they show.
   std::optional<EndCounters> src_counters, dst_counters;
@@ -48,6 +49,7 @@ struct RailStats {
 struct LinkVerdict {
   std::vector<RailStats> rails;         // by rail index
   std::vector<diag::Finding> findings;  // link.slow, link.failed, link.high_latency
+  std::vector<size_t> finding_link;     // per finding: the index of the judged link it is about
   std::vector<size_t> slow;             // indices into the judged links: link.slow
   std::vector<size_t> high_latency;     // link.high_latency
 };

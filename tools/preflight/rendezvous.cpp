@@ -60,16 +60,6 @@ bool read_all(int fd, char* data, size_t size, Clock::time_point deadline, std::
   return true;
 }
 
-void put32(char* p, uint32_t v) {
-  v = htonl(v);
-  std::memcpy(p, &v, 4);
-}
-uint32_t get32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return ntohl(v);
-}
-
 }  // namespace
 
 Fd& Fd::operator=(Fd&& o) noexcept {
@@ -85,34 +75,47 @@ Fd::~Fd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool send_frame(int fd, FrameType type, const std::string& payload, Clock::time_point deadline,
-                std::string* error) {
+bool send_frame(int fd, FrameAuth& auth, FrameType type, const std::string& payload,
+                Clock::time_point deadline, std::string* error) {
   if (payload.size() > kMaxFrame) return *error = "message larger than the frame cap", false;
-  char head[12];
-  put32(head, kFrameMagic);
-  put32(head + 4, static_cast<uint32_t>(type));
-  put32(head + 8, static_cast<uint32_t>(payload.size()));
-  return write_all(fd, head, sizeof head, deadline, error) &&
-         write_all(fd, payload.data(), payload.size(), deadline, error);
+  const std::string bytes = auth.seal(type, payload);
+  if (bytes.empty()) return *error = "cannot seal the message (no handshake, or no random nonce)", false;
+  return write_all(fd, bytes.data(), bytes.size(), deadline, error);
 }
 
-std::optional<Frame> receive_frame(int fd, Clock::time_point deadline, std::string* error) {
-  char head[12];
-  if (!read_all(fd, head, sizeof head, deadline, error)) return std::nullopt;
-  if (get32(head) != kFrameMagic) return *error = "not a railscope preflight peer (bad magic)", std::nullopt;
-  const uint32_t type = get32(head + 4);
-  if (type < static_cast<uint32_t>(FrameType::Report) || type > static_cast<uint32_t>(FrameType::Results))
-    return *error = "unknown message type " + std::to_string(type), std::nullopt;
-  const uint32_t length = get32(head + 8);
-  if (length > kMaxFrame)
-    return *error = "message of " + std::to_string(length) + " bytes is over the cap of " +
-                    std::to_string(kMaxFrame),
-           std::nullopt;
-  Frame f;
-  f.type = static_cast<FrameType>(type);
-  f.payload.resize(length);
-  if (!read_all(fd, f.payload.data(), length, deadline, error)) return std::nullopt;
-  return f;
+std::optional<Frame> receive_frame(int fd, FrameAuth& auth, Clock::time_point deadline, std::string* error) {
+  std::string head(kHeaderBytes, '\0');
+  if (!read_all(fd, head.data(), head.size(), deadline, error)) return std::nullopt;
+  const auto size = auth.body_size(head, error);
+  if (!size) return std::nullopt;
+  std::string body(*size, '\0');
+  if (!read_all(fd, body.data(), body.size(), deadline, error)) return std::nullopt;
+  return auth.open(head, body, error);
+}
+
+bool exchange_hellos(int fd, FrameAuth& auth, Clock::time_point deadline, std::string* error) {
+  if (!auth.ok()) return *error = "no random nonce from the system", false;
+  const auto mine = [&] { return send_frame(fd, auth, FrameType::Hello, {}, deadline, error); };
+  const auto theirs = [&] {
+    const auto f = receive_frame(fd, auth, deadline, error);
+    if (f && f->type != FrameType::Hello) return *error = "expected a hello", false;
+    return f.has_value();
+  };
+  // Each end sends first: the peer learns this end's mode (and names a mismatch) whatever it holds.
+  return mine() && theirs();
+}
+
+bool on_loopback(int fd, bool local) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if ((local ? ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len)
+             : ::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len)) != 0)
+    return false;
+  if (ss.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr) >> 24) == 127;
+  if (ss.ss_family != AF_INET6) return false;
+  const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
 }
 
 Fd listen_on(const std::string& bind_host, uint16_t port, std::string* error) {

@@ -1,7 +1,8 @@
 // The TCP rendezvous at rank 0: every other rank connects, sends its node report and waits for the
 // verdict. The port is reachable by anything on the network, so rank 0 treats every byte as hostile:
-// frames are length-prefixed with a magic and a cap, every read has a deadline, a frame is copied once
-// into a bounded buffer and parsed from that copy; anything malformed is refused, logged and closed.
+// frames are length-prefixed with a magic and a cap and, with the job's secret, authenticated
+// (frame_auth.h); every read has a deadline, a frame is copied once into a bounded buffer and parsed from
+// that copy; anything malformed or unauthenticated is refused, logged and closed.
 #pragma once
 
 #include <chrono>
@@ -9,13 +10,11 @@
 #include <optional>
 #include <string>
 
+#include "frame_auth.h"
+
 namespace railscope::preflight {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr uint32_t kFrameMagic = 0x52535046;  // "RSPF"
-constexpr uint32_t kMaxFrame = 256 * 1024;    // bytes of JSON in one frame
-enum class FrameType : uint32_t { Report = 1, Verdict = 2, Step = 3, Results = 4 };
 
 class Fd {
  public:
@@ -33,17 +32,19 @@ class Fd {
   int fd_ = -1;
 };
 
-struct Frame {
-  FrameType type = FrameType::Report;
-  std::string payload;
-};
+// Sends one frame sealed by the connection's auth; false with *error on failure (peer gone, deadline).
+bool send_frame(int fd, FrameAuth& auth, FrameType type, const std::string& payload,
+                Clock::time_point deadline, std::string* error);
+// Receives one frame opened by the connection's auth; nullopt with *error on a bad magic, an unknown
+// type, a length over kMaxFrame, a tag or rank that does not match, EOF or the deadline.
+std::optional<Frame> receive_frame(int fd, FrameAuth& auth, Clock::time_point deadline, std::string* error);
+// The hellos that start a connection: each end sends its own, then reads the peer's. false with *error
+// (the peer's mode differs: one end has no secret).
+bool exchange_hellos(int fd, FrameAuth& auth, Clock::time_point deadline, std::string* error);
 
-// Sends one frame; false with *error on failure (peer gone, deadline).
-bool send_frame(int fd, FrameType type, const std::string& payload, Clock::time_point deadline,
-                std::string* error);
-// Receives one frame; nullopt with *error on a bad magic, an unknown type, a length over kMaxFrame,
-// EOF or the deadline.
-std::optional<Frame> receive_frame(int fd, Clock::time_point deadline, std::string* error);
+// Whether the socket's own address (local) or its peer's is a loopback address (127.0.0.0/8, ::1,
+// ::ffff:127.0.0.0/104).
+bool on_loopback(int fd, bool local);
 
 // Listens on bind_host:port (empty host: every address), backlog SOMAXCONN; invalid Fd with *error.
 Fd listen_on(const std::string& bind_host, uint16_t port, std::string* error);

@@ -45,21 +45,29 @@ Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, s
             [](const NodeReport& a, const NodeReport& b) { return a.rank < b.rank; });
   v.nodes = std::move(nodes);
   v.missing = std::move(missing);
-  for (int r : v.missing)
+  for (int r : v.missing) {
+    v.concerns.push_back({r});
     v.findings.push_back(
         diag::make("preflight.node_missing",
                    fmt::format("rank {} of {} never joined within --timeout {} s; the {} other "
                                "rank(s) are reported",
                                r, world, timeout_s, v.nodes.size())));
-  for (auto& f : extra) v.findings.push_back(std::move(f));
+  }
+  for (auto& f : extra) {
+    v.concerns.emplace_back();
+    v.findings.push_back(std::move(f));
+  }
   // Each node's own findings, named by host (a peer's id is looked up in this build's catalogue).
   for (const auto& n : v.nodes)
     for (const auto& f : n.findings) {
       const diag::Severity s = severity_of(f.severity);
       if (s != diag::Severity::Warning && s != diag::Severity::Error) continue;
+      v.concerns.push_back({n.rank});
       v.findings.push_back(diag::make(f.id, s, fmt::format("{}: {}", n.host, printable(f.detail))));
     }
-  for (auto& f : check_consistency(v.nodes)) v.findings.push_back(std::move(f));
+  std::vector<std::vector<int>> ranks;
+  for (auto& f : check_consistency(v.nodes, &ranks)) v.findings.push_back(std::move(f));
+  for (auto& r : ranks) v.concerns.push_back(std::move(r));
   for (const auto& f : v.findings) v.exit_code = std::max(v.exit_code, exit_for(f.severity));
   return v;
 }
@@ -71,9 +79,11 @@ void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy&
   v->links_measured = true;
   v->links = std::move(links);
   v->rails = std::move(lv.rails);
-  for (auto& f : lv.findings) {
-    v->exit_code = std::max(v->exit_code, exit_for(f.severity));
-    v->findings.push_back(std::move(f));
+  for (size_t i = 0; i < lv.findings.size(); ++i) {
+    const LinkMeasurement& l = v->links[lv.finding_link[i]];
+    v->concerns.push_back({l.src_rank, l.dst_rank});
+    v->exit_code = std::max(v->exit_code, exit_for(lv.findings[i].severity));
+    v->findings.push_back(std::move(lv.findings[i]));
   }
 }
 
@@ -116,6 +126,7 @@ nlohmann::json to_json(const Verdict& v) {
           {"exit_code", v.exit_code},
           {"world", v.world},
           {"launcher", v.launcher},
+          {"authenticated", v.authenticated},
           {"joined", v.nodes.size()},
           {"missing", v.missing},
           {"findings", findings},
@@ -128,8 +139,9 @@ nlohmann::json to_json(const Verdict& v) {
 std::string to_text(const Verdict& v) {
   size_t rails = 0;
   for (const auto& n : v.nodes) rails = std::max(rails, n.nics.size());
-  std::string out = fmt::format("railscope preflight — {} of {} rank(s) joined ({}), {} rail(s)\n",
-                                v.nodes.size(), v.world, v.launcher, rails);
+  std::string out = fmt::format("railscope preflight — {} of {} rank(s) joined ({}), {} rail(s){}\n",
+                                v.nodes.size(), v.world, v.launcher, rails,
+                                v.authenticated || v.world == 1 ? "" : " — unauthenticated: no job secret");
   for (const auto& n : v.nodes) {
     std::string nics;
     for (const auto& c : n.nics)
@@ -153,16 +165,12 @@ std::string to_text(const Verdict& v) {
   return out;
 }
 
-nlohmann::json rank_verdict(const Verdict& v, const std::string& host) {
+nlohmann::json rank_verdict(const Verdict& v, int rank) {
   nlohmann::json mine = nlohmann::json::array();
-  const std::string tag = host + "/";
-  const std::string tag2 = host + ":";
-  for (const auto& f : v.findings) {
-    if (mine.size() >= 64) break;
-    if (f.detail.find(tag) != std::string::npos || f.detail.find(tag2) != std::string::npos ||
-        f.detail.find(host + " ") != std::string::npos)
-      mine.push_back(diag::one_line(f));
-  }
+  for (size_t i = 0; i < v.findings.size() && mine.size() < 64; ++i)
+    if (i < v.concerns.size() &&
+        std::find(v.concerns[i].begin(), v.concerns[i].end(), rank) != v.concerns[i].end())
+      mine.push_back(diag::one_line(v.findings[i]));
   return {{"schema", "railscope.preflight.verdict/1"},
           {"exit_code", v.exit_code},
           {"findings", v.findings.size()},

@@ -22,24 +22,29 @@ struct Verdict {
   std::vector<NodeReport> nodes;  // by rank; the ranks that joined
   std::vector<int> missing;       // ranks that never joined
   std::vector<diag::Finding> findings;
+  std::vector<std::vector<int>> concerns;  // per finding: the ranks it is about (sent to those only)
   int exit_code = 0;
+  bool authenticated = false;  // every rank's frames carried the job secret's tag (frame_auth.h)
   bool links_measured = false;
   std::vector<LinkMeasurement> links;
   std::vector<RailStats> rails;
 };
 
-// Builds the findings and exit code from nodes, missing ranks and extra findings (refusals).
+// Builds the findings and exit code from nodes, missing ranks and extra findings (refusals, about no
+// rank).
 Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, std::vector<int> missing,
                std::vector<diag::Finding> extra, int timeout_s);
-// Adds the judged links (their findings and the exit code with them).
+// Adds the judged links (their findings and the exit code with them; a link's finding is about the ranks
+// of its two ends, LinkMeasurement::src_rank and dst_rank).
 void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy& policy);
 
 nlohmann::json to_json(const Verdict& v);
 std::string to_text(const Verdict& v);
 // "ok", "warning", "error" for exit code 0, 1, 2.
 std::string_view status_word(int code);
-// What rank 0 sends to a rank: status, counts and the findings that name `host` (at most 64 lines).
-nlohmann::json rank_verdict(const Verdict& v, const std::string& host);
+// What rank 0 sends to a rank: status, counts and the findings about that rank (Verdict::concerns; at
+// most 64 lines). Another rank's findings are not sent, whatever the host names.
+nlohmann::json rank_verdict(const Verdict& v, int rank);
 // The one line a rank prints from rank_verdict(); false when the JSON is not a verdict.
 bool rank_summary(const nlohmann::json& j, int rank, const std::string& host, std::string* line,
                   int* exit_code);

@@ -20,7 +20,7 @@ struct Spec {
   std::string_view default_value;  // as text; "" = unset
   int64_t min = 0;                 // Int only
   int64_t max = 0;                 // Int only
-  std::string_view component;      // "net", "tuner", "profiler", "doctor", "all"
+  std::string_view component;      // "net", "tuner", "profiler", "doctor", "preflight", "all"
   std::string_view description;
 };
 

@@ -15,6 +15,8 @@
 #     slurm_healthy   a private one-node Slurm cluster (slurm_cluster.sh) and `srun -N1 -n2 --multi-prog`:
 #                     rank, world and rank 0's host from Slurm's environment (no launcher flag), text
 #                     report: exit 0, no finding, 4 links measured, every rank prints its line
+# Every case runs with the job's secret, as a cluster should: mpirun passes --token-file (mode 600), the
+# others RAILSCOPE_PREFLIGHT_TOKEN in the environment the launcher hands each rank.
 set -u
 . "$TESTBED_LIB"
 CLI=$1
@@ -57,6 +59,11 @@ PY
 LINKS=(--link-size 32768 --link-bytes 1048576 --link-timeout 60 --line-rate-GBps 0.01 --min-line-percent 10
        --slow-fraction 0.05 --link-poll sleep)
 A=(--host-name hostA) B=(--host-name hostB)
+# The job's secret; its file on the guest's tmpfs (the 9p scratch folder need not keep a file's owner
+# and mode, which preflight checks).
+TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+TOKEN_FILE=/run/railscope-preflight-$CASE.token
+(umask 077 && printf '%s\n' "$TOKEN" > "$TOKEN_FILE")
 HCA_A="=rxe0,rxe2" HCA_B="=rxe1,rxe3"
 
 case $CASE in
@@ -78,13 +85,13 @@ mpirun_healthy)
     expect "[[ $rc_c1 == 0 ]] && grep -Eq '^ *65536 +200 ' '$OUT/c1.log'" "rail 1 carries ib_write_bw while rail 0 does"
     # Each rank's output in its own file (mpirun --output-filename DIR: DIR/1/rank.N/stdout).
     timeout 240 mpirun --allow-run-as-root --oversubscribe --output-filename "$OUT/mpi" \
-        -np 1 -x NCCL_IB_HCA="$HCA_A" "$CLI" preflight "${A[@]}" --rendezvous 127.0.0.1:29555 --json "${LINKS[@]}" : \
-        -np 1 -x NCCL_IB_HCA="$HCA_B" "$CLI" preflight "${B[@]}" --rendezvous 127.0.0.1:29555 "${LINKS[@]}" \
+        -np 1 -x NCCL_IB_HCA="$HCA_A" "$CLI" preflight "${A[@]}" --rendezvous 127.0.0.1:29555 --token-file "$TOKEN_FILE" --json "${LINKS[@]}" : \
+        -np 1 -x NCCL_IB_HCA="$HCA_B" "$CLI" preflight "${B[@]}" --rendezvous 127.0.0.1:29555 --token-file "$TOKEN_FILE" "${LINKS[@]}" \
         > "$OUT/mpirun.out" 2> "$OUT/mpirun.err"
     rc=$?
     cp "$OUT/mpi/1/rank.0/stdout" "$OUT/verdict.json"
     expect "[[ $rc == 0 ]]" "mpirun: exit 0 (got $rc)"
-    expect "jq_py 'sys.exit(0 if v[\"launcher\"] == \"openmpi\" and v[\"joined\"] == 2 else 1)'" "launcher openmpi, 2 joined"
+    expect "jq_py 'sys.exit(0 if v[\"launcher\"] == \"openmpi\" and v[\"joined\"] == 2 and v[\"authenticated\"] else 1)'" "launcher openmpi, 2 joined, authenticated"
     expect "jq_py 'sys.exit(0 if v[\"findings\"] == [] else 1)'" "healthy: no finding"
     expect "jq_py 'sys.exit(0 if len(v[\"links\"]) == 4 and all(l[\"GBps\"] and l[\"GBps\"] > 0 for l in v[\"links\"]) else 1)'" "4 links measured"
     expect "jq_py 'sys.exit(0 if [n[\"nics\"][1][\"device\"] for n in v[\"nodes\"]] == [\"rxe2\", \"rxe3\"] else 1)'" "rail 1 is rxe2 / rxe3"
@@ -95,14 +102,14 @@ torchrun_tbf)
     # 1 Mbit/s out of host B on rail 1; a queue of 10 s (1.25 MB) holds what netbench keeps in flight, so
     # nothing is dropped (rxe retransmits dropped packets only after its ACK timeout).
     tc qdisc add dev vethB1 root tbf rate 1mbit burst 32kb latency 10s || bad "tc qdisc add"
-    env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_B" \
+    env RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_B" \
         timeout 240 "$CLI" preflight "${B[@]}" "${LINKS[@]}" > "$OUT/rank1.out" 2>&1 &
-    env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_A" \
+    env RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 NCCL_IB_HCA="$HCA_A" \
         timeout 240 "$CLI" preflight "${A[@]}" --json --html "$OUT/preflight.html" "${LINKS[@]}" > "$OUT/verdict.json" 2> "$OUT/rank0.err"
     rc=$?
     wait
     expect "[[ $rc == 2 ]]" "tbf: exit 2 (got $rc)"
-    expect "jq_py 'sys.exit(0 if v[\"launcher\"] == \"torchrun\" else 1)'" "launcher torchrun"
+    expect "jq_py 'sys.exit(0 if v[\"launcher\"] == \"torchrun\" and v[\"authenticated\"] else 1)'" "launcher torchrun, authenticated"
     expect "jq_py 's=[f for f in v[\"findings\"] if f[\"id\"]==\"link.slow\"]; print(s); sys.exit(0 if s and all(\"rail 1\" in f[\"detail\"] and \"hostB/rxe3:1\" in f[\"detail\"] and \"hostA/rxe2:1\" in f[\"detail\"] for f in s) else 1)'" "link.slow names rail 1, hostA/rxe2 and hostB/rxe3"
     expect "jq_py 'sys.exit(0 if not [f for f in v[\"findings\"] if \"rxe0\" in f[\"detail\"] or \"rxe1\" in f[\"detail\"]] else 1)'" "rail 0 is clean"
     expect "jq_py 'sys.exit(0 if all(f[\"id\"]==\"link.slow\" for f in v[\"findings\"]) else 1)'" "no other finding"
@@ -118,9 +125,9 @@ torchrun_tbf)
 mtu_missing)
     tb_set_mtu vethB1 9000
     for (( i = 0; i < 100; i++ )); do tb_active_mtu rxe3 m; [[ $m == 4096 ]] && break; tb_sleep 0.1; done
-    env RANK=1 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29601 NCCL_IB_HCA="$HCA_B" \
+    env RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" RANK=1 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29601 NCCL_IB_HCA="$HCA_B" \
         timeout 120 "$CLI" preflight "${B[@]}" --timeout 10 --no-links > "$OUT/rank1.out" 2>&1 &
-    env RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29601 NCCL_IB_HCA="$HCA_A" \
+    env RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29601 NCCL_IB_HCA="$HCA_A" \
         timeout 120 "$CLI" preflight "${A[@]}" --timeout 10 --no-links --json > "$OUT/verdict.json" 2> "$OUT/rank0.err"
     rc=$?
     wait $!
@@ -148,7 +155,9 @@ slurm_healthy)
         # SLURM_STEP_NODELIST), so no --rank, --world-size or --rendezvous.
         printf '%s\n' "0 env NCCL_IB_HCA=$HCA_A $CLI preflight ${A[*]} ${LINKS[*]}" \
                        "1 env NCCL_IB_HCA=$HCA_B $CLI preflight ${B[*]} ${LINKS[*]}" > /run/railscope-slurm/tasks.conf
+        # The job's secret in srun's environment, which srun hands every task (--export=ALL).
         env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT -u PMI_RANK -u OMPI_COMM_WORLD_RANK \
+            RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" \
             timeout 240 srun -N1 -n2 --output "$OUT/rank%t.out" --error "$OUT/rank%t.err" \
             --multi-prog /run/railscope-slurm/tasks.conf > "$OUT/srun.out" 2> "$OUT/srun.err"
         rc=$?

@@ -31,10 +31,20 @@ check_agreement() {  # $1 = rendered file; prints the first disagreement, exit 1
   grep -q "job-name: railscope-preflight" "$f" || { echo "service does not select the Job's pods"; return 1; }
   [ "$(grep -c '29555' "$f")" -ge 3 ] || { echo "rendezvous port 29555 not on service and container"; return 1; }
   grep -q "rdma/hca_shared_devices_a: 1" "$f" && grep -q -- "- IPC_LOCK" "$f" || { echo "no RDMA devices / IPC_LOCK"; return 1; }
+  # The job's secret: a Secret volume of mode 0400 (preflight refuses one others can read) at the path
+  # --token-file names.
+  local token_dir
+  token_dir=$(sed -n 's|^ *- --token-file=\(.*\)/token$|\1|p' "$f")
+  [ -n "$token_dir" ] && grep -q "mountPath: $token_dir$" "$f" || { echo "--token-file is not in a mounted volume"; return 1; }
+  grep -q "secretName: railscope-preflight-token" "$f" && grep -Eq "defaultMode: (0400|256)$" "$f" ||
+    { echo "no Secret volume of mode 0400 for the job's token"; return 1; }
   return 0
 }
 check_agreement "$WORK/preflight.yaml" || fail "preflight render: $(check_agreement "$WORK/preflight.yaml")"
 sed 's/--world-size=4/--world-size=5/' "$WORK/preflight.yaml" > "$WORK/bad.yaml"
 if check_agreement "$WORK/bad.yaml" > "$WORK/bad.out"; then fail "a --world-size that differs from completions passed"; fi
 grep -q "differ" "$WORK/bad.out" || fail "bad render rejected for the wrong reason: $(cat "$WORK/bad.out")"
+sed 's/defaultMode: .*/defaultMode: 420/' "$WORK/preflight.yaml" > "$WORK/open.yaml"
+if check_agreement "$WORK/open.yaml" > "$WORK/open.out"; then fail "a token volume of mode 0644 passed"; fi
+grep -q "mode 0400" "$WORK/open.out" || fail "open token rejected for the wrong reason: $(cat "$WORK/open.out")"
 echo "deploy/kubernetes/preflight: ok"

@@ -42,7 +42,7 @@ TEST(PeerJson, StepResultsAndVerdictWithASchemaOfAnotherTypeAreRefused) {
   const std::vector<LinkTask> tasks{{3, 0, true, "rxe0", 1, "eth0", "10.0.0.1", 29557, Measure::Bandwidth}};
   const std::vector<TaskResult> results{{0, true, 12.5, 0, "", std::nullopt}};
   // As it arrives: parsed from the text rank 0 sent (counts read back as unsigned).
-  const json verdict = json::parse(rank_verdict(decide(1, "slurm", {}, {}, {}, 60), "hostA").dump());
+  const json verdict = json::parse(rank_verdict(decide(1, "slurm", {}, {}, {}, 60), 1).dump());
   std::string line;
   int code = -1;
   // The healthy twins: the same messages as sent.

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """`railscope preflight` end to end on this host: several processes over loopback TCP, each with its own
 fake sysfs tree (--sysfs-root) and --host-name, started with a torchrun-style environment or flags.
-Cases: healthy (no preflight finding), a rail rate that differs on one node, a rank that never starts,
-hostile connections to rank 0's port, usage errors (an --html page that cannot be written), and links measured through netbench's loopback TCP
-test plugin (--html: its heat map; one rank given a plugin that does not load: link.failed names the pair).
+Cases: healthy (no preflight finding; with the job's secret, and without it on loopback), a rail rate that
+differs on one node, a rank that never starts, hostile connections to rank 0's port (without a secret:
+malformed frames; with one: strangers claiming rank 1 with another secret or none, a modified and a
+replayed frame), findings sent by rank (a host named "r" gets none of another's), usage errors (an --html
+page that cannot be written, a token file others can read, no secret beyond loopback), and links measured
+through netbench's loopback TCP test plugin (--html: its heat map; one rank given a plugin that does not
+load: link.failed names the pair).
 Usage: preflight_cli_test.py RAILSCOPE LOOPBACK_PLUGIN"""
+import hashlib
+import hmac
 import json
 import os
 import random
@@ -18,6 +24,8 @@ import time
 CLI = sys.argv[1]
 LOOPBACK = sys.argv[2]
 FAILS = []
+TOKEN = os.urandom(24).hex()  # the job's secret of most cases (RAILSCOPE_PREFLIGHT_TOKEN)
+MAGIC = 0x52535032
 
 
 def check(cond, what):
@@ -86,6 +94,72 @@ def connect(port, timeout):
     raise SystemExit(f"nothing listens on 127.0.0.1:{port}")
 
 
+def read_exactly(sock, n):
+    data = b""
+    while len(data) < n:
+        got = sock.recv(n - len(data))
+        if not got:
+            return None
+        data += got
+    return data
+
+
+class Peer:
+    """A connection to rank 0 speaking the frames of tools/preflight/frame_auth.h, written here from its
+    description: hellos with nonces, then frames tagged with HMAC-SHA256 under the key derived from token
+    (none: untagged)."""
+
+    def __init__(self, port, token=None, rank=1, hello=True):
+        self.s = connect(port, 30)
+        self.key = hmac.new(token.encode(), b"railscope.preflight/2 job key", hashlib.sha256).digest() if token else None
+        self.rank, self.sent, self.got = rank, 0, 0
+        head = read_exactly(self.s, 16)
+        _, typ, _, n = struct.unpack(">IIII", head)
+        body = read_exactly(self.s, n)
+        assert typ == 5 and n == 33, (typ, n)
+        self.rank0_authenticated = body[0] == 1
+        self.n0, self.n1 = body[1:], os.urandom(32)
+        if hello:
+            self.send_quietly(struct.pack(">IIII", MAGIC, 5, rank, 33) + bytes([1 if self.key else 0]) + self.n1)
+
+    def tag(self, from_rank0, seq, header, payload):
+        data = (b"railscope.preflight/2 frame" + (b"\x02" if from_rank0 else b"\x01") + seq.to_bytes(8, "big") +
+                self.n0 + self.n1 + header + payload)
+        return hmac.new(self.key, data, hashlib.sha256).digest()
+
+    def frame(self, typ, body):
+        """The bytes of the next frame this peer sends."""
+        header = struct.pack(">IIII", MAGIC, typ, self.rank, len(body))
+        out = header + body + (self.tag(False, self.sent, header, body) if self.key else b"")
+        self.sent += 1
+        return out
+
+    def send(self, typ, obj):
+        self.s.sendall(self.frame(typ, json.dumps(obj).encode()))
+
+    def receive(self):
+        """(type, JSON) of rank 0's next frame, its tag checked; None at the end."""
+        head = read_exactly(self.s, 16)
+        if head is None:
+            return None
+        _, typ, rank, n = struct.unpack(">IIII", head)
+        body = read_exactly(self.s, n + (32 if self.key else 0))
+        if self.key:
+            assert hmac.compare_digest(body[n:], self.tag(True, self.got, head, body[:n])), "rank 0's tag"
+        self.got += 1
+        return typ, json.loads(body[:n])
+
+    def send_quietly(self, data):
+        """A stranger's send: rank 0 may have refused and closed the connection already."""
+        try:
+            self.s.sendall(data)
+        except OSError:
+            pass
+
+    def close(self):
+        self.s.close()
+
+
 def report_of(root, host):
     """The node report `railscope preflight` sends from the fake sysfs tree root (run as a world of one)."""
     return json.loads(subprocess.run([CLI, "preflight", "--sysfs-root", root, "--host-name", host, "--rank", "0",
@@ -106,9 +180,12 @@ def node_trees(tmp, n, slow_rank=-1):
     return roots
 
 
-def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=False, hca=None, more_env=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
-    args = [CLI, "preflight", "--sysfs-root", root, "--host-name", f"host{chr(65 + rank)}", "--timeout", str(timeout)]
+def start(rank, world, port, root, extra=(), env_style=True, timeout=20, links=False, hca=None, more_env=None, token=TOKEN,
+          host=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_", "RAILSCOPE_PREFLIGHT_"))}
+    if token:
+        env["RAILSCOPE_PREFLIGHT_TOKEN"] = token
+    args = [CLI, "preflight", "--sysfs-root", root, "--host-name", host or f"host{chr(65 + rank)}", "--timeout", str(timeout)]
     if not links:
         args.append("--no-links")
     if env_style:
@@ -148,6 +225,23 @@ with tempfile.TemporaryDirectory() as tmp:
     check([c["device"] for c in v["nodes"][1]["nics"]] == ["rxe2", "rxe3"], "healthy: hostB's rails rxe2, rxe3")
     check(all(rc == v["exit_code"] for rc, _, _ in outs), f"healthy: every rank exits {v['exit_code']}: {[o[0] for o in outs]}")
     check(outs[1][1].startswith("railscope preflight: rank 1 (hostB): cluster"), "healthy: rank 1 prints its line: " + outs[1][1][:80])
+    check(v["authenticated"] is True and not any("unauthenticated" in e or "refused" in e for _, _, e in outs),
+          f"healthy: authenticated with the job's secret, nothing on stderr ({[e.strip()[-120:] for _, _, e in outs]})")
+
+    # 1a. No secret on any rank: loopback only, said plainly on stderr, the same verdict.
+    port = free_port()
+    outs = finish([start(r, 2, port, roots[r], ["--json"] if r == 0 else [], token=None) for r in range(2)])
+    v = json.loads(outs[0][1])
+    check(v["joined"] == 2 and preflight_ids(v) == [] and v["authenticated"] is False, f"no secret: joined, no finding ({preflight_ids(v)})")
+    check(all("this run is unauthenticated" in e for _, _, e in outs) and "listening on loopback only" in outs[0][2],
+          f"no secret: every rank says the run is unauthenticated ({[e.strip()[-160:] for _, _, e in outs]})")
+    # One rank with the secret, one without: refused, named; the rank without it says why.
+    port = free_port()
+    outs = finish([start(0, 2, port, roots[0], ["--json"], timeout=4), start(1, 2, port, roots[1], token=None, timeout=4)])
+    v = json.loads(outs[0][1])
+    check(v["missing"] == [1] and any("has no job secret" in f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"),
+          f"secret on rank 0 only: rank 1 refused and named ({v['findings'][:2]})")
+    check(outs[1][0] == 2 and "rank 0 holds a job secret and this process has none" in outs[1][2], f"secret on rank 0 only: rank 1 says why ({outs[1][2].strip()[-200:]})")
 
     # 1b. NCCL_* values the same on both ranks, one in Latin-1 and one longer than a report's 255-byte cap with
     #     non-ASCII in it: rank 0 prints its verdict (nlohmann's dump() threw on such bytes) and the two
@@ -184,38 +278,115 @@ with tempfile.TemporaryDirectory() as tmp:
     check(v["joined"] == 2 and outs[0][0] == 2 and outs[1][0] == 2, "missing: exit 2, rank 1 gets the verdict")
     check(time.time() - t0 < 15, "missing: done within the timeout")
 
-    # 4. Hostile connections to rank 0's port, then the real rank 1.
+    # 4. Hostile connections to rank 0's port (no secret: untagged frames), then the real rank 1.
     port = free_port()
-    r0 = start(0, 2, port, roots[0], ["--json"], timeout=15)
-    def hostile(payload):
-        s = connect(port, 5)
-        s.sendall(payload)
-        s.close()
+    r0 = start(0, 2, port, roots[0], ["--json"], timeout=15, token=None)
+    def hostile(payload, hello=True):
+        if hello:
+            p = Peer(port)
+            p.send_quietly(payload)
+            p.close()
+        else:
+            s = connect(port, 5)
+            try:
+                s.sendall(payload)
+            except OSError:
+                pass
+            s.close()
     good = report_of(roots[1], "x")
-    frame = lambda typ, body: struct.pack(">III", 0x52535046, typ, len(body)) + body
-    hostile(b"GET / HTTP/1.0\r\n\r\n")
-    hostile(struct.pack(">III", 0x52535046, 1, 1 << 30))
+    frame = lambda typ, body, rank=1: struct.pack(">IIII", MAGIC, typ, rank, len(body)) + body
+    hostile(b"GET / HTTP/1.0\r\n\r\n", hello=False)
+    hostile(struct.pack(">III", 0x52535046, 1, 20) + b"{" + b" " * 18 + b"}", hello=False)
+    hostile(struct.pack(">IIII", MAGIC, 1, 1, 1 << 30))
     hostile(frame(1, b"{not json"))
-    hostile(frame(1, json.dumps(dict(good, rank=7)).encode()))
+    hostile(frame(1, json.dumps(dict(good, rank=7)).encode(), rank=7))
     hostile(frame(1, json.dumps(dict(good, host="a\u0001b", rank=1)).encode()))
-    r1 = start(1, 2, port, roots[1], timeout=15)
+    r1 = start(1, 2, port, roots[1], timeout=15, token=None)
     outs = finish([r0, r1])
     v = json.loads(outs[0][1])
     refused = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"]
     check(v["joined"] == 2 and v["missing"] == [], "hostile: the real rank 1 still joined")
-    for why in ("bad magic", "over the cap", "not JSON", "rank 7 is outside", "host: control characters"):
+    for why in ("bad magic", "an older railscope preflight", "over the cap", "not JSON", "rank 7 is outside", "host: control characters"):
         check(any(why in d for d in refused), f"hostile: refused and named: {why}")
-    check(outs[0][2].count("refused a connection") == 5, "hostile: each refusal logged on stderr")
+    check(outs[0][2].count("refused a connection") == 6, "hostile: each refusal logged on stderr")
+
+    # 4b. With the job's secret: strangers that connect first and claim rank 1 (hostB, a forged memlock
+    #     error, NCCL_PROTO=LL) with no secret, another secret, no hello; a frame of a real rank modified
+    #     after its tag, and one replayed on another connection: all refused, logged, none counted; the
+    #     real rank 1 joins and the verdict carries nothing of theirs.
+    port = free_port()
+    r0 = start(0, 2, port, roots[0], ["--json"], timeout=20)
+    forged = dict(good, rank=1, host="hostB", nccl_env=dict(good["nccl_env"], NCCL_PROTO="LL"),
+                  findings=[{"id": "memlock.too_low", "severity": "error", "detail": "forged"}], doctor_exit=2)
+    body = json.dumps(forged).encode()
+    for token, hello in ((None, True), (os.urandom(24).hex(), True), (TOKEN, False)):
+        stranger = Peer(port, token=token, hello=hello)
+        stranger.send_quietly(stranger.frame(1, body))
+        stranger.close()
+    modified = Peer(port, token=TOKEN)
+    recorded = modified.frame(1, body)
+    modified.send_quietly(recorded[:100] + bytes([recorded[100] ^ 1]) + recorded[101:])
+    modified.close()
+    replay = Peer(port, token=TOKEN)
+    replay.send_quietly(recorded)  # sealed under the previous connection's nonces
+    replay.close()
+    r1 = start(1, 2, port, roots[1], timeout=20)
+    outs = finish([r0, r1])
+    v = json.loads(outs[0][1])
+    refused = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"]
+    check(v["joined"] == 2 and v["missing"] == [] and v["authenticated"] and outs[1][0] == v["exit_code"],
+          f"strangers: the real rank 1 joined ({v['joined']}, {outs[1][2].strip()[-200:]})")
+    check(not any(f["id"] in ("memlock.too_low", "preflight.nccl_env") for f in v["findings"]) and
+          not any(f["detail"] == "forged" for n in v["nodes"] for f in n["findings"]) and
+          "NCCL_PROTO" not in v["nodes"][1]["nccl_env"] and v["nodes"][1]["host"] == "hostB",
+          f"strangers: nothing forged in the verdict ({[f['id'] for f in v['findings']]})")
+    check(len(refused) == 5 and sum("authentication code does not match" in d for d in refused) == 3 and
+          sum("has no job secret" in d for d in refused) == 1 and sum("before the hello" in d for d in refused) == 1,
+          f"strangers: five refused, each named ({refused})")
+    check(outs[0][2].count("refused a connection") == 5 and outs[0][0] == 2, "strangers: each refusal logged on stderr")
+    check("[memlock.too_low]" not in outs[1][1] and "NCCL_PROTO" not in outs[1][1], f"strangers: rank 1's line carries nothing forged ({outs[1][1]})")
+
+    # 4c. Findings go to their rank: hostB sets NCCL_PROTO=LL; the rank named "r" (a substring of the
+    #     finding's words) gets nothing of it, hostB gets it.
+    port = free_port()
+    roots = node_trees(os.path.join(tmp, "byrank"), 3)
+    outs = finish([start(r, 3, port, roots[r], ["--json"] if r == 0 else [], host="r" if r == 2 else None,
+                         more_env={"NCCL_PROTO": "LL"} if r == 1 else None) for r in range(3)])
+    v = json.loads(outs[0][1])
+    env_f = [f["detail"] for f in v["findings"] if f["id"].startswith("preflight.")]
+    check(len(env_f) == 1 and "NCCL_PROTO of hostB is LL" in env_f[0], f"by rank: one preflight.nccl_env naming hostB ({env_f})")
+    check("[preflight.nccl_env] NCCL_PROTO of hostB" in outs[1][1], f"by rank: hostB's line carries it ({outs[1][1]})")
+    check(outs[2][1].startswith("railscope preflight: rank 2 (r): cluster") and "hostB" not in outs[2][1],
+          f"by rank: r's line carries nothing of hostB's ({outs[2][1]})")
 
     # 5. Usage errors: exit 2 with one clear line.
+    open_token = os.path.join(tmp, "token.open")
+    with open(open_token, "w") as f:
+        f.write(TOKEN + "\n")
+    os.chmod(open_token, 0o644)
+    lone = ["--rank", "0", "--world-size", "2", "--timeout", "1", "--no-links", "--rendezvous", f"127.0.0.1:{free_port()}"]
     for env, args, text in (({}, ["--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"], "cannot write there"),
+                            ({}, ["--token-file", open_token], "mode 0644 lets group or others read"),
+                            ({"RAILSCOPE_PREFLIGHT_TOKEN": "short"}, [], "RAILSCOPE_PREFLIGHT_TOKEN: the job's token is 5 bytes"),
+                            ({}, lone + ["--bind", "0.0.0.0"], "is not a loopback address and there is no job secret"),
+                            ({"RAILSCOPE_PREFLIGHT_TOKEN": TOKEN}, ["--unauthenticated"], "--unauthenticated and a job secret"),
                             ({"RANK": "5", "WORLD_SIZE": "2", "MASTER_ADDR": "h"}, [], "not below the world size"),
                             ({"RANK": "0"}, [], "WORLD_SIZE is not"),
                             ({}, ["--world-size", "2"], "no rank")):
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_"))}
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_", "RAILSCOPE_PREFLIGHT_"))}
         e.update(env)
         p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0]] + args, env=e, capture_output=True, text=True)
         check(p.returncode == 2 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 2 ({p.stderr.strip()})")
+    # Their twins: the same token file private, and --unauthenticated beyond loopback (rank 1 never comes).
+    os.chmod(open_token, 0o600)
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "RAILSCOPE_PREFLIGHT_"))}
+    for args, what in ((["--token-file", open_token, "--bind", "0.0.0.0"], "a private --token-file"),
+                       (["--unauthenticated", "--bind", "0.0.0.0"], "--unauthenticated")):
+        p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0], "--json"] + lone + args,
+                           env=e, capture_output=True, text=True)
+        v = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+        check(v.get("missing") == [1] and "usage error" not in p.stderr and v.get("authenticated") == (what != "--unauthenticated"),
+              f"usage twin: {what} listens on every address ({p.returncode}, {p.stderr.strip()[-200:]})")
 
     # 6. Links through netbench and the loopback TCP test plugin: two nodes whose one NIC "lo" has the
     #    addresses 127.0.0.1 / 127.0.0.2 (the netbench out-of-band TCP binds and connects to them).
@@ -266,26 +437,17 @@ with tempfile.TemporaryDirectory() as tmp:
     port = free_port()
     r0 = start(0, 2, port, lo_roots[0], good_args + ["--json"], links=True, hca="=lo")
     report = report_of(lo_roots[1], "hostB")
-    fake = connect(port, 60)
-    fake.sendall(frame(1, json.dumps(dict(report, rank=1)).encode()))
-    def read_exactly(n):
-        data = b""
-        while len(data) < n:
-            got = fake.recv(n - len(data))
-            if not got:
-                return None
-            data += got
-        return data
+    fake = Peer(port, token=TOKEN)
+    fake.send(1, dict(report, rank=1))
     frames = []
     while True:
-        head = read_exactly(12)
-        if head is None:
+        got = fake.receive()
+        if got is None:
             break
-        _, typ, n = struct.unpack(">III", head)
-        body = json.loads(read_exactly(n))
+        typ, body = got
         frames.append(typ)
         if typ == 3:  # a step: answered with results whose schema is a number
-            fake.sendall(frame(4, json.dumps({"schema": 1, "step": body["step"], "results": []}).encode()))
+            fake.send(4, {"schema": 1, "step": body["step"], "results": []})
         elif typ == 2:  # the verdict
             break
     fake.close()
