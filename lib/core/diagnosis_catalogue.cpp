@@ -403,17 +403,21 @@ constexpr Entry kEntries[] = {
      "a collective has been in flight longer than RAILSCOPE_HANG_SECONDS",
      "See which peers/channels are still waiting; check those ranks' logs and links"},
     {"coll.slow", S::Warning, "Slow collectives",
-     "bus bandwidth stayed well below the expected ceiling for consecutive operations",
-     "Check GPUDirect, rails down, PCIe distance and the protocol choice"},
+     "bus bandwidth stayed well below what this communicator's shape and ports lead to expect for "
+     "consecutive operations; the process knows no cause",
+     "Check in order: GPUDirect RDMA (peer memory, DMA-BUF: `railscope doctor`), rails down, the GPU-NIC "
+     "PCIe distance and the protocol choice; set RAILSCOPE_EXPECTED_BUSBW when the derived figure does not "
+     "fit the job"},
     {"coll.slow.rail_down", S::Warning, "Slow collectives: one rail down",
-     "busbw sits near (k-1)/k of the k-NIC ceiling: one NIC/port/link of the node is down or unused",
+     "busbw sits near (k-1)/k of the expected busbw of k NICs: one NIC/port/link of the node is down or "
+     "unused",
      "Check every NIC's port state and link (`railscope doctor`, `ibv_devinfo`), NCCL_IB_HCA, and the "
      "switch port of the missing rail"},
-    {"coll.slow.gdr_off", S::Warning, "Slow collectives: GPUDirect RDMA off or NIC far from the GPU",
-     "busbw at half the ceiling or less: data is staged through host memory (no peer-memory/DMA-BUF) or "
-     "the NIC sits across the CPU interconnect from the GPU",
-     "Load nvidia-peermem or enable DMA-BUF; check NCCL_NET_GDR_LEVEL and the GPU-NIC PCIe distance "
-     "(`nvidia-smi topo -m`)"},
+    {"coll.slow.gdr_off", S::Warning, "Slow collectives: GPUDirect RDMA off",
+     "busbw below the expected and the net plugin reported that a port of this communicator offers no GPU "
+     "memory, so NCCL stages the traffic through host memory",
+     "Fix what the net plugin named (gdr.no_peermem: load nvidia-peermem; gdr.dmabuf_unsupported: a kernel "
+     "and driver with DMA-BUF); `railscope doctor` shows the GPUDirect section"},
     {"coll.slow.protocol", S::Warning, "Slow collectives: low-bandwidth protocol for large messages",
      "LL or LL128 was chosen for large messages (a tuner rule or NCCL_PROTO), capping bandwidth",
      "Unset NCCL_PROTO / fix the tuner rule so large messages use SIMPLE"},

@@ -150,12 +150,12 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_HANG_SECONDS", T::Int, "300", 1, 604800, "profiler",
      "A collective in flight longer than this raises a coll.hang diagnosis naming who it waits for"},
     {"RAILSCOPE_EXPECTED_BUSBW", T::String, "", 0, 0, "profiler",
-     "Expected busbw ceiling in GB/s for multi-node collectives; unset: the sum of the line rates of the "
-     "node's active RDMA ports (NCCL_IB_HCA applies), or no coll.slow diagnosis when there are none"},
+     "Expected busbw in GB/s for every communicator's collectives; unset: per communicator, from its "
+     "ranks per node and the RDMA ports they drive (NCCL_IB_HCA applies; none for one-node communicators)"},
     {"RAILSCOPE_EXPECTED_RAILS", T::Int, "0", 0, 64, "profiler",
-     "NICs (rails) behind the expected ceiling, to recognise one rail down ((k-1)/k); 0 = unknown"},
+     "NICs (rails) behind the expected busbw, to recognise one rail down ((k-1)/k); 0 = as derived"},
     {"RAILSCOPE_SLOW_PERCENT", T::Int, "80", 1, 100, "profiler",
-     "busbw below this percentage of the expected ceiling counts as slow"},
+     "busbw below this percentage of the expected busbw counts as slow"},
     {"RAILSCOPE_SLOW_COUNT", T::Int, "5", 1, 1000000, "profiler",
      "Consecutive slow large collectives before coll.slow is raised"},
     {"RAILSCOPE_SLOW_MIN_BYTES", T::Int, "16777216", 0, 1099511627776, "profiler",

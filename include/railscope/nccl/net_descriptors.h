@@ -48,9 +48,14 @@ typedef struct {
 
 // railscope's own NetPlugin descriptor (railscope's net plugin → railscope's profiler;
 // docs/profiler.md "For net-plugin authors"). Network type 0x5253 ("RS") in pluginId bits 16..31,
-// version 1. Start: a request failed on this QP (RailscopeNetQp_v1). UpdateAndStop: the failure
-// (RailscopeNetCompletion_v1, valid for the duration of the call only); `diag_id` is a static string
-// from the diagnosis catalogue (e.g. "wc.retry_exceeded"), nullptr on success.
+// version 1; the first byte of the start data says which descriptor follows.
+//  - ncclProfileQp: a request failed on this QP (RailscopeNetQp_v1). UpdateAndStop: the failure
+//    (RailscopeNetCompletion_v1, valid for the duration of the call only); `diag_id` is a static string
+//    from the diagnosis catalogue (e.g. "wc.retry_exceeded"), nullptr on success.
+//  - kRailscopeNetPort: a port a connection of this communicator uses, once per port and connection,
+//    started and stopped at once (RailscopeNetPort_v1, valid for the duration of the call only): what
+//    the profiler's expected busbw counts, and whether NCCL must stage this port's traffic through host
+//    memory because the port offers no GPU memory (the evidence behind coll.slow.gdr_off).
 namespace railscope::nccl {
 inline constexpr uint32_t kNetTypeRailscope = 0x5253U << 16;
 inline constexpr uint32_t kNetRailscopeVersion = 1;
@@ -63,6 +68,18 @@ struct RailscopeNetQp_v1 {
   int opcode;
   uint64_t wr_id;
   size_t length;
+};
+
+inline constexpr uint8_t kRailscopeNetPort = 2;
+inline constexpr size_t kRailscopeNetPortNameLen = 32;
+
+struct RailscopeNetPort_v1 {
+  uint8_t type;        // kRailscopeNetPort
+  uint8_t hostStaged;  // 1: the port offers NCCL no GPU memory (ptrSupport without CUDA and DMA-BUF)
+  int port;            // port number on the device
+  int speedMbps;       // line rate, Mb/s; 0 = unknown
+  char device[kRailscopeNetPortNameLen];  // RDMA device name, NUL-terminated ("mlx5_0")
+  const char* reason;  // hostStaged: catalogue id of why (static storage, "gdr.no_peermem"), else nullptr
 };
 
 struct RailscopeNetCompletion_v1 {
@@ -82,3 +99,5 @@ static_assert(sizeof(ncclProfilerNetSockDescr_v1_t) == 24);
 static_assert(offsetof(ncclProfilerNetSockDescr_v1_t, sock.length) == 16);
 static_assert(sizeof(railscope::nccl::RailscopeNetQp_v1) == 32);
 static_assert(sizeof(railscope::nccl::RailscopeNetCompletion_v1) == 32);
+static_assert(sizeof(railscope::nccl::RailscopeNetPort_v1) == 56);
+static_assert(offsetof(railscope::nccl::RailscopeNetPort_v1, device) == 12);

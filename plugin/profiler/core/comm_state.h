@@ -1,6 +1,7 @@
 // Everything the profiler keeps per communicator: identity, the fixed event pools (sized once at
 // init from the RAILSCOPE_PROFILE_POOL_* variables), the per-QP table fed by NetPlugin events,
-// drop counters, and a bounded ring of transport errors for the monitor thread.
+// drop counters, a bounded ring of transport errors and the ports the net plugin named, for the
+// monitor thread.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include "plugin/profiler/core/event_pool.h"
 #include "plugin/profiler/core/events.h"
 #include "plugin/profiler/core/monitor_state.h"
+#include "plugin/profiler/core/net_ports_seen.h"
 
 namespace railscope::profiler {
 
@@ -109,6 +111,7 @@ struct CommState {
   static constexpr uint32_t kQpTableSize = 256;
   std::array<QpStats, kQpTableSize> qps;
   NetErrorRing net_errors;
+  NetPortsSeen net_ports;  // railscope's net plugin: the ports this communicator's connections use
 
   std::atomic<uint64_t> p2p_seq{0};
   std::atomic<uint64_t> pxn_proxy_ops{0};

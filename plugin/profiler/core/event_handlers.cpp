@@ -210,6 +210,10 @@ void* start_net(CommState* c, const EventDescr& d) {
           static_cast<uint32_t>(q->qp.qpNum);
     length = q->qp.length;
   } else if (type == nccl::kNetTypeRailscope && version == nccl::kNetRailscopeVersion) {
+    if (*static_cast<const uint8_t*>(d.net_data) == nccl::kRailscopeNetPort) {
+      c->net_ports.note(*static_cast<const nccl::RailscopeNetPort_v1*>(d.net_data));
+      return nullptr;  // the start is the whole event: nothing to stop
+    }
     const auto* q = static_cast<const nccl::RailscopeNetQp_v1*>(d.net_data);
     key = (uint64_t{2} << 62) | (static_cast<uint64_t>(static_cast<uint32_t>(q->device) & 0xFFFF) << 32) |
           static_cast<uint32_t>(q->qpNum);

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "plugin/profiler/core/clock.h"
+#include "plugin/profiler/core/comm_expectation.h"
 #include "plugin/profiler/core/hang_report.h"
 #include "plugin/profiler/core/profiler_core.h"
 #include "plugin/profiler/core/prom.h"
@@ -139,16 +140,7 @@ void Monitor::add(CommState* c) {
     last_prom_ns_ = now_ns();
     thread_ = std::thread([this] { run(); });
   }
-  SlowConfig slow = cfg_.slow;
-  if (slow.expected_gbs == 0.0 && cfg_.node_ceiling && c->ident.nnodes > 1) {
-    slow.expected_gbs = cfg_.node_ceiling->gbs;
-    if (slow.rails == 0) slow.rails = cfg_.node_ceiling->rails;
-    RS_INFO(
-        NCCL_PROFILE,
-        "expected busbw ceiling {:.1f} GB/s from {} rail(s) {} (set RAILSCOPE_EXPECTED_BUSBW to override)",
-        slow.expected_gbs, slow.rails, cfg_.node_ceiling->ports);
-  }
-  c->monitor.slow = SlowDetector(slow);
+  apply_expectation(cfg_.slow, cfg_.node_ceiling, c);
   if (c->ident.nnodes > 1) report_rails_locked(c);
   c->monitor.series.comm = comm_hex(c->ident.hash);
   c->monitor.series.rank = c->ident.rank;
@@ -326,6 +318,8 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
   ++series.records[r.op];
   if (r.busbw_gbs && r.time_us) {
     series.stats[{r.op, size_bucket(r.bytes)}].add(*r.busbw_gbs, *r.time_us);
+    if (!r.is_p2p && c->net_ports.generation() != c->monitor.net_ports_generation)
+      apply_expectation(cfg_.slow, cfg_.node_ceiling, c);  // the net plugin named a port or host staging
     if (!r.is_p2p)
       if (auto f = c->monitor.slow.feed(r.op, r.bytes, *r.busbw_gbs, r.proto)) {
         add_fabric_context_locked(&*f);

@@ -31,7 +31,7 @@ struct MonitorConfig {
   uint64_t hang_ns = 300ull * 1000000000ull;
   uint64_t fabric_ns = 10ull * 1000000000ull;  // RAILSCOPE_PROFILE_FABRIC_SECONDS; 0 = no sampling
   SlowConfig slow;
-  // From the node's RDMA ports, when RAILSCOPE_EXPECTED_BUSBW is not set (multi-node comms only).
+  // The node's RDMA ports, when RAILSCOPE_EXPECTED_BUSBW is not set (comm_expectation.h).
   std::optional<NodeCeiling> node_ceiling;
 };
 MonitorConfig read_monitor_config();

@@ -16,6 +16,8 @@ struct MonitorCommState {
   uint64_t diagnoses = 0;
   PromCommSeries series;  // per (op, size) stats, records, diagnoses: summary table and textfile
   SlowDetector slow;
+  bool expectation_set = false;       // apply_expectation (comm_expectation.h) has run
+  uint32_t net_ports_generation = 0;  // NetPortsSeen::generation() it saw
 };
 
 }  // namespace railscope::profiler

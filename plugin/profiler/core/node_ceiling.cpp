@@ -1,6 +1,7 @@
 #include "plugin/profiler/core/node_ceiling.h"
 
 #include "railscope/core/params.h"
+#include "railscope/node/gpu_count.h"
 
 namespace railscope::profiler {
 
@@ -11,9 +12,10 @@ std::optional<NodeCeiling> node_ceiling(const node::Inventory& inventory, const 
     for (const node::Port& p : d.ports) {
       if (!p.active() || p.speed_mbps <= 0 || !hca.selects(d.name, p.number)) continue;
       mbps += p.speed_mbps;
+      c.rates.push_back({d.name + ":" + std::to_string(p.number), p.speed_mbps});
       ++c.rails;
       if (!c.ports.empty()) c.ports += ',';
-      c.ports += d.name + ":" + std::to_string(p.number);
+      c.ports += c.rates.back().name;
     }
   }
   if (c.rails == 0) return std::nullopt;
@@ -23,7 +25,9 @@ std::optional<NodeCeiling> node_ceiling(const node::Inventory& inventory, const 
 
 std::optional<NodeCeiling> node_ceiling_from_system() {
   const node::Inventory inventory = node::discover_sysfs();
-  return node_ceiling(inventory, node::parse_hca_filter(params::get_string("NCCL_IB_HCA")));
+  auto c = node_ceiling(inventory, node::parse_hca_filter(params::get_string("NCCL_IB_HCA")));
+  if (c) c->gpus = node::count_nvidia_gpus(node::Sysfs(node::Sysfs::default_root()));
+  return c;
 }
 
 }  // namespace railscope::profiler

@@ -172,7 +172,9 @@ TEST_F(NodeCeilingFromSysfs, ThreeOfFourRailsIsNamedWithoutConfiguration) {
   ASSERT_EQ(ids.size(), 2u);
   EXPECT_EQ(ids[0], "fabric.rail_down");
   EXPECT_EQ(ids[1], "coll.slow.rail_down");
-  EXPECT_TRUE(CapturedLog::contains("expected busbw ceiling 100.0 GB/s from 4 rail(s)"));
+  EXPECT_TRUE(
+      CapturedLog::contains("expected busbw 100.0 GB/s from 4 ranks of this communicator per node "
+                            "(8 on 2 nodes): 4 of the node's 4 selected RDMA ports"));
   EXPECT_TRUE(CapturedLog::contains("meanwhile the fabric shows: mlx5_4:1 (InfiniBand) is DOWN"));
 }
 
@@ -191,10 +193,14 @@ TEST(SlowCollective, HealthyStreamStaysQuiet) {
   EXPECT_TRUE(ids.empty());
 }
 
-TEST(SlowCollective, HalfTheCeilingPointsAtGpuDirect) {
+// Half the expected busbw or less is not, by itself, evidence of GPUDirect RDMA being off
+// (comm_expectation_test.cpp: named only on the net plugin's word).
+TEST(SlowCollective, HalfTheExpectedWithoutEvidenceNamesNoCause) {
+  CapturedLog::clear();
   const auto ids = run_allreduce_stream(40.0, "SIMPLE");
   ASSERT_EQ(ids.size(), 1u);
-  EXPECT_EQ(ids[0], "coll.slow.gdr_off");
+  EXPECT_EQ(ids[0], "coll.slow");
+  EXPECT_TRUE(CapturedLog::contains("below expected, no cause known to this process"));
 }
 
 TEST(SlowCollective, LowLatencyProtocolForLargeMessagesIsNamed) {

@@ -99,7 +99,7 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
             std::string::npos)
       << last;
   EXPECT_NE(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"1\"," + comm +
-                      ",id=\"coll.slow.gdr_off\"} 1"),
+                      ",id=\"coll.slow\"} 1"),
             std::string::npos)
       << last;
   EXPECT_EQ(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"0\""),
