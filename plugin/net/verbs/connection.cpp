@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -339,6 +340,7 @@ std::string Connection::where() const {
 void Connection::profile_start_events(size_t request, void* phandle, int opcode, uint64_t seq, size_t size,
                                       bool whole) {
   if (qps.empty()) return;
+  if (!ports_announced_) announce_ports(phandle);
   const std::span<void*> events = qp_events.of(request, qps.size());
   if (events.empty()) return;
   const int64_t id = static_cast<int64_t>(NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER);
@@ -353,6 +355,29 @@ void Connection::profile_start_events(size_t request, void* phandle, int opcode,
     descr.type = ncclProfileQp;
     descr.qp = {ql.lane, seq, opcode, static_cast<int>(ql.qp->qp_num), len};
     profiler(&events[q], ncclProfilerNetEventStart, phandle, id, &descr);
+  }
+}
+
+void Connection::announce_ports(void* phandle) {
+  ports_announced_ = true;
+  for (const Lane& lane : lanes) {
+    const NetPort& p = *lane.port;
+    nccl::RailscopeNetPort_v1 d{};
+    d.type = nccl::kRailscopeNetPort;
+    d.port = p.port;
+    d.speedMbps = p.speed_mbps;
+    const size_t n = std::min(p.dev_name.size(), nccl::kRailscopeNetPortNameLen - 1);
+    std::memcpy(d.device, p.dev_name.data(), n);
+    // No NCCL_PTR_CUDA and no DMA-BUF: NCCL copies GPU buffers through host memory for this port.
+    if ((p.gdr.ptr_support & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)) == 0) {
+      d.hostStaged = 1;
+      const diag::Finding* why = p.gdr.cuda_refusal();
+      d.reason = why != nullptr ? why->id().data() : "gdr.no_peermem";
+    }
+    // The profiler reads the descriptor during the call only and keeps no handle for it.
+    void* eh = nullptr;
+    profiler(&eh, ncclProfilerNetEventStart, phandle, nccl::kNetRailscopePluginId, &d);
+    if (eh != nullptr) profiler(&eh, ncclProfilerNetEventStop, nullptr, 0, nullptr);
   }
 }
 

@@ -203,6 +203,10 @@ class Connection {
       profile_start_events(request, phandle, opcode, seq, size, whole);
   }
   void profile_start_events(size_t request, void* phandle, int opcode, uint64_t seq, size_t size, bool whole);
+  // Once per connection, before its first QP events: one railscope NetPlugin event per lane naming the
+  // port, its rate and whether NCCL stages its traffic through host memory (RailscopeNetPort_v1), what
+  // the profiler's expected busbw and its GPUDirect evidence come from (docs/profiler.md).
+  void announce_ports(void* phandle);
   // Ends the request slot's QP events (NCCL's Stop) and forgets them. Inline: without a profiler,
   // or with NCCL's callback but no event ever started (no parent handle: net events off), the call
   // is two comparisons.
@@ -260,6 +264,7 @@ class Connection {
   Status error_;
   // The failed completion behind error_ (status 0: the error was not a completion's).
   int failed_status_ = 0;
+  bool ports_announced_ = false;
   uint32_t failed_vendor_err_ = 0;
   uint32_t failed_qpn_ = 0;
   size_t failed_lane_ = 0;

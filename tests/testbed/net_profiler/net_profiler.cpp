@@ -3,7 +3,9 @@
 //     real QP number, and stop it;
 //  2. a send larger than its receive fails the connection: the receive's QP event is stopped and one
 //     railscope NetPlugin event (pluginId 0x5253 << 16 | 1, docs/profiler.md) starts under the same
-//     parent naming the same QP, then UpdateAndStop carries a non-zero status and the diagnosis id.
+//     parent naming the same QP, then UpdateAndStop carries a non-zero status and the diagnosis id;
+//  3. each connection names its port once, before its first QP event (RailscopeNetPort_v1): the
+//     device, port 1, a line rate, and host staging with its reason (the test bed has no GPU memory).
 // Exit status 0 = every check passed.
 #include <array>
 #include <chrono>
@@ -26,6 +28,7 @@ namespace {
 using railscope::nccl::kNetRailscopePluginId;
 using RsQp = railscope::nccl::RailscopeNetQp_v1;
 using RsCompletion = railscope::nccl::RailscopeNetCompletion_v1;
+using RsPort = railscope::nccl::RailscopeNetPort_v1;
 constexpr int64_t kIbId = NCCL_PROFILER_NET_TYPE_IB | NCCL_PROFILER_NET_IB_VER;
 
 struct Event {
@@ -39,10 +42,24 @@ struct Event {
 
 std::mutex g_mutex;
 std::vector<Event> g_events;  // handle = index + 1
+struct PortSeen {
+  void* parent = nullptr;
+  std::string device, reason;
+  int port = 0, speed_mbps = 0, host_staged = 0;
+};
+std::vector<PortSeen> g_ports;  // kRailscopeNetPort starts: the whole event, no handle
 int g_parents[4] = {};
 
 ncclResult_t profiler(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
   std::lock_guard lock(g_mutex);
+  if (type == ncclProfilerNetEventStart && plugin_id == kNetRailscopePluginId &&
+      *static_cast<const uint8_t*>(ext) == railscope::nccl::kRailscopeNetPort) {
+    const auto* d = static_cast<const RsPort*>(ext);
+    g_ports.push_back({phandle, std::string(d->device, strnlen(d->device, sizeof d->device)),
+                       d->reason != nullptr ? d->reason : "", d->port, d->speedMbps, d->hostStaged});
+    *eh = nullptr;
+    return ncclSuccess;
+  }
   if (type == ncclProfilerNetEventStart) {
     Event e;
     e.plugin_id = plugin_id;
@@ -141,12 +158,25 @@ int main() {
       CHECK(e.plugin_id == kIbId && e.device == 0 && e.qp > 0 && e.stopped && e.status == 0,
             "healthy event: id %#llx device %d qp %d stopped %d", static_cast<long long>(e.plugin_id),
             e.device, e.qp, e.stopped);
+    CHECK(g_ports.size() == 2, "%zu port announcements for one send and one receive connection",
+          g_ports.size());
+    for (const PortSeen& p : g_ports) {
+      std::printf("port %s:%d %d Mb/s host_staged %d reason %s\n", p.device.c_str(), p.port, p.speed_mbps,
+                  p.host_staged, p.reason.c_str());
+      CHECK(p.device.rfind("rxe", 0) == 0 && p.port == 1 && p.speed_mbps > 0,
+            "port announcement %s:%d at %d Mb/s", p.device.c_str(), p.port, p.speed_mbps);
+      CHECK(p.host_staged == 1 && p.reason.rfind("gdr.", 0) == 0, "host staging %d, reason '%s'",
+            p.host_staged, p.reason.c_str());
+      CHECK(p.parent == &g_parents[0] || p.parent == &g_parents[1], "port announced under parent %p",
+            p.parent);
+    }
   }
 
   // 2. 3000 bytes sent to a 1000-byte receive: the connection fails, the profiler hears why.
   {
     std::unique_lock lock(g_mutex);
     g_events.clear();
+    g_ports.clear();
     lock.unlock();
     void* sreq = nullptr;
     void* rreq = nullptr;
@@ -168,6 +198,8 @@ int main() {
     }
     CHECK(recv_failed, "the receive of a message larger than its buffer did not fail");
     lock.lock();
+    CHECK(g_ports.empty(), "%zu ports announced again by connections that had announced them",
+          g_ports.size());
     const Event* ib = nullptr;
     const Event* rs = nullptr;
     for (const Event& e : g_events) {
