@@ -361,6 +361,7 @@ void Connection::profile_start_events(size_t request, void* phandle, int opcode,
 void Connection::announce_ports(void* phandle) {
   ports_announced_ = true;
   for (const Lane& lane : lanes) {
+    if (lane.port == nullptr) continue;
     const NetPort& p = *lane.port;
     nccl::RailscopeNetPort_v1 d{};
     d.type = nccl::kRailscopeNetPort;

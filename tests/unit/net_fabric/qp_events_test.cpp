@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/connection.h"
+#include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/port_health.h"
 #include "plugin/net/verbs/send_comm.h"
 
@@ -26,11 +27,24 @@ struct Call {
 };
 std::vector<Call> g_calls;
 int g_handle = 0;
+struct PortSeen {
+  std::string device, reason;
+  int port = 0, speed_mbps = 0, host_staged = 0;
+};
+std::vector<PortSeen> g_ports;  // kRailscopeNetPort starts: the whole event, kept apart from the QP events
 
 ncclResult_t fake_profiler(void** handle, int type, void* /*parent*/, int64_t plugin_id, void* data) {
   Call c;
   c.type = type;
   c.plugin_id = plugin_id;
+  if (type == ncclProfilerNetEventStart && plugin_id == nccl::kNetRailscopePluginId &&
+      *static_cast<const uint8_t*>(data) == nccl::kRailscopeNetPort) {
+    const auto* d = static_cast<const nccl::RailscopeNetPort_v1*>(data);
+    g_ports.push_back({std::string(d->device, strnlen(d->device, sizeof d->device)),
+                       d->reason != nullptr ? d->reason : "", d->port, d->speedMbps, d->hostStaged});
+    *handle = nullptr;
+    return ncclSuccess;
+  }
   if (type == ncclProfilerNetEventStart) {
     if (plugin_id == nccl::kNetRailscopePluginId) {
       const auto* d = static_cast<const nccl::RailscopeNetQp_v1*>(data);
@@ -58,6 +72,15 @@ class FakeConnection : public Connection {
   // QP q on lane q % 2 with QP number 100 + q / 2: lane 0 has 100, 101; lane 1 has 100, 101 too.
   explicit FakeConnection(size_t nqps) {
     lanes.resize(2);
+    // Lane 0 offers GPU memory (GPUDirect RDMA); lane 1 only host memory, refused for want of peer memory.
+    ports_[0].dev_name = "mlx5_0";
+    ports_[0].speed_mbps = 400000;
+    ports_[0].gdr.ptr_support = NCCL_PTR_HOST | NCCL_PTR_CUDA;
+    ports_[1].dev_name = "mlx5_1";
+    ports_[1].speed_mbps = 200000;
+    ports_[1].gdr.refusals.push_back(diag::make("gdr.no_peermem", "test"));
+    ports_[1].gdr.no_cuda = 0;
+    for (size_t i = 0; i < 2; ++i) lanes[i].port = &ports_[i];
     for (size_t q = 0; q < nqps; ++q) {
       fake_[q].qp_num = static_cast<uint32_t>(100 + q / 2);
       QpLane ql;
@@ -89,6 +112,7 @@ class FakeConnection : public Connection {
 
  private:
   std::array<ibv_qp, 4> fake_{};
+  std::array<NetPort, 2> ports_{};
 };
 
 std::vector<Call> starts() {
@@ -121,6 +145,26 @@ TEST(QpEvents, EachPartNamesItsQpAndDevice) {
   c.profile_stop(1);
   EXPECT_EQ(g_calls.size(), 8u);  // four stops
   EXPECT_FALSE(c.profiling(1));
+}
+
+TEST(QpEvents, EachLaneNamesItsPortOnceBeforeTheFirstQpEvent) {
+  g_calls.clear();
+  g_ports.clear();
+  FakeConnection c(4);
+  c.profile_start(0, c.phandle, IBV_WR_RDMA_WRITE_WITH_IMM, 1, 8);
+  ASSERT_EQ(g_ports.size(), 2u);
+  EXPECT_EQ(g_ports[0].device, "mlx5_0");
+  EXPECT_EQ(g_ports[0].port, 1);
+  EXPECT_EQ(g_ports[0].speed_mbps, 400000);
+  EXPECT_EQ(g_ports[0].host_staged, 0) << "a port offering NCCL_PTR_CUDA is not host staged";
+  EXPECT_EQ(g_ports[0].reason, "");
+  EXPECT_EQ(g_ports[1].device, "mlx5_1");
+  EXPECT_EQ(g_ports[1].host_staged, 1);
+  EXPECT_EQ(g_ports[1].reason, "gdr.no_peermem");
+  c.profile_stop(0);
+  c.profile_start(1, c.phandle, IBV_WR_RDMA_WRITE_WITH_IMM, 2, 1 << 20);
+  EXPECT_EQ(g_ports.size(), 2u) << "the ports are named once per connection";
+  c.profile_stop(1);
 }
 
 TEST(QpEvents, SmallAndWholeMessagesGoOnQpZero) {
