@@ -96,6 +96,17 @@ Traffic traffic_of(const std::vector<CounterDelta>& deltas) {
   return t;
 }
 
+uint64_t retransmission_timeouts(const std::vector<CounterDelta>& deltas) {
+  uint64_t exact = 0, retries = 0, naks = 0;
+  for (const auto& d : deltas) {
+    if (d.source == node::CounterSource::Ethtool) continue;
+    if (d.name == "local_ack_timeout_err" || d.name == "to_retransmits") exact += d.delta;
+    if (d.name == "completer_retry_err") retries += d.delta;
+    if (d.name == "rcvd_seq_err") naks += d.delta;
+  }
+  return exact + (retries > naks ? retries - naks : 0);
+}
+
 std::vector<diag::Finding> fabric_findings(const FabricWindow& w) {
   std::vector<diag::Finding> out;
   const Traffic t = traffic_of(w.deltas);
@@ -104,14 +115,25 @@ std::vector<diag::Finding> fabric_findings(const FabricWindow& w) {
   const Selected loss = select(w.deltas, CounterCategory::Loss,
                                [](std::string_view n) { return !is_rnr(n) && !is_duplicate(n); });
   const Selected dups = select(w.deltas, CounterCategory::Loss, is_duplicate);
-  if (above(loss.total, kLossMinEvents, t.packets, kLossPerPackets))
+  const uint64_t timeouts = w.ack_timeout_s > 0 ? retransmission_timeouts(w.deltas) : 0;
+  const double stalled_s = static_cast<double>(timeouts) * w.ack_timeout_s;
+  const bool costly =
+      timeouts >= kLossMinTimeouts && w.seconds > 0 && stalled_s >= kLossStallShare * w.seconds;
+  if (above(loss.total, kLossMinEvents, t.packets, kLossPerPackets) || costly)
     out.push_back(diag::make(
         "fabric.packet_loss",
-        fmt::format("{}: {} lost-packet events ({}{}) {}: the fabric drops {} packets", w.port, loss.total,
+        fmt::format("{}: {} lost-packet events ({}{}) {}{}: the fabric drops {} packets", w.port, loss.total,
                     parts_text(loss),
                     dups.total > 0 ? fmt::format("; then {} retransmitted ({})", dups.total, parts_text(dups))
                                    : std::string(),
-                    in, roce(w.link_layer) ? "RoCE" : "InfiniBand"),
+                    in,
+                    timeouts > 0
+                        ? fmt::format("; {} retransmission timeouts of {:.2f} s stalled the sender for "
+                                      "about {:.1f} s ({:.0f}% of the window)",
+                                      timeouts, w.ack_timeout_s, stalled_s,
+                                      100.0 * std::min(1.0, stalled_s / w.seconds))
+                        : std::string(),
+                    roce(w.link_layer) ? "RoCE" : "InfiniBand"),
         roce(w.link_layer)
             ? "RoCE needs a path that does not drop: enable PFC on the RoCE priority on every NIC and switch "
               "port end to end (and ECN/DCQCN so congestion is signalled before drops), check that "

@@ -65,8 +65,10 @@ WatchResult evaluate_watch(const std::vector<WatchPort>& ports, double seconds) 
     // Loss, congestion, pause and discards are judged as the net plugin judges a window in a running
     // job (node::fabric_findings: thresholds that keep a healthy run silent; the fix that fits the link
     // layer: a RoCE port has a netdev, an InfiniBand port none). The deltas are shown whatever they say.
-    const node::FabricWindow window{
+    node::FabricWindow window{
         where, p.netdev.empty() ? node::LinkLayer::InfiniBand : node::LinkLayer::Ethernet, seconds, p.deltas};
+    // The job's QPs time out as NCCL_IB_TIMEOUT says (the same variable in doctor's environment).
+    window.ack_timeout_s = node::ack_timeout_seconds(static_cast<int>(params::get_int("NCCL_IB_TIMEOUT")));
     for (auto& f : node::fabric_findings(window))
       if (f.id() != "fabric.link_errors")  // link counters: link_findings_between above
         r.findings.push_back(std::move(f));

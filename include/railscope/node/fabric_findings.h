@@ -31,7 +31,27 @@ struct FabricWindow {
   node::LinkLayer link_layer = node::LinkLayer::Unknown;
   double seconds = 0;
   std::vector<node::CounterDelta> deltas;  // node::counter_deltas over the window
+  // The ACK timeout of the QPs on this port (4.096 us x 2^timeout, NCCL_IB_TIMEOUT), 0 when unknown:
+  // what each retransmission timeout costs the sender, for the loss-by-cost rule below.
+  double ack_timeout_s = 0;
 };
+
+// Loss judged by what it costs: a lost packet that no later packet reveals (the last of a message, or a
+// window whose every packet is lost) is retransmitted only when the sender's ACK timer expires, and the
+// QP sends nothing new until then. With NCCL's default timeout (20: ~4.3 s) two such timeouts stall a
+// 10 s window for most of its length while the event count stays far below kLossMinEvents. So loss is
+// also named when the window's retransmission timeouts, each costing ack_timeout_s, add up to at least
+// kLossStallShare of the window, from kLossMinTimeouts timeouts.
+inline constexpr double kLossStallShare = 0.2;
+inline constexpr uint64_t kLossMinTimeouts = 2;
+// Retransmission timeouts in a window's deltas: mlx5's local_ack_timeout_err and bnxt_re's to_retransmits
+// count them; rxe's completer_retry_err counts every retry the completer starts, a sequence-error NAK's
+// (also counted in rcvd_seq_err) as well as a timer's, so the timer's are the difference.
+uint64_t retransmission_timeouts(const std::vector<node::CounterDelta>& deltas);
+// The IB ACK timeout of a QP whose timeout attribute is `timeout`: 4.096 us x 2^timeout (IBA 9.7.6.1.3).
+inline double ack_timeout_seconds(int timeout) {
+  return timeout <= 0 || timeout > 31 ? 0.0 : 4.096e-6 * static_cast<double>(uint64_t{1} << timeout);
+}
 
 // Lost-packet events (sequence errors, NAKs, retransmission timeouts) before fabric.packet_loss: at
 // least this many in a window (a healthy test-bed transfer shows 1-2), and at least one per

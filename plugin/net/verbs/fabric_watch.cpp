@@ -261,6 +261,9 @@ void FabricWatch::run() {
 
       node::FabricWindow w{p.name, p.port->link_layer, seconds(now - p.window_at),
                            node::counter_deltas(p.window_start, cur)};
+      int timeout = 0, retry_cnt = 0;
+      if (p.health->budget(&timeout, &retry_cnt).count() > 0)
+        w.ack_timeout_s = node::ack_timeout_seconds(timeout);
       // Retransmissions in and just after a link outage are the outage's ([link.down] said so): loss
       // and discards are not judged until two windows after the link came back; link errors are.
       const bool outage = p.health->down_within(now, 2 * kWindow);

@@ -54,6 +54,52 @@ TEST(FabricFindings, PacketLossOnRoceNamesPortFiguresAndPfc) {
   EXPECT_NE(line.find("PFC on the RoCE priority"), std::string::npos) << line;
 }
 
+// NCCL's default NCCL_IB_TIMEOUT (20): each retransmission timeout stalls the sender ~4.3 s.
+const double kDefaultAckTimeout = ack_timeout_seconds(20);
+
+FabricWindow timed(std::vector<CounterDelta> deltas) {
+  FabricWindow w = window(kRoce, std::move(deltas));
+  w.ack_timeout_s = kDefaultAckTimeout;
+  return w;
+}
+
+TEST(FabricFindings, AckTimeoutIsNcclsFormula) {
+  EXPECT_NEAR(ack_timeout_seconds(20), 4.294967, 1e-6);
+  EXPECT_NEAR(ack_timeout_seconds(14), 0.0671089, 1e-7);
+  EXPECT_EQ(ack_timeout_seconds(0), 0.0);
+  EXPECT_EQ(ack_timeout_seconds(32), 0.0);
+}
+
+TEST(FabricFindings, FewTimeoutsThatStallTheWindowAreLoss) {
+  // 2 % netem loss, 1 MiB messages, the default timeout: two timer retries (no NAK) in a 10 s window,
+  // far below kLossMinEvents, stall the sender ~8.6 s of it.
+  auto fs = fabric_findings(timed({d("sent_pkts", 1100), d("rcvd_pkts", 40), d("completer_retry_err", 2)}));
+  ASSERT_EQ(ids(fs), std::vector<std::string>{"fabric.packet_loss"});
+  const std::string line = diag::one_line(fs[0]);
+  EXPECT_NE(line.find("2 retransmission timeouts of 4.29 s stalled the sender for about 8.6 s (86% of the "
+                      "window)"),
+            std::string::npos)
+      << line;
+  // mlx5 counts its timer expiries exactly.
+  EXPECT_EQ(ids(fabric_findings(timed({d("port_xmit_packets", 5000), d("local_ack_timeout_err", 3)}))),
+            std::vector<std::string>{"fabric.packet_loss"});
+}
+
+TEST(FabricFindings, TimeoutsThatCostLittleOrAreNaksAreNotLoss) {
+  // Healthy twin: the retries a sequence-error NAK started (rcvd_seq_err counts them too) cost no timer.
+  EXPECT_TRUE(fabric_findings(timed({d("sent_pkts", 101647), d("rcvd_pkts", 1855),
+                                     d("completer_retry_err", 3), d("rcvd_seq_err", 3)}))
+                  .empty());
+  // One timeout is not a pattern.
+  EXPECT_TRUE(fabric_findings(timed({d("sent_pkts", 1100), d("completer_retry_err", 1)})).empty());
+  // Two timeouts of a short NCCL_IB_TIMEOUT (14: 67 ms) cost 1 % of the window.
+  FabricWindow w = window(kRoce, {d("sent_pkts", 1100), d("completer_retry_err", 2)});
+  w.ack_timeout_s = ack_timeout_seconds(14);
+  EXPECT_TRUE(fabric_findings(w).empty());
+  // Timeout unknown (preflight's link counters): only the count rule.
+  EXPECT_TRUE(fabric_findings(window(kRoce, {d("sent_pkts", 1100), d("completer_retry_err", 2)})).empty());
+}
+
 TEST(FabricFindings, PacketLossOnInfinibandPointsAtCables) {
   auto fs = fabric_findings(window(kIb, {d("port_xmit_data", 1000), d("packet_seq_err", 40)}));
   ASSERT_EQ(ids(fs), std::vector<std::string>{"fabric.packet_loss"});
