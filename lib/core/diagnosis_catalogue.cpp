@@ -348,6 +348,12 @@ constexpr Entry kEntries[] = {
      "Check that every process of the job runs the same railscope version with the same world size and the "
      "same job secret (--token-file or RAILSCOPE_PREFLIGHT_TOKEN); look for stray connections to the "
      "rendezvous port"},
+    {"preflight.open_files", S::Error, "Rank 0 cannot hold a connection per rank",
+     "rank 0 keeps one TCP connection per rank until the verdict, and its open-file limit "
+     "(RLIMIT_NOFILE, raised to the hard limit at start) is too small for the world size",
+     "Raise the hard open-file limit of rank 0's process above the world size plus 200: ulimit -Hn, "
+     "LimitNOFILE= in a systemd unit, nofile in /etc/security/limits.conf, or the container runtime's "
+     "ulimits"},
     {"preflight.rail_count", S::Error, "Nodes have different numbers of rails",
      "a node selects more or fewer RDMA ports than the others (a NIC missing, down in the driver, or "
      "NCCL_IB_HCA differing)",

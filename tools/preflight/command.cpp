@@ -17,6 +17,7 @@
 #include "launch_env.h"
 #include "link_runner.h"
 #include "node_summary.h"
+#include "open_files.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
 #include "rendezvous.h"
@@ -196,6 +197,8 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
 // Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
 int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
+  const OpenFiles files = raise_open_files();
+  const size_t capacity = connection_capacity(files);
   // Without the job's secret anything that reaches the port could speak for a rank: loopback only,
   // unless --unauthenticated says the network is trusted.
   const bool loopback_only = !o.key && !o.unauthenticated;
@@ -220,10 +223,21 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::vector<NodeReport> nodes{std::move(mine)};
   std::vector<std::optional<Peer>> conns(static_cast<size_t>(l.world));
   std::vector<diag::Finding> refused;
+  const size_t others = static_cast<size_t>(l.world) - 1;
+  if (others > capacity) {
+    refused.push_back(diag::make(
+        "preflight.open_files",
+        fmt::format("rank 0 can hold {} rank connection(s) with its open-file limit of {} (hard limit {}, {} "
+                    "open at start) but {} other rank(s) join: only the first {} are taken, the others are "
+                    "listed as never joined",
+                    capacity, files.soft, files.hard, files.open, others, capacity)));
+    std::fprintf(stderr, "railscope preflight: %s\n", refused.back().detail.c_str());
+  }
+  SpareFd spare;
   size_t joined = 1;
-  while (joined < static_cast<size_t>(l.world)) {
+  while (joined < static_cast<size_t>(l.world) && joined - 1 < capacity) {
     std::string peer;
-    Fd c = accept_until(lfd.get(), deadline, &peer);
+    Fd c = accept_until(lfd.get(), deadline, &peer, &spare);
     if (!c) break;
     // A peer gets at most 10 s for its hello and report, so a silent connection cannot hold the others
     // up long. The report's frame binds the connection to its rank (its tag covers the rank).
@@ -259,6 +273,14 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
     conns[size_t(r->rank)].emplace(Peer{std::move(c), std::move(auth)});
     nodes.push_back(std::move(*r));
     ++joined;
+  }
+  if (spare.closed > 0) {
+    const std::string detail = fmt::format(
+        "rank 0 ran out of open files (limit {}, hard limit {}) and closed {} connection(s) it could not "
+        "take",
+        files.soft, files.hard, spare.closed);
+    std::fprintf(stderr, "railscope preflight: %s\n", detail.c_str());
+    refused.push_back(diag::make("preflight.open_files", detail));
   }
   std::vector<int> missing;
   for (int i = 1; i < l.world; ++i)
