@@ -194,6 +194,27 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
   return out;
 }
 
+// What rank 0 says about the connections that never became a rank: one line each on stderr (the first 64),
+// and one finding at info severity for all of them (the first 8 named).
+struct DroppedConnections {
+  size_t count = 0;
+  std::string first;
+
+  void add(const std::string& peer, const std::string& why) {
+    if (++count <= 64)
+      std::fprintf(stderr, "railscope preflight: dropped a connection from %s: %s (not a rank)\n",
+                   peer.c_str(), why.c_str());
+    if (count <= 8) first += fmt::format("{}{} ({})", first.empty() ? "" : ", ", peer, why);
+  }
+  std::optional<diag::Finding> finding() const {
+    if (count == 0) return std::nullopt;
+    return diag::make(
+        "preflight.connection_dropped",
+        fmt::format("{} connection(s) to rank 0's port sent no node report and were closed: {}{}", count,
+                    first, count > 8 ? ", …" : ""));
+  }
+};
+
 // Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
 int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
@@ -234,6 +255,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
     std::fprintf(stderr, "railscope preflight: %s\n", refused.back().detail.c_str());
   }
   SpareFd spare;
+  DroppedConnections dropped;
   size_t joined = 1;
   while (joined < static_cast<size_t>(l.world) && joined - 1 < capacity) {
     std::string peer;
@@ -254,17 +276,24 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
         error = "the report is not JSON";
       else
         r = node_report_from_json(j, &error);
-      if (r && (r->rank <= 0 || r->rank >= l.world))
-        error = fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank,
-                            l.world - 1),
-        r.reset();
-      else if (r && r->rank != frame->rank)
-        error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank), r.reset();
-      else if (r && conns[size_t(r->rank)])
-        error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank),
-        r.reset();
     }
+    // Anything short of a well-formed report (a port scanner, a health check, a stranger without the
+    // job's secret) never was a rank: logged, counted, no error of the cluster. A well-formed report for
+    // a rank that cannot be is a launch gone wrong.
     if (!r) {
+      dropped.add(peer, error);
+      continue;
+    }
+    if (r->rank <= 0 || r->rank >= l.world)
+      error =
+          fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank, l.world - 1);
+    else if (r->rank != frame->rank)
+      error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank);
+    else if (conns[size_t(r->rank)])
+      error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank);
+    else
+      error.clear();
+    if (!error.empty()) {
       std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", peer.c_str(),
                    error.c_str());
       if (refused.size() < 64) refused.push_back(diag::make("preflight.node_refused", peer + ": " + error));
@@ -282,6 +311,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
     std::fprintf(stderr, "railscope preflight: %s\n", detail.c_str());
     refused.push_back(diag::make("preflight.open_files", detail));
   }
+  if (auto f = dropped.finding()) refused.push_back(std::move(*f));
   std::vector<int> missing;
   for (int i = 1; i < l.world; ++i)
     if (!conns[size_t(i)]) missing.push_back(i);
