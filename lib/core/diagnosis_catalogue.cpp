@@ -354,6 +354,11 @@ constexpr Entry kEntries[] = {
      "Nothing, if every rank joined; if a rank is missing too, check that it holds the job's secret "
      "(--token-file or RAILSCOPE_PREFLIGHT_TOKEN) and runs the same railscope version (rank 0's stderr "
      "names each connection and why)"},
+    {"preflight.node_lost", S::Error, "Node stopped answering during the link tests",
+     "a rank that joined did not take or answer a link step (process killed or crashed, its network to "
+     "rank 0 gone, or a reply of another shape); its later link tests are failed without running",
+     "Check that rank's node and its preflight stderr (killed by OOM or the launcher's time limit?), and "
+     "its network to rank 0"},
     {"preflight.open_files", S::Error, "Rank 0 cannot hold a connection per rank",
      "rank 0 keeps one TCP connection per rank until the verdict, and its open-file limit "
      "(RLIMIT_NOFILE, raised to the hard limit at start) is too small for the world size",

@@ -480,7 +480,14 @@ with tempfile.TemporaryDirectory() as tmp:
     (rc, o, e), = finish([r0])
     check(rc == 2 and o.startswith("{"), f"odd results: rank 0 ends with its verdict, exit 2 ({rc}, {e.strip()[-300:]})")
     check("rank 1 (hostB) did not answer step 0: not step results" in e, f"odd results: rank 1 named ({e.strip()[-300:]})")
-    check(frames[:1] == [3] and frames[-1:] == [2], f"odd results: a step, then the verdict ({frames})")
+    check(frames == [3, 2], f"odd results: one step, no more once lost, then the verdict ({frames})")
+    v = json.loads(o) if o.startswith("{") else {"findings": []}
+    lost = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_lost"]
+    failed = [f["detail"] for f in v["findings"] if f["id"] == "link.failed"]
+    check(len(lost) == 1 and lost[0].startswith("rank 1 (hostB) did not answer step 0"),
+          f"odd results: preflight.node_lost names rank 1 ({lost})")
+    check(failed and all("rank 1 (hostB) did not answer step 0" in d for d in failed) and "no netbench client" not in e,
+          f"odd results: every link with rank 1 blames it, rank 0 runs none of its later tasks ({failed}, {e.strip()[-300:]})")
 
 print("FAILED: %d" % len(FAILS) if FAILS else "all passed")
 sys.exit(1 if FAILS else 0)
