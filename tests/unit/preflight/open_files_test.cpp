@@ -48,6 +48,16 @@ uint16_t port_of(int fd) {
   return ntohs(a.sin_port);
 }
 
+// A client socket connected to `listener` on 127.0.0.1 (waiting in its backlog); -1 on failure.
+int connect_client(const Fd& listener) {
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port_of(listener.get()));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return ::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 ? client : -1;
+}
+
 // A listening socket on 127.0.0.1, a client connected and waiting in its backlog, then every descriptor
 // taken up to a small limit; accept_until with a deadline 300 ms away. 0: it returned by the deadline
 // (within 2 s) and, with a spare, the client saw its connection closed.
@@ -56,12 +66,8 @@ int out_of_descriptors(bool with_spare) {
   Fd listener = listen_on("127.0.0.1", 0, &error);
   if (!listener) return 10;
   SpareFd spare;
-  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port_of(listener.get()));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return 11;
+  const int client = connect_client(listener);
+  if (client < 0) return 11;
   const rlimit low{64, 64};
   if (::setrlimit(RLIMIT_NOFILE, &low) != 0) return 12;
   while (::open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0) {
@@ -99,12 +105,7 @@ TEST(OpenFiles, AcceptWithDescriptorsTakesTheConnection) {
         std::string error;
         Fd listener = listen_on("127.0.0.1", 0, &error);
         SpareFd spare;
-        const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_port = htons(port_of(listener.get()));
-        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return 11;
+        if (connect_client(listener) < 0) return 11;
         std::string peer;
         Fd c = accept_until(listener.get(), Clock::now() + std::chrono::seconds(2), &peer, &spare);
         return c && spare.closed == 0 && peer.rfind("127.0.0.1:", 0) == 0 ? 0 : 14;
