@@ -342,12 +342,29 @@ constexpr Entry kEntries[] = {
      "node down), cannot resolve or reach rank 0's address, or crashed",
      "Check that rank's node and launcher log; check it can reach the rendezvous address and port"},
     {"preflight.node_refused", S::Error, "Node report refused",
-     "a connection to the preflight rendezvous sent a message that is too large, malformed, not "
-     "authenticated with the job's secret (another job's, none, or a forged, replayed or modified frame), "
-     "of another job (world size) or for a rank already taken",
-     "Check that every process of the job runs the same railscope version with the same world size and the "
-     "same job secret (--token-file or RAILSCOPE_PREFLIGHT_TOKEN); look for stray connections to the "
-     "rendezvous port"},
+     "an authenticated, well-formed node report named a rank outside the world (a process of another job "
+     "with the same secret, or started with another world size), a rank other than its frame's, or a rank "
+     "that had already joined (the launcher gave two processes one rank)",
+     "Check that every process of the job runs with the same world size and its own rank, and that no "
+     "other job uses this rendezvous address, port and secret"},
+    {"preflight.connection_dropped", S::Info, "Connections that sent no node report",
+     "connections to the rendezvous port closed, sent something that is not an authenticated, valid node "
+     "report (another job's secret or none included), or stayed silent past their 10 s: a port scanner, "
+     "a load balancer's health check, another program; they were logged and closed and counted as no rank",
+     "Nothing, if every rank joined; if a rank is missing too, check that it holds the job's secret "
+     "(--token-file or RAILSCOPE_PREFLIGHT_TOKEN) and runs the same railscope version (rank 0's stderr "
+     "names each connection and why)"},
+    {"preflight.node_lost", S::Error, "Node stopped answering during the link tests",
+     "a rank that joined did not take or answer a link step (process killed or crashed, its network to "
+     "rank 0 gone, or a reply of another shape); its later link tests are failed without running",
+     "Check that rank's node and its preflight stderr (killed by OOM or the launcher's time limit?), and "
+     "its network to rank 0"},
+    {"preflight.open_files", S::Error, "Rank 0 cannot hold a connection per rank",
+     "rank 0 keeps one TCP connection per rank until the verdict, and its open-file limit "
+     "(RLIMIT_NOFILE, raised to the hard limit at start) is too small for the world size",
+     "Raise the hard open-file limit of rank 0's process above the world size plus 200: ulimit -Hn, "
+     "LimitNOFILE= in a systemd unit, nofile in /etc/security/limits.conf, or the container runtime's "
+     "ulimits"},
     {"preflight.rail_count", S::Error, "Nodes have different numbers of rails",
      "a node selects more or fewer RDMA ports than the others (a NIC missing, down in the driver, or "
      "NCCL_IB_HCA differing)",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -16,7 +17,9 @@
 #include "html_page.h"
 #include "launch_env.h"
 #include "link_runner.h"
+#include "link_steps.h"
 #include "node_summary.h"
+#include "open_files.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
 #include "rendezvous.h"
@@ -86,116 +89,93 @@ void write_html(const std::string& path, const std::string& page) {
 }
 
 // Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
-// its own tasks run here, then every rank's results; a rank that does not answer is dropped from later
-// steps and its links are failed with the reason.
+// its own tasks run here, then every rank's results. A rank that does not take or answer a step is lost:
+// it gets no more steps, and the later tasks with it, its peers' and rank 0's own, fail at once with the
+// reason (link_steps.h).
 std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
                                            const std::vector<NodeReport>& nodes,
-                                           std::vector<std::optional<Peer>>& conns) {
+                                           std::vector<std::optional<Peer>>& conns,
+                                           std::vector<diag::Finding>* lost_findings_out,
+                                           std::vector<std::vector<int>>* lost_ranks_out) {
   const LinkPlan plan = plan_links(nodes, o.full, !o.no_latency, l.port);
   std::vector<std::vector<TaskResult>> results(nodes.size());  // per node, in task order
-  std::vector<std::string> dead(nodes.size());
+  LostRanks lost(nodes.size());
+  const auto lose = [&](size_t k, int step, const std::string& why) {
+    lost.lose(k, step, fmt::format("rank {} ({}) {}", nodes[k].rank, nodes[k].host, why));
+    std::fprintf(stderr, "railscope preflight: %s\n", lost.reason(k).c_str());
+  };
   std::string error;
   for (int step = 0; step < plan.steps; ++step) {
     std::vector<std::vector<LinkTask>> now(nodes.size());
-    for (size_t k = 0; k < nodes.size(); ++k)
+    std::vector<std::vector<LinkTask>> run(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) {
       for (const auto& t : plan.tasks[k])
         if (t.step == step) now[k].push_back(t);
+      run[k] = runnable(now[k], lost, step);
+    }
     const auto send_by = Clock::now() + std::chrono::seconds(10);
     for (size_t k = 0; k < nodes.size(); ++k) {
-      if (nodes[k].rank == 0 || !dead[k].empty()) continue;
+      if (nodes[k].rank == 0 || lost.lost_by(k, step)) continue;
       auto& peer = *conns[size_t(nodes[k].rank)];
-      if (!send_frame(peer.fd.get(), peer.auth, FrameType::Step, wire(tasks_to_json(step, now[k])), send_by,
+      if (!send_frame(peer.fd.get(), peer.auth, FrameType::Step, wire(tasks_to_json(step, run[k])), send_by,
                       &error))
-        dead[k] = "rank " + std::to_string(nodes[k].rank) + " (" + nodes[k].host + ") is gone: " + error;
+        lose(k, step, "is gone: " + error);
     }
+    std::optional<std::vector<TaskResult>> mine;
     for (size_t k = 0; k < nodes.size(); ++k)
-      if (nodes[k].rank == 0)
-        for (auto& r : run_tasks(now[k], o.link)) results[k].push_back(std::move(r));
+      if (nodes[k].rank == 0) mine = run_tasks(run[k], o.link);
     const auto answer_by = Clock::now() + std::chrono::seconds(o.link.timeout_s + 60);
     for (size_t k = 0; k < nodes.size(); ++k) {
-      if (nodes[k].rank == 0) continue;
       std::optional<std::vector<TaskResult>> got;
-      if (dead[k].empty()) {
+      if (nodes[k].rank == 0) {
+        got = mine;
+      } else if (!lost.lost_by(k, step)) {
         auto& peer = *conns[size_t(nodes[k].rank)];
         const auto f = receive_frame(peer.fd.get(), peer.auth, answer_by, &error);
         if (f && f->type == FrameType::Results) {
           const json j = json::parse(f->payload, nullptr, false);
-          got = results_from_json(j, step, now[k].size(), &error);
-          if (got && got->size() != now[k].size()) got.reset(), error = "fewer results than tasks";
+          got = results_from_json(j, step, run[k].size(), &error);
+          if (got && got->size() != run[k].size()) got.reset(), error = "fewer results than tasks";
         } else if (f) {
           error = "expected step results";
         }
-        if (!got) {
-          dead[k] = "rank " + std::to_string(nodes[k].rank) + " (" + nodes[k].host +
-                    ") did not answer step " + std::to_string(step) + ": " + error;
-          std::fprintf(stderr, "railscope preflight: %s\n", dead[k].c_str());
-        }
+        if (!got) lose(k, step, fmt::format("did not answer step {}: {}", step, error));
       }
-      for (size_t i = 0; i < now[k].size(); ++i) {
-        TaskResult r;
-        r.rail = now[k][i].rail;
-        r.error = dead[k];
-        results[k].push_back(got ? (*got)[i] : r);
-      }
+      for (auto& r : step_results(k, now[k], got, lost, step)) results[k].push_back(std::move(r));
     }
   }
-  // Results back onto the planned links: the client's result carries the figure; a failed server fails it.
-  std::vector<const TaskResult*> client_res(plan.links.size(), nullptr);
-  std::vector<const TaskResult*> server_res(plan.links.size(), nullptr);
+  *lost_findings_out = lost_findings(plan, nodes, lost);
   for (size_t k = 0; k < nodes.size(); ++k)
-    for (size_t i = 0; i < plan.tasks[k].size() && i < results[k].size(); ++i) {
-      const LinkTask& t = plan.tasks[k][i];
-      for (size_t p = 0; p < plan.links.size(); ++p) {
-        const PlannedLink& pl = plan.links[p];
-        if (pl.step == t.step && pl.rail == t.rail && (t.server ? pl.server : pl.client) == k)
-          (t.server ? server_res : client_res)[p] = &results[k][i];
-      }
-    }
-  std::vector<LinkMeasurement> out;
-  for (size_t p = 0; p < plan.links.size(); ++p) {
-    const PlannedLink& pl = plan.links[p];
-    const NicSummary& cn = nodes[pl.client].nics[size_t(pl.rail)];
-    const NicSummary& sn = nodes[pl.server].nics[size_t(pl.rail)];
-    const TaskResult* c = client_res[p];
-    const TaskResult* sv = server_res[p];
-    // The server's failure is the cause when both ends failed (the client then only timed out).
-    const std::string err = (sv && !sv->ok) ? nodes[pl.server].host + ": " + sv->error
-                            : !c            ? "no result"
-                            : !c->ok        ? nodes[pl.client].host + ": " + c->error
-                                            : "";
-    if (pl.measure == Measure::Latency) {
-      // Onto the a -> b bandwidth link of the same rail measured just before.
-      for (auto it = out.rbegin(); it != out.rend(); ++it)
-        if (it->rail == pl.rail && it->src_node == nodes[pl.client].host &&
-            it->dst_node == nodes[pl.server].host) {
-          if (err.empty()) it->lat_us = c->lat_us;
-          break;
-        }
-      continue;
-    }
-    LinkMeasurement m;
-    m.rail = pl.rail;
-    m.src_node = nodes[pl.client].host;
-    m.src_nic = cn.name();
-    m.dst_node = nodes[pl.server].host;
-    m.dst_nic = sn.name();
-    m.src_rank = nodes[pl.client].rank;
-    m.dst_rank = nodes[pl.server].rank;
-    m.GBps = err.empty() ? c->GBps : 0;
-    m.error = err;
-    if (c) m.src_counters = c->counters;
-    if (sv) m.dst_counters = sv->counters;
-    const int64_t a = cn.speed_mbps ? cn.speed_mbps : sn.speed_mbps;
-    const int64_t b = sn.speed_mbps ? sn.speed_mbps : cn.speed_mbps;
-    m.line_GBps = o.line_rate_GBps > 0 ? o.line_rate_GBps : static_cast<double>(std::min(a, b)) / 8000.0;
-    out.push_back(std::move(m));
-  }
-  return out;
+    if (lost.lost_by(k, INT_MAX - 1)) lost_ranks_out->push_back({nodes[k].rank});
+  return links_from_results(plan, nodes, results, lost, o.line_rate_GBps);
 }
+
+// What rank 0 says about the connections that never became a rank: one line each on stderr (the first 64),
+// and one finding at info severity for all of them (the first 8 named).
+struct DroppedConnections {
+  size_t count = 0;
+  std::string first;
+
+  void add(const std::string& peer, const std::string& why) {
+    if (++count <= 64)
+      std::fprintf(stderr, "railscope preflight: dropped a connection from %s: %s (not a rank)\n",
+                   peer.c_str(), why.c_str());
+    if (count <= 8) first += fmt::format("{}{} ({})", first.empty() ? "" : ", ", peer, why);
+  }
+  std::optional<diag::Finding> finding() const {
+    if (count == 0) return std::nullopt;
+    return diag::make(
+        "preflight.connection_dropped",
+        fmt::format("{} connection(s) to rank 0's port sent no node report and were closed: {}{}", count,
+                    first, count > 8 ? ", …" : ""));
+  }
+};
 
 // Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
 int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
+  const OpenFiles files = raise_open_files();
+  const size_t capacity = connection_capacity(files);
   // Without the job's secret anything that reaches the port could speak for a rank: loopback only,
   // unless --unauthenticated says the network is trusted.
   const bool loopback_only = !o.key && !o.unauthenticated;
@@ -220,10 +200,22 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::vector<NodeReport> nodes{std::move(mine)};
   std::vector<std::optional<Peer>> conns(static_cast<size_t>(l.world));
   std::vector<diag::Finding> refused;
+  const size_t others = static_cast<size_t>(l.world) - 1;
+  if (others > capacity) {
+    refused.push_back(diag::make(
+        "preflight.open_files",
+        fmt::format("rank 0 can hold {} rank connection(s) with its open-file limit of {} (hard limit {}, {} "
+                    "open at start) but {} other rank(s) join: only the first {} are taken, the others are "
+                    "listed as never joined",
+                    capacity, files.soft, files.hard, files.open, others, capacity)));
+    std::fprintf(stderr, "railscope preflight: %s\n", refused.back().detail.c_str());
+  }
+  SpareFd spare;
+  DroppedConnections dropped;
   size_t joined = 1;
-  while (joined < static_cast<size_t>(l.world)) {
+  while (joined < static_cast<size_t>(l.world) && joined - 1 < capacity) {
     std::string peer;
-    Fd c = accept_until(lfd.get(), deadline, &peer);
+    Fd c = accept_until(lfd.get(), deadline, &peer, &spare);
     if (!c) break;
     // A peer gets at most 10 s for its hello and report, so a silent connection cannot hold the others
     // up long. The report's frame binds the connection to its rank (its tag covers the rank).
@@ -240,17 +232,24 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
         error = "the report is not JSON";
       else
         r = node_report_from_json(j, &error);
-      if (r && (r->rank <= 0 || r->rank >= l.world))
-        error = fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank,
-                            l.world - 1),
-        r.reset();
-      else if (r && r->rank != frame->rank)
-        error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank), r.reset();
-      else if (r && conns[size_t(r->rank)])
-        error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank),
-        r.reset();
     }
+    // Anything short of a well-formed report (a port scanner, a health check, a stranger without the
+    // job's secret) never was a rank: logged, counted, no error of the cluster. A well-formed report for
+    // a rank that cannot be is a launch gone wrong.
     if (!r) {
+      dropped.add(peer, error);
+      continue;
+    }
+    if (r->rank <= 0 || r->rank >= l.world)
+      error =
+          fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank, l.world - 1);
+    else if (r->rank != frame->rank)
+      error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank);
+    else if (conns[size_t(r->rank)])
+      error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank);
+    else
+      error.clear();
+    if (!error.empty()) {
       std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", peer.c_str(),
                    error.c_str());
       if (refused.size() < 64) refused.push_back(diag::make("preflight.node_refused", peer + ": " + error));
@@ -260,13 +259,27 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
     nodes.push_back(std::move(*r));
     ++joined;
   }
+  if (spare.closed > 0) {
+    const std::string detail = fmt::format(
+        "rank 0 ran out of open files (limit {}, hard limit {}) and closed {} connection(s) it could not "
+        "take",
+        files.soft, files.hard, spare.closed);
+    std::fprintf(stderr, "railscope preflight: %s\n", detail.c_str());
+    refused.push_back(diag::make("preflight.open_files", detail));
+  }
+  if (auto f = dropped.finding()) refused.push_back(std::move(*f));
   std::vector<int> missing;
   for (int i = 1; i < l.world; ++i)
     if (!conns[size_t(i)]) missing.push_back(i);
   Verdict v =
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
   v.authenticated = o.key.has_value();
-  if (!o.no_links && v.nodes.size() >= 2) add_links(&v, measure_links(o, l, v.nodes, conns), o.policy);
+  if (!o.no_links && v.nodes.size() >= 2) {
+    std::vector<diag::Finding> lost;
+    std::vector<std::vector<int>> lost_ranks;
+    add_links(&v, measure_links(o, l, v.nodes, conns, &lost, &lost_ranks), o.policy);
+    add_findings(&v, std::move(lost), std::move(lost_ranks));
+  }
   out(o.json ? to_json(v).dump(2, ' ', false, json::error_handler_t::replace) + "\n" : to_text(v));
   if (!o.html.empty()) write_html(o.html, render_html(v));
   const auto send_deadline = Clock::now() + std::chrono::seconds(10);

@@ -46,8 +46,10 @@ LinkPlan plan_links(const std::vector<NodeReport>& nodes, bool full, bool latenc
           const auto port = static_cast<uint16_t>(base_port + 1 + i);
           const Measure m = phase == 2 ? Measure::Latency : Measure::Bandwidth;
           const int rail = static_cast<int>(i);
-          plan.tasks[server].push_back({step, rail, true, sn.device, sn.port, sn.netdev, sn.ipv4, port, m});
-          plan.tasks[client].push_back({step, rail, false, cn.device, cn.port, cn.netdev, sn.ipv4, port, m});
+          plan.tasks[server].push_back(
+              {step, rail, true, sn.device, sn.port, sn.netdev, sn.ipv4, port, m, client});
+          plan.tasks[client].push_back(
+              {step, rail, false, cn.device, cn.port, cn.netdev, sn.ipv4, port, m, server});
           plan.links.push_back({step, rail, client, server, m});
         }
       }

@@ -29,6 +29,7 @@ struct LinkTask {
   std::string oob_host;  // server: the address it listens on; client: the server's address
   uint16_t oob_port = 0;
   Measure measure = Measure::Bandwidth;
+  size_t peer = 0;  // rank 0's index of the other end's report (not on the wire)
 };
 
 struct PlannedLink {

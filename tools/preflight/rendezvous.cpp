@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -150,12 +151,29 @@ Fd listen_on(const std::string& bind_host, uint16_t port, std::string* error) {
   return Fd();
 }
 
-Fd accept_until(int listen_fd, Clock::time_point deadline, std::string* peer) {
-  while (wait_for(listen_fd, POLLIN, deadline)) {
+SpareFd::SpareFd() : fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
+
+Fd accept_until(int listen_fd, Clock::time_point deadline, std::string* peer, SpareFd* spare) {
+  // The listening socket stays readable while a connection waits, so a failed accept must not go
+  // straight back to poll: the deadline is checked on every turn.
+  while (Clock::now() < deadline && wait_for(listen_fd, POLLIN, deadline)) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     Fd c(::accept4(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC));
-    if (!c) continue;
+    if (!c) {
+      const int err = errno;
+      if (err == EINTR || err == ECONNABORTED || err == EAGAIN || err == EWOULDBLOCK) continue;
+      if ((err == EMFILE || err == ENFILE) && spare && spare->fd) {
+        spare->fd = Fd();
+        if (Fd dropped(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC)); dropped) ++spare->closed;
+        spare->fd = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        continue;
+      }
+      // Out of descriptors with no spare, or out of kernel memory: wait for one to come free.
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          std::chrono::milliseconds(50), std::max(deadline - Clock::now(), Clock::duration(0))));
+      continue;
+    }
     char host[NI_MAXHOST] = "?";
     char serv[NI_MAXSERV] = "?";
     ::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,8 +49,18 @@ bool on_loopback(int fd, bool local);
 
 // Listens on bind_host:port (empty host: every address), backlog SOMAXCONN; invalid Fd with *error.
 Fd listen_on(const std::string& bind_host, uint16_t port, std::string* error);
-// Waits for one connection until the deadline; invalid Fd on timeout. *peer = "ADDR:PORT".
-Fd accept_until(int listen_fd, Clock::time_point deadline, std::string* peer);
+// One descriptor held back for accept_until: out of descriptors (EMFILE, ENFILE), accept would fail
+// while the connection waits and the listening socket stays readable; the spare is closed to accept that
+// connection and close it at once (its peer sees the close instead of hanging), then opened again.
+struct SpareFd {
+  Fd fd;              // /dev/null
+  size_t closed = 0;  // connections accepted and closed for want of a descriptor
+  SpareFd();
+};
+
+// Waits for one connection until the deadline (honoured out of descriptors too); invalid Fd on timeout.
+// *peer = "ADDR:PORT". Without a spare, out of descriptors it waits 50 ms at a time.
+Fd accept_until(int listen_fd, Clock::time_point deadline, std::string* peer, SpareFd* spare = nullptr);
 // Connects to host:port, retrying (rank 0 may start later) until the deadline.
 Fd connect_until(const std::string& host, uint16_t port, Clock::time_point deadline, std::string* error);
 

@@ -87,6 +87,14 @@ void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy&
   }
 }
 
+void add_findings(Verdict* v, std::vector<diag::Finding> findings, std::vector<std::vector<int>> about) {
+  for (size_t i = 0; i < findings.size(); ++i) {
+    v->concerns.push_back(i < about.size() ? std::move(about[i]) : std::vector<int>{});
+    v->exit_code = std::max(v->exit_code, exit_for(findings[i].severity));
+    v->findings.push_back(std::move(findings[i]));
+  }
+}
+
 nlohmann::json to_json(const Verdict& v) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : v.findings)

@@ -37,6 +37,8 @@ Verdict decide(int world, std::string launcher, std::vector<NodeReport> nodes, s
 // Adds the judged links (their findings and the exit code with them; a link's finding is about the ranks
 // of its two ends, LinkMeasurement::src_rank and dst_rank).
 void add_links(Verdict* v, std::vector<LinkMeasurement> links, const LinkPolicy& policy);
+// Adds findings, each sent to the ranks of about[i], and raises the exit code with them.
+void add_findings(Verdict* v, std::vector<diag::Finding> findings, std::vector<std::vector<int>> about);
 
 nlohmann::json to_json(const Verdict& v);
 std::string to_text(const Verdict& v);

@@ -2,9 +2,9 @@
 """`railscope preflight` end to end on this host: several processes over loopback TCP, each with its own
 fake sysfs tree (--sysfs-root) and --host-name, started with a torchrun-style environment or flags.
 Cases: healthy (no preflight finding; with the job's secret, and without it on loopback), a rail rate that
-differs on one node, a rank that never starts, hostile connections to rank 0's port (without a secret:
-malformed frames; with one: strangers claiming rank 1 with another secret or none, a modified and a
-replayed frame), findings sent by rank (a host named "r" gets none of another's), usage errors (an --html
+differs on one node, a rank that never starts, connections that never become a rank (a connect-and-close
+probe beside a healthy run; without a secret: malformed frames; with one: strangers claiming rank 1 with
+another secret or none, a modified and a replayed frame: dropped at info severity, no error), findings sent by rank (a host named "r" gets none of another's), usage errors (an --html
 page that cannot be written, a token file others can read, no secret beyond loopback), and links measured
 through netbench's loopback TCP test plugin (--html: its heat map; one rank given a plugin that does not
 load: link.failed names the pair).
@@ -235,13 +235,33 @@ with tempfile.TemporaryDirectory() as tmp:
     check(v["joined"] == 2 and preflight_ids(v) == [] and v["authenticated"] is False, f"no secret: joined, no finding ({preflight_ids(v)})")
     check(all("this run is unauthenticated" in e for _, _, e in outs) and "listening on loopback only" in outs[0][2],
           f"no secret: every rank says the run is unauthenticated ({[e.strip()[-160:] for _, _, e in outs]})")
-    # One rank with the secret, one without: refused, named; the rank without it says why.
+    # One rank with the secret, one without: its connection dropped and named, the rank missing; it says why.
     port = free_port()
     outs = finish([start(0, 2, port, roots[0], ["--json"], timeout=4), start(1, 2, port, roots[1], token=None, timeout=4)])
     v = json.loads(outs[0][1])
-    check(v["missing"] == [1] and any("has no job secret" in f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"),
-          f"secret on rank 0 only: rank 1 refused and named ({v['findings'][:2]})")
+    check(v["missing"] == [1] and v["exit_code"] == 2 and
+          any("has no job secret" in f["detail"] for f in v["findings"] if f["id"] == "preflight.connection_dropped"),
+          f"secret on rank 0 only: rank 1 dropped, named and missing ({v['findings'][:2]})")
     check(outs[1][0] == 2 and "rank 0 holds a job secret and this process has none" in outs[1][2], f"secret on rank 0 only: rank 1 says why ({outs[1][2].strip()[-200:]})")
+
+    # 1a'. A port scanner or a load balancer's health check beside a healthy run: connect and close, and a
+    #      connection that sends a few bytes and closes. Both logged and counted at info severity; the
+    #      cluster is healthy and every rank exits 0.
+    port = free_port()
+    r0 = start(0, 2, port, roots[0], ["--json"])
+    connect(port, 5).close()
+    probe = connect(port, 5)
+    probe.sendall(b"PING\r\n")
+    probe.close()
+    outs = finish([r0, start(1, 2, port, roots[1])])
+    v = json.loads(outs[0][1])
+    dropped = [f for f in v["findings"] if f["id"] == "preflight.connection_dropped"]
+    check(v["joined"] == 2 and v["exit_code"] == 0 and [rc for rc, _, _ in outs] == [0, 0],
+          f"probes: the healthy cluster exits 0 ({[rc for rc, _, _ in outs]}, {preflight_ids(v)})")
+    check(len(dropped) == 1 and dropped[0]["severity"] == "info" and dropped[0]["detail"].startswith("2 connection(s)") and
+          preflight_ids(v) == ["preflight.connection_dropped"], f"probes: counted at info severity ({dropped})")
+    check(outs[0][2].count("dropped a connection") == 2 and "refused" not in outs[0][2],
+          f"probes: each logged on rank 0's stderr ({outs[0][2].strip()[-300:]})")
 
     # 1b. NCCL_* values the same on both ranks, one in Latin-1 and one longer than a report's 255-byte cap with
     #     non-ASCII in it: rank 0 prints its verdict (nlohmann's dump() threw on such bytes) and the two
@@ -305,10 +325,14 @@ with tempfile.TemporaryDirectory() as tmp:
     outs = finish([r0, r1])
     v = json.loads(outs[0][1])
     refused = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"]
+    dropped = [f["detail"] for f in v["findings"] if f["id"] == "preflight.connection_dropped"]
     check(v["joined"] == 2 and v["missing"] == [], "hostile: the real rank 1 still joined")
-    for why in ("bad magic", "an older railscope preflight", "over the cap", "not JSON", "rank 7 is outside", "host: control characters"):
-        check(any(why in d for d in refused), f"hostile: refused and named: {why}")
-    check(outs[0][2].count("refused a connection") == 6, "hostile: each refusal logged on stderr")
+    for why in ("bad magic", "an older railscope preflight", "over the cap", "not JSON", "host: control characters"):
+        check(len(dropped) == 1 and why in dropped[0], f"hostile: dropped and named: {why}")
+    check(len(refused) == 1 and "rank 7 is outside" in refused[0] and v["exit_code"] == 2,
+          f"hostile: a well-formed report for rank 7 of a world of 2 is refused, an error ({refused})")
+    check(outs[0][2].count("dropped a connection") == 5 and outs[0][2].count("refused a connection") == 1,
+          "hostile: each logged on stderr")
 
     # 4b. With the job's secret: strangers that connect first and claim rank 1 (hostB, a forged memlock
     #     error, NCCL_PROTO=LL) with no secret, another secret, no hello; a frame of a real rank modified
@@ -334,16 +358,18 @@ with tempfile.TemporaryDirectory() as tmp:
     outs = finish([r0, r1])
     v = json.loads(outs[0][1])
     refused = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_refused"]
+    dropped = [f["detail"] for f in v["findings"] if f["id"] == "preflight.connection_dropped"]
     check(v["joined"] == 2 and v["missing"] == [] and v["authenticated"] and outs[1][0] == v["exit_code"],
           f"strangers: the real rank 1 joined ({v['joined']}, {outs[1][2].strip()[-200:]})")
     check(not any(f["id"] in ("memlock.too_low", "preflight.nccl_env") for f in v["findings"]) and
           not any(f["detail"] == "forged" for n in v["nodes"] for f in n["findings"]) and
           "NCCL_PROTO" not in v["nodes"][1]["nccl_env"] and v["nodes"][1]["host"] == "hostB",
           f"strangers: nothing forged in the verdict ({[f['id'] for f in v['findings']]})")
-    check(len(refused) == 5 and sum("authentication code does not match" in d for d in refused) == 3 and
-          sum("has no job secret" in d for d in refused) == 1 and sum("before the hello" in d for d in refused) == 1,
-          f"strangers: five refused, each named ({refused})")
-    check(outs[0][2].count("refused a connection") == 5 and outs[0][0] == 2, "strangers: each refusal logged on stderr")
+    check(refused == [] and len(dropped) == 1 and dropped[0].startswith("5 connection(s)") and
+          dropped[0].count("authentication code does not match") == 3 and dropped[0].count("has no job secret") == 1 and
+          dropped[0].count("before the hello") == 1, f"strangers: five dropped, each named ({dropped})")
+    check(outs[0][2].count("dropped a connection") == 5 and outs[0][0] == 0 and v["exit_code"] == 0,
+          f"strangers: each logged on stderr, the healthy cluster exits 0 ({outs[0][0]})")
     check("[memlock.too_low]" not in outs[1][1] and "NCCL_PROTO" not in outs[1][1], f"strangers: rank 1's line carries nothing forged ({outs[1][1]})")
 
     # 4c. Findings go to their rank: hostB sets NCCL_PROTO=LL; the rank named "r" (a substring of the
@@ -454,7 +480,14 @@ with tempfile.TemporaryDirectory() as tmp:
     (rc, o, e), = finish([r0])
     check(rc == 2 and o.startswith("{"), f"odd results: rank 0 ends with its verdict, exit 2 ({rc}, {e.strip()[-300:]})")
     check("rank 1 (hostB) did not answer step 0: not step results" in e, f"odd results: rank 1 named ({e.strip()[-300:]})")
-    check(frames[:1] == [3] and frames[-1:] == [2], f"odd results: a step, then the verdict ({frames})")
+    check(frames == [3, 2], f"odd results: one step, no more once lost, then the verdict ({frames})")
+    v = json.loads(o) if o.startswith("{") else {"findings": []}
+    lost = [f["detail"] for f in v["findings"] if f["id"] == "preflight.node_lost"]
+    failed = [f["detail"] for f in v["findings"] if f["id"] == "link.failed"]
+    check(len(lost) == 1 and lost[0].startswith("rank 1 (hostB) did not answer step 0"),
+          f"odd results: preflight.node_lost names rank 1 ({lost})")
+    check(failed and all("rank 1 (hostB) did not answer step 0" in d for d in failed) and "no netbench client" not in e,
+          f"odd results: every link with rank 1 blames it, rank 0 runs none of its later tasks ({failed}, {e.strip()[-300:]})")
 
 print("FAILED: %d" % len(FAILS) if FAILS else "all passed")
 sys.exit(1 if FAILS else 0)
