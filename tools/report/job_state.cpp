@@ -95,7 +95,10 @@ void JobState::add_coll(const CollRow& c, const std::string& host, int64_t pid) 
     r.waiting = false;  // the hang was reported, then it completed after all
   }
   if (c.complete && (!r.completed || call.index > r.completed->index)) r.completed = call;
-  note_call(l, call, c.rank);
+  if (r.hang_noted != call.index) {
+    note_call(l, call, c.rank);
+    r.noted_max = std::max(r.noted_max.value_or(0), call.index);
+  }
 }
 
 void JobState::add_diag(const DiagRow& d, const std::string& host, int64_t pid) {
@@ -113,7 +116,12 @@ void JobState::add_diag(const DiagRow& d, const std::string& host, int64_t pid) 
   }
   // Only a diagnosis that says what was called (profiles with `ord`) can show a mismatch before the
   // collective completes; one without the count would look like one.
-  if (d.ord) note_call(l, call, d.rank);
+  // A rank's `coll` record at this place or beyond already counted what it called here.
+  if (d.ord && (!r.noted_max || *r.noted_max < call.index) && r.hang_noted != call.index) {
+    note_call(l, call, d.rank);
+    r.noted_max = call.index;
+    r.hang_noted = call.index;
+  }
 }
 
 void JobState::add_finished(const FinishedRank& f) {

@@ -39,6 +39,10 @@ struct RankProgress {
   bool waiting = false;           // `entered` was reported stuck (coll.hang) or written incomplete
   uint64_t waiting_since_ns = 0;  // when it entered that collective (unix ns; 0 unknown)
   bool finished = false;          // its `summary` record (finalize) was read
+  // What of it is counted among the call signatures: one vote per rank and place, although a stuck
+  // collective is both a coll.hang diagnosis and, at finalize, an incomplete `coll` record.
+  std::optional<uint64_t> noted_max;   // the furthest place its `coll` or coll.hang was counted
+  std::optional<uint64_t> hang_noted;  // the place its last counted coll.hang is about
 };
 
 // One signature (op, count, datatype) called at one place, by how many ranks, with a few of them.
