@@ -250,5 +250,42 @@ TEST(ReportJobState, BusbwWithoutRankCountFromTheRanksInTheInput) {
   EXPECT_GT(row.at("algbw_p50_gbs").get<double>(), 10.0) << row.dump();
 }
 
+// A file read as it grows (`--follow`) gives a stuck rank's coll.hang before its incomplete `coll`
+// record: each rank still counts once among the calls of that place.
+TEST(ReportJobState, StuckRankCountsOnceWhateverTheOrderOfItsRecords) {
+  JobState job;
+  for (int r = 0; r < 4; ++r) {
+    DiagRow d;
+    d.id = "coll.hang";
+    d.comm = "0x1";
+    d.rank = r;
+    d.op = "AllReduce";
+    d.seq = 3;
+    d.ord = 3;
+    d.count = r == 1 ? kCount / 2 : kCount;
+    d.dtype = "ncclFloat32";
+    job.add_diag(d, "nodeA", 1000 + r);
+    CollRow c;
+    c.comm = "0x1";
+    c.rank = r;
+    c.nranks = 4;
+    c.op = "AllReduce";
+    c.seq = 3;
+    c.ord = 3;
+    c.count = d.count;
+    c.dtype = "ncclFloat32";
+    c.complete = false;
+    job.add_coll(c, "nodeA", 1000 + r);
+  }
+  const std::vector<LaneVerdict> v = job.verdicts();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].waiting, 4u);
+  ASSERT_EQ(v[0].mismatches.size(), 1u);
+  ASSERT_EQ(v[0].mismatches[0].variants.size(), 2u);
+  EXPECT_EQ(v[0].mismatches[0].variants[0].ranks, 3u);
+  EXPECT_EQ(v[0].mismatches[0].variants[1].ranks, 1u);
+  EXPECT_EQ(v[0].mismatches[0].variants[1].examples, std::vector<int>{1});
+}
+
 }  // namespace
 }  // namespace railscope::report
