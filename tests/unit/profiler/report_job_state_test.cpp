@@ -80,6 +80,23 @@ std::vector<std::string> colls(int rank, uint64_t n) {
   return out;
 }
 
+// A rank that completed collectives 0..n-1 and is stuck in the n-th (its coll.hang, then the
+// incomplete record written at finalize).
+std::vector<std::string> stuck_in(int rank, uint64_t n, uint64_t count = kCount) {
+  std::vector<std::string> out = colls(rank, n);
+  out.push_back(hang(rank, n, count));
+  out.push_back(coll(rank, n, false, count));
+  return out;
+}
+
+// The finding is about `rank` on `host`, at collective #ord.
+void expect_names(const DiagRow& d, int rank, const std::string& host, uint64_t ord) {
+  EXPECT_EQ(d.rank, rank);
+  EXPECT_EQ(d.host, host);
+  ASSERT_TRUE(d.ord);
+  EXPECT_EQ(*d.ord, ord);
+}
+
 struct Read {
   Report report;
   std::string text;
@@ -109,21 +126,13 @@ size_t job_findings_in(const Report& r) {
 TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
   JobDir dir("rs-job-hung");
   // Ranks 0, 1, 3 entered collective #5 and wait in it; rank 2 (on nodeB) completed #4 and never called #5.
-  for (int r : {0, 1, 3}) {
-    std::vector<std::string> l = colls(r, 5);
-    l.push_back(hang(r, 5));
-    l.push_back(coll(r, 5, false));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  for (int r : {0, 1, 3}) dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 5));
   dir.rank(2, "nodeB", colls(2, 5));
   const Read r = report_of(dir);
 
   const auto absent = findings(r.report, "job.rank_absent");
   ASSERT_EQ(absent.size(), 1u) << r.text;
-  EXPECT_EQ(absent[0]->rank, 2);
-  EXPECT_EQ(absent[0]->host, "nodeB");
-  ASSERT_TRUE(absent[0]->ord);
-  EXPECT_EQ(*absent[0]->ord, 5u);
+  expect_names(*absent[0], 2, "nodeB", 5);
   EXPECT_NE(absent[0]->detail.find("rank 2 (host nodeB, pid 1002) never entered it"), std::string::npos)
       << absent[0]->detail;
   EXPECT_NE(absent[0]->detail.find("3 of 4 ranks wait in AllReduce #5"), std::string::npos)
@@ -144,21 +153,13 @@ TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
 
 TEST(ReportJobState, NamesTheRankThatCalledAnotherCount) {
   JobDir dir("rs-job-mismatch");
-  for (int r = 0; r < 4; ++r) {
-    std::vector<std::string> l = colls(r, 3);
-    // Collective #3: rank 1 passed half the elements (an uneven last batch); everyone waits in it.
-    const uint64_t count = r == 1 ? kCount / 2 : kCount;
-    l.push_back(hang(r, 3, count));
-    l.push_back(coll(r, 3, false, count));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  // Collective #3: rank 1 passed half the elements (an uneven last batch); everyone waits in it.
+  for (int r = 0; r < 4; ++r)
+    dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 3, r == 1 ? kCount / 2 : kCount));
   const Read r = report_of(dir);
   const auto mismatch = findings(r.report, "job.call_mismatch");
   ASSERT_EQ(mismatch.size(), 1u) << r.text;
-  EXPECT_EQ(mismatch[0]->rank, 1);
-  EXPECT_EQ(mismatch[0]->host, "nodeA");
-  ASSERT_TRUE(mismatch[0]->ord);
-  EXPECT_EQ(*mismatch[0]->ord, 3u);
+  expect_names(*mismatch[0], 1, "nodeA", 3);
   EXPECT_NE(
       mismatch[0]->detail.find(fmt::format("1 rank 1 called AllReduce count {} ncclFloat32", kCount / 2)),
       std::string::npos)
