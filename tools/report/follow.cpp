@@ -135,7 +135,7 @@ FollowState judge(const std::vector<LaneVerdict>& verdicts, uint64_t now_unix_ns
     } else if (!v.missing.empty()) {
       who = fmt::format(
           "rank {} has no profile{}", v.missing.front(),
-          v.missing.size() > 1 ? fmt::format(", nor have {} other ranks", v.missing.size() - 1) : "");
+          v.missing_total > 1 ? fmt::format(", nor have {} other ranks", v.missing_total - 1) : "");
     } else {
       who = "every rank entered it (see the coll.hang diagnoses for what they wait on)";
     }

@@ -164,9 +164,13 @@ std::vector<LaneVerdict> JobState::verdicts() const {
           v.waiting_since_ns = p.waiting_since_ns;
       }
     }
-    for (int r = 0; r < l.nranks; ++r)
+    uint64_t seen_in_range = 0;
+    for (const auto& [r, p] : l.ranks) seen_in_range += r >= 0 && r < l.nranks ? 1 : 0;
+    v.missing_total = static_cast<uint64_t>(std::max(l.nranks, 0)) - seen_in_range;
+    for (int r = 0; r < l.nranks && v.missing.size() < std::min<uint64_t>(kMissingListed, v.missing_total);
+         ++r)
       if (!l.ranks.contains(r)) v.missing.push_back(r);
-    v.finished = all_finished && v.missing.empty();
+    v.finished = all_finished && v.missing_total == 0;
     v.mismatches = l.mismatches;
     v.mismatches_total = l.mismatches_total;
     for (const auto& [index, variants] : l.recent) {
@@ -244,7 +248,7 @@ std::vector<DiagRow> job_findings(const std::vector<LaneVerdict>& verdicts, uint
       std::vector<int> shown(v.missing.begin(), v.missing.begin() + std::min(v.missing.size(), kNamed));
       add(v, "job.rank_no_profile",
           fmt::format("{} has {} ranks; no record of ranks {} ({} of {}) in the profiles given{}", comm,
-                      l.nranks, rank_list(shown, v.missing.size()), v.missing.size(), l.nranks,
+                      l.nranks, rank_list(shown, v.missing_total), v.missing_total, l.nranks,
                       v.hang ? ": a rank the others wait for" : ""),
           shown.front(), "");
     }

@@ -73,6 +73,7 @@ struct Lane {
 inline constexpr size_t kRecentCalls = 65536;
 inline constexpr size_t kMismatchesKept = 16;
 inline constexpr size_t kExampleRanks = 4;
+inline constexpr size_t kMissingListed = 64;
 
 // What a lane's state means; the verdict of `railscope report` and of each `--follow` pass.
 struct LaneVerdict {
@@ -84,8 +85,11 @@ struct LaneVerdict {
   size_t completed_frontier = 0;
   uint64_t waiting_since_ns = 0;            // the earliest entry of a waiting rank (0 unknown)
   std::vector<const RankProgress*> behind;  // ranks that never entered the frontier, by rank
-  std::vector<int> missing;                 // ranks in [0, nranks) with no record at all
-  std::vector<CallMismatch> mismatches;     // the first kMismatchesKept places where ranks' calls differ
+  // Ranks in [0, nranks) with no record at all: the first kMissingListed, and how many in all (a
+  // record's nranks is not trusted to size anything).
+  std::vector<int> missing;
+  uint64_t missing_total = 0;
+  std::vector<CallMismatch> mismatches;  // the first kMismatchesKept places where ranks' calls differ
   size_t mismatches_total = 0;
   bool hang = false;      // ranks wait in the frontier while others never entered it or none is missing
   bool finished = false;  // every rank finalized and none is missing

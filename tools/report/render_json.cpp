@@ -38,6 +38,7 @@ nlohmann::json job_json(const std::vector<LaneVerdict>& verdicts) {
                      {"waiting_since_unix_ns", v.waiting_since_ns},
                      {"behind", behind},
                      {"missing", v.missing},
+                     {"missing_total", v.missing_total},
                      {"mismatches", v.mismatches_total},
                      {"stuck", v.hang},
                      {"finished", v.finished},

@@ -56,7 +56,7 @@ std::string job_section(const Report& r) {
     if (v.behind.size() > kShown)
       out += fmt::format("    … {} more ranks behind (see --json)\n", v.behind.size() - kShown);
     if (!v.missing.empty())
-      out += fmt::format("    no profile: {} ranks (see the diagnoses)\n", v.missing.size());
+      out += fmt::format("    no profile: {} ranks (see the diagnoses)\n", v.missing_total);
   }
   if (!r.clocks.reference.empty()) {
     out += fmt::format(

@@ -288,5 +288,20 @@ TEST(ReportJobState, StuckRankCountsOnceWhateverTheOrderOfItsRecords) {
   EXPECT_EQ(v[0].mismatches[0].variants[1].examples, std::vector<int>{1});
 }
 
+// A record's rank count sizes nothing: a file claiming 2^31 - 1 ranks is read at once, naming the
+// first ranks without a profile and counting the others.
+TEST(ReportJobState, AHugeRankCountIsCountedNotListed) {
+  JobDir dir("rs-job-huge");
+  dir.rank(0, "nodeA", {coll(0, 0, true, kCount, 2147483647)});
+  const Read r = report_of(dir);
+  const nlohmann::json& lane = r.json.at("job")[0];
+  EXPECT_EQ(lane.at("missing_total"), 2147483646u);
+  EXPECT_EQ(lane.at("missing").size(), kMissingListed);
+  EXPECT_EQ(lane.at("missing")[0], 1);
+  const auto none = findings(r.report, "job.rank_no_profile");
+  ASSERT_EQ(none.size(), 1u) << r.text;
+  EXPECT_NE(none[0]->detail.find("(2147483646 of 2147483647)"), std::string::npos) << none[0]->detail;
+}
+
 }  // namespace
 }  // namespace railscope::report
