@@ -419,6 +419,26 @@ constexpr Entry kEntries[] = {
     {"coll.hang", S::Error, "Collective hang",
      "a collective has been in flight longer than RAILSCOPE_HANG_SECONDS",
      "See which peers/channels are still waiting; check those ranks' logs and links"},
+    // --- the whole job, from every rank's profile (`railscope report`, docs/profiler.md "A hung job")
+    {"job.rank_absent", S::Error, "A rank never entered the collective the others wait in",
+     "the other ranks of the communicator entered a collective this rank never called: it is stuck or busy "
+     "elsewhere (a data loader, a checkpoint, another communicator's collective, a rank-dependent branch "
+     "that skipped the call), or its process died",
+     "Look at that rank's process on its host: its stack (`py-spy dump --pid PID`, or `gdb -p PID`), its log "
+     "(an exception, an out-of-memory kill), and whether its code calls the same collectives in the same "
+     "order as the other ranks"},
+    {"job.call_mismatch", S::Error, "Ranks called different collectives at the same place",
+     "at the same position in a communicator's order of collectives, ranks called a different op, element "
+     "count or datatype: NCCL requires every rank to call the same collective with the same count and type, "
+     "and a mismatch hangs the job or corrupts its data",
+     "Make every rank call the same op with the same count and datatype in the same order: check tensor "
+     "shapes that depend on the rank (an uneven last batch, padding), and rank-dependent branches around "
+     "collectives"},
+    {"job.rank_no_profile", S::Warning, "No profile of some ranks",
+     "the communicator has ranks of which no profile holds any record: their node's profile directory was "
+     "not collected, or the process died before it wrote one",
+     "Collect RAILSCOPE_PROFILE_DIR of every node of the job; if those ranks' processes died, read their "
+     "logs (an out-of-memory kill, a signal)"},
     {"coll.slow", S::Warning, "Slow collectives",
      "bus bandwidth stayed well below what this communicator's shape and ports lead to expect for "
      "consecutive operations; the process knows no cause",

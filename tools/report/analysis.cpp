@@ -1,5 +1,6 @@
 #include "tools/report/analysis.h"
 
+#include "plugin/profiler/core/bandwidth.h"
 #include "tools/report/rail_rates.h"
 
 #include <fmt/format.h>
@@ -19,21 +20,55 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(idx, v.size() - 1)];
 }
 
+namespace {
+
+// The ranks of each communicator in the input when they are exactly 0..n-1 with n >= 2: its rank
+// count for records that do not carry one (ABI v1..v3). Otherwise absent: the input may hold only
+// some of its ranks.
+std::map<std::string, int> nranks_in_input(const std::vector<CollRow>& colls) {
+  std::map<std::string, std::set<int>> ranks;
+  for (const CollRow& c : colls)
+    if (!c.p2p && c.nranks <= 0 && c.rank >= 0) ranks[c.comm].insert(c.rank);
+  std::map<std::string, int> out;
+  for (const auto& [comm, set] : ranks)
+    if (set.size() >= 2 && *set.rbegin() == static_cast<int>(set.size()) - 1)
+      out[comm] = static_cast<int>(set.size());
+  return out;
+}
+
+}  // namespace
+
 std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
   struct Acc {
     std::vector<double> time, busbw, algbw;
     std::map<int, std::vector<double>> per_rank, per_rank_time;
+    bool nranks_from_input = false;
+    bool busbw_unknown = false;
   };
+  const std::map<std::string, int> input_nranks = nranks_in_input(colls);
   std::map<std::tuple<std::string, int, uint64_t, std::string, std::string>, Acc> acc;
   std::map<std::tuple<std::string, int, uint64_t, std::string, std::string>, uint64_t> counts;
   for (const CollRow& c : colls) {
     if (!c.complete || !c.time_us) continue;
-    const auto key = std::make_tuple(c.op, c.nranks, c.bytes, c.dtype, c.redop);
+    int nranks = c.nranks;
+    std::optional<double> busbw = c.busbw_gbs;
+    bool from_input = false;
+    if (nranks <= 0)
+      if (auto it = input_nranks.find(c.comm); it != input_nranks.end()) {
+        nranks = it->second;
+        from_input = true;
+      }
+    if (!busbw && c.algbw_gbs)
+      if (auto f = profiler::busbw_factor(profiler::op_from_name(c.op.c_str()), nranks))
+        busbw = *c.algbw_gbs * *f;
+    const auto key = std::make_tuple(c.op, nranks, c.bytes, c.dtype, c.redop);
     Acc& a = acc[key];
     counts[key] = c.count;
+    a.nranks_from_input = a.nranks_from_input || from_input;
+    a.busbw_unknown = a.busbw_unknown || !busbw;
     a.time.push_back(*c.time_us);
     a.algbw.push_back(c.algbw_gbs.value_or(0.0));
-    const double bw = c.busbw_gbs.value_or(c.algbw_gbs.value_or(0.0));
+    const double bw = busbw.value_or(0.0);
     a.busbw.push_back(bw);
     a.per_rank[c.rank].push_back(bw);
     a.per_rank_time[c.rank].push_back(*c.time_us);
@@ -47,6 +82,8 @@ std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
     r.dtype = std::get<3>(key);
     r.redop = std::get<4>(key);
     r.count = counts[key];
+    r.nranks_from_input = a.nranks_from_input;
+    r.has_busbw = !a.busbw_unknown;
     r.records = a.time.size();
     r.ranks = a.per_rank.size();
     r.time_p50_us = percentile(a.time, 50);
@@ -78,10 +115,15 @@ namespace {
 // Collectives of the same communicator, op and sequence number seen on several ranks.
 using GroupKey = std::tuple<std::string, std::string, uint64_t>;
 
-void stragglers(const std::vector<CollRow>& colls, Report& out) {
+void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks, Report& out) {
   std::map<GroupKey, std::vector<const CollRow*>> groups;
   for (const CollRow& c : colls)
     if (!c.p2p && c.start_unix_ns != 0) groups[{c.comm, c.op, c.seq}].push_back(&c);
+  // Start times on the reference host's clock.
+  auto start = [&](const CollRow* r) {
+    const int64_t off = r->file < clocks.per_file.size() ? clocks.per_file[r->file] : 0;
+    return static_cast<double>(r->start_unix_ns) - static_cast<double>(off);
+  };
   struct Acc {
     size_t last = 0, ops = 0;
     double late_sum = 0, late_max = 0;
@@ -93,19 +135,18 @@ void stragglers(const std::vector<CollRow>& colls, Report& out) {
     for (const CollRow* r : rows) ranks.insert(r->rank);
     if (ranks.size() < 2) continue;
     std::vector<double> starts;
-    for (const CollRow* r : rows) starts.push_back(static_cast<double>(r->start_unix_ns));
+    for (const CollRow* r : rows) starts.push_back(start(r));
     const double median = percentile(starts, 50);
-    const CollRow* last = *std::max_element(rows.begin(), rows.end(), [](const CollRow* a, const CollRow* b) {
-      return a->start_unix_ns < b->start_unix_ns;
-    });
+    const CollRow* last = *std::max_element(
+        rows.begin(), rows.end(), [&](const CollRow* a, const CollRow* b) { return start(a) < start(b); });
     std::map<int, double> lateness;
     uint64_t first = UINT64_MAX;
     for (const CollRow* r : rows) {
       per_rank[r->rank].ops++;
-      lateness[r->rank] = (static_cast<double>(r->start_unix_ns) - median) / 1e3;
+      lateness[r->rank] = (start(r) - median) / 1e3;
       first = std::min(first, r->start_unix_ns);
     }
-    const double late_us = (static_cast<double>(last->start_unix_ns) - median) / 1e3;
+    const double late_us = (start(last) - median) / 1e3;
     if (late_us > 0) {
       Acc& a = per_rank[last->rank];
       a.last++;
@@ -252,10 +293,19 @@ Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   out.dropped_events = run.dropped_events;
   out.tags = run.tags;
   out.sizes = size_table(run.colls);
-  stragglers(run.colls, out);
+  out.clocks = align_clocks(run);
+  stragglers(run.colls, out.clocks, out);
   wait_matrix(run.colls, out);
   fabric(run, out);
   out.diags = run.diags;
+  auto job = std::make_shared<JobState>();
+  job->add(run);
+  out.job_verdicts = job->verdicts();
+  out.job = std::move(job);
+  uint64_t last_ns = 0;  // the findings' time: the profiles' latest, so the report of a file is reproducible
+  for (const CollRow& c : run.colls) last_ns = std::max(last_ns, std::max(c.end_unix_ns, c.start_unix_ns));
+  for (const DiagRow& d : run.diags) last_ns = std::max(last_ns, d.unix_ns);
+  for (DiagRow& d : job_findings(out.job_verdicts, last_ns)) out.diags.push_back(std::move(d));
   out.rail_rates = rail_rate_table(run.rail_rates);
   for (DiagRow& d : rail_skew_across_nodes(out.rail_rates)) out.diags.push_back(std::move(d));
   std::sort(out.diags.begin(), out.diags.end(),
@@ -269,7 +319,8 @@ Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
     out.baseline_sizes = size_table(baseline->colls);
     for (SizeRow& r : out.sizes)
       for (const SizeRow& b : out.baseline_sizes)
-        if (b.op == r.op && b.nranks == r.nranks && b.bytes == r.bytes) r.baseline_busbw_p50 = b.busbw_p50;
+        if (b.op == r.op && b.nranks == r.nranks && b.bytes == r.bytes && b.has_busbw)
+          r.baseline_busbw_p50 = b.busbw_p50;
     for (const std::string& p : baseline->problems) out.problems.push_back("baseline: " + p);
   }
   return out;

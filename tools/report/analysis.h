@@ -6,11 +6,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "tools/report/clock_offsets.h"
+#include "tools/report/job_state.h"
 #include "tools/report/profile_reader.h"
 #include "tools/report/rail_rates.h"
 
@@ -18,15 +21,17 @@ namespace railscope::report {
 
 struct SizeRow {
   std::string op;
-  int nranks = 0;      // 0 = unknown (profiles from ABI v1..v3)
-  uint64_t bytes = 0;  // nccl-tests' size
-  uint64_t count = 0;  // nccl-tests' count: elements per rank, as NCCL reports them
-  std::string dtype;   // "ncclFloat32"; "" when the profile does not say
+  int nranks = 0;  // 0 = unknown (profiles from ABI v1..v3 whose input does not tell it either)
+  bool nranks_from_input = false;  // the records had none: the ranks of that communicator in the input
+  uint64_t bytes = 0;              // nccl-tests' size
+  uint64_t count = 0;              // nccl-tests' count: elements per rank, as NCCL reports them
+  std::string dtype;               // "ncclFloat32"; "" when the profile does not say
   std::string redop;   // "" when the profile does not say (NCCL's profiler API has no reduction op)
   size_t records = 0;  // samples: one per rank and collective
   size_t ranks = 0;
   double time_p50_us = 0, time_p99_us = 0;  // time p99: 99 % of samples took at most this
   double algbw_p50 = 0;
+  bool has_busbw = true;  // false: the rank count is unknown, so is busbw (never algbw in its place)
   double busbw_p50 = 0, busbw_p1 = 0;       // busbw p1 (the slow tail): 99 % of samples reach at least this
   double busbw_min = 0, busbw_max = 0;      // per-rank median busbw: lowest and highest rank
   double time_min_us = 0, time_max_us = 0;  // per-rank median time: fastest and slowest rank
@@ -74,6 +79,7 @@ struct Report {
   std::vector<SizeRow> sizes;
   std::vector<StragglerRow> stragglers;
   std::string straggler_summary;  // one line naming the rank that is most often last
+  ClockAlignment clocks;          // offsets taken off the start times before lateness is measured
   std::vector<WaitCell> waits;
   std::string wait_summary;  // one line naming the peer/link waited on most
   Heatmap heatmap;
@@ -90,6 +96,9 @@ struct Report {
   std::vector<std::pair<uint64_t, double>> busbw_in_time;  // (start_unix_ns, busbw GB/s), at most 2000
   // Net stats lines' per-port large-send rates (rail_rates.h); a slow rail is among the diagnoses.
   std::vector<RailRateRow> rail_rates;
+  // The whole job's progress per communicator (job_state.h); its findings are among the diagnoses.
+  std::shared_ptr<const JobState> job;
+  std::vector<LaneVerdict> job_verdicts;
 };
 
 // Percentile by nearest rank on a copy; 0 for an empty input.

@@ -55,6 +55,13 @@ T int_or(const json& j, const char* key, T def) {
   throw BadValue(fmt::format("{} = {} is not an integer in [{}, {}]", key, it->dump(), L::min(), L::max()));
 }
 
+template <typename T>
+std::optional<T> opt_int(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return int_or<T>(j, key, 0);
+}
+
 // A float member in [0, max]; absent, null or not a number: nullopt.
 std::optional<double> opt_double(const json& j, const char* key, double max) {
   auto it = j.find(key);
@@ -81,6 +88,7 @@ CollRow parse_coll(const json& j) {
   r.rank = int_or<int>(j, "rank", -1);
   r.nranks = int_or<int>(j, "nranks", 0);
   r.seq = int_or<uint64_t>(j, "seq", 0);
+  r.ord = opt_int<uint64_t>(j, "ord");
   r.op = string_or(j, "op", "Unknown");
   r.p2p = string_or(j, "type", "") == "p2p";
   r.peer = int_or<int>(j, "peer", -1);
@@ -119,11 +127,16 @@ DiagRow parse_diag(const json& j, const std::string& host) {
   d.comm = string_or(j, "comm", "");
   d.rank = int_or<int>(j, "rank", -1);
   d.op = string_or(j, "op", "");
-  if (auto it = j.find("seq"); it != j.end() && it->is_number()) d.seq = int_or<uint64_t>(j, "seq", 0);
+  d.seq = opt_int<uint64_t>(j, "seq");
   d.detail = string_or(j, "detail", "");
   d.fix = string_or(j, "fix", "");
   d.unix_ns = int_or<uint64_t>(j, "unix_ns", 0);
   d.host = host;
+  d.ord = opt_int<uint64_t>(j, "ord");
+  d.count = int_or<uint64_t>(j, "count", 0);
+  d.dtype = string_or(j, "dtype", "");
+  d.bytes = int_or<uint64_t>(j, "bytes", 0);
+  d.start_unix_ns = int_or<uint64_t>(j, "start_unix_ns", 0);
   return d;
 }
 
@@ -181,7 +194,8 @@ uint64_t dropped_events(const json& j) {
 }
 
 // What one line adds to `out`; throws BadValue (nothing added) for a number out of range.
-void read_line(const json& j, const std::string& where, std::string& host, ProfileSet& out) {
+void read_line(const json& j, const std::string& where, FileCursor& cur, ProfileSet& out) {
+  std::string& host = cur.host;
   const std::string type = string_or(j, "type", "");
   if (type == "header") {
     const int version = int_or<int>(j, "version", 0);
@@ -192,23 +206,31 @@ void read_line(const json& j, const std::string& where, std::string& host, Profi
           fmt::format("{}: schema version {} is newer than this reader (1); reading the members it knows",
                       where, version));
     host = string_or(j, "hostname", "");
+    cur.pid = int_or<int64_t>(j, "pid", 0);
     out.hosts.push_back(host);
     if (auto tag = string_or(j, "tag", ""); !tag.empty()) out.tags.push_back(tag);
     if (auto net = string_or(j, "net", ""); !net.empty()) out.nets.push_back(net);
     if (auto plugin = string_or(j, "net_plugin", ""); !plugin.empty()) out.net_plugins.push_back(plugin);
   } else if (type == "coll" || type == "p2p") {
     out.colls.push_back(parse_coll(j));
+    out.colls.back().file = cur.index;
   } else if (type == "fabric") {
     parse_fabric(j, host, out.fabric);
   } else if (type == "diag") {
     out.diags.push_back(parse_diag(j, host));
+    out.diags.back().file = cur.index;
   } else if (type.empty() && j.contains("engine")) {
     parse_net_stats(j, out.rail_rates);
   } else if (type == "summary") {
+    out.finished.push_back({string_or(j, "comm", ""), int_or<int>(j, "rank", -1)});
     const uint64_t dropped = dropped_events(j);
     if (__builtin_add_overflow(out.dropped_events, dropped, &out.dropped_events))
       throw BadValue("dropped: the counts of all files add up to more than 2^64");
   }
+}
+
+void skip_line(FileCursor& cur, ProfileSet& out, const std::string& why) {
+  if (cur.skipped++ < kLineProblemsShown) out.problems.push_back(why);
 }
 
 void read_file(const fs::path& path, ProfileSet& out) {
@@ -217,73 +239,103 @@ void read_file(const fs::path& path, ProfileSet& out) {
     out.problems.push_back(fmt::format("{}: cannot open", path.string()));
     return;
   }
-  out.files.push_back(path.string());
-  std::string host;
+  FileCursor cur;
+  cur.index = static_cast<uint32_t>(out.files.size());
+  cur.path = path.string();
+  out.files.push_back(cur.path);
+  out.file_hosts.emplace_back();
+  out.file_pids.push_back(0);
   std::string line;
-  int number = 0;
-  size_t skipped = 0;
-  auto skip = [&](const std::string& why) {
-    if (skipped++ < kLineProblemsShown) out.problems.push_back(why);
-  };
   while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    const std::string where = fmt::format("{}:{}", path.string(), number);
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
-      skip(fmt::format("{}: not a JSON object (skipped)", where));
-      continue;
-    }
-    // A line's records are added only once the whole line has been read.
-    ProfileSet one;
-    std::string line_host = host;
-    try {
-      read_line(j, where, line_host, one);
-    } catch (const BadValue& e) {
-      skip(fmt::format("{}: {} (skipped)", where, e.what()));
-      continue;
-    }
-    host = line_host;
-    for (auto& p : one.problems) out.problems.push_back(std::move(p));
-    for (auto& h : one.hosts) out.hosts.push_back(std::move(h));
-    for (auto& t : one.tags) out.tags.push_back(std::move(t));
-    for (auto& n : one.nets) out.nets.push_back(std::move(n));
-    for (auto& n : one.net_plugins) out.net_plugins.push_back(std::move(n));
-    for (auto& f : one.fabric) out.fabric.push_back(std::move(f));
-    for (auto& c : one.colls) out.colls.push_back(std::move(c));
-    for (auto& d : one.diags) out.diags.push_back(std::move(d));
-    for (auto& r : one.rail_rates) out.rail_rates.push_back(std::move(r));
-    if (__builtin_add_overflow(out.dropped_events, one.dropped_events, &out.dropped_events)) {
-      out.dropped_events = UINT64_MAX;
-      skip(fmt::format("{}: dropped: the counts of all files add up to more than 2^64 (skipped)", where));
-    }
+    // getline stops at the end of the file without a newline only on the last line.
+    if (in.eof())
+      report_torn_line(line, cur, out);
+    else
+      read_profile_line(line, cur, out);
   }
-  if (skipped > kLineProblemsShown)
-    out.problems.push_back(fmt::format("{}: {} lines skipped in all ({} more than listed above)",
-                                       path.string(), skipped, skipped - kLineProblemsShown));
+  if (cur.skipped > kLineProblemsShown)
+    out.problems.push_back(fmt::format("{}: {} lines skipped in all ({} more than listed above)", cur.path,
+                                       cur.skipped, cur.skipped - kLineProblemsShown));
 }
 
 }  // namespace
+
+void read_profile_line(const std::string& line, FileCursor& cur, ProfileSet& out) {
+  ++cur.line;
+  if (line.empty()) return;
+  const std::string where = fmt::format("{}:{}", cur.path, cur.line);
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    skip_line(cur, out, fmt::format("{}: not a JSON object (skipped)", where));
+    return;
+  }
+  // A line's records are added only once the whole line has been read.
+  ProfileSet one;
+  FileCursor line_cur = cur;
+  try {
+    read_line(j, where, line_cur, one);
+  } catch (const BadValue& e) {
+    skip_line(cur, out, fmt::format("{}: {} (skipped)", where, e.what()));
+    return;
+  }
+  cur.host = std::move(line_cur.host);
+  cur.pid = line_cur.pid;
+  if (cur.index < out.files.size()) {
+    out.file_hosts[cur.index] = cur.host;
+    out.file_pids[cur.index] = cur.pid;
+  }
+  for (auto& p : one.problems) out.problems.push_back(std::move(p));
+  for (auto& h : one.hosts) out.hosts.push_back(std::move(h));
+  for (auto& t : one.tags) out.tags.push_back(std::move(t));
+  for (auto& n : one.nets) out.nets.push_back(std::move(n));
+  for (auto& n : one.net_plugins) out.net_plugins.push_back(std::move(n));
+  for (auto& f : one.fabric) out.fabric.push_back(std::move(f));
+  for (auto& c : one.colls) out.colls.push_back(std::move(c));
+  for (auto& d : one.diags) out.diags.push_back(std::move(d));
+  for (auto& r : one.rail_rates) out.rail_rates.push_back(std::move(r));
+  for (auto& f : one.finished) out.finished.push_back(std::move(f));
+  if (__builtin_add_overflow(out.dropped_events, one.dropped_events, &out.dropped_events)) {
+    out.dropped_events = UINT64_MAX;
+    skip_line(cur, out,
+              fmt::format("{}: dropped: the counts of all files add up to more than 2^64 (skipped)", where));
+  }
+}
+
+void report_torn_line(const std::string& line, FileCursor& cur, ProfileSet& out) {
+  // The writer ends every record with a newline: a last line without one was cut short, unless the
+  // record itself is whole (then only the newline is missing).
+  if (line.empty()) return;
+  if (const json j = json::parse(line, nullptr, false); !j.is_discarded() && j.is_object()) {
+    read_profile_line(line, cur, out);
+    return;
+  }
+  ++cur.line;
+  out.problems.push_back(
+      fmt::format("{}:{}: the last line ends mid-record (the process was stopped while writing it); ignored",
+                  cur.path, cur.line));
+}
 
 ProfileSet read_profiles(const std::vector<std::string>& paths) {
   ProfileSet out;
   out.paths = paths;
   for (const std::string& p : paths) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
-      read_file(p, out);
-      continue;
-    }
-    if (!fs::is_directory(p, ec)) throw std::runtime_error(fmt::format("{}: no such file or directory", p));
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(p, ec))
-      if (e.is_regular_file() && e.path().extension() == ".jsonl") files.push_back(e.path());
+    const std::vector<std::string> files = profile_files(p);
     if (files.empty())
       throw std::runtime_error(fmt::format("{}: no railscope profile or net stats file (*.jsonl) in it", p));
-    std::sort(files.begin(), files.end());
     for (const auto& f : files) read_file(f, out);
   }
   return out;
+}
+
+std::vector<std::string> profile_files(const std::string& p) {
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return {p};
+  if (!fs::is_directory(p, ec)) throw std::runtime_error(fmt::format("{}: no such file or directory", p));
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(p, ec))
+    if (e.is_regular_file() && e.path().extension() == ".jsonl") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace railscope::report

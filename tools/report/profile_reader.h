@@ -29,6 +29,9 @@ struct CollRow {
   int rank = -1;
   int nranks = 0;
   uint64_t seq = 0;
+  // The communicator's ordinal over all its collectives (`ord`): the same collective on every rank.
+  // Absent in profiles written before it was recorded, and for p2p.
+  std::optional<uint64_t> ord;
   std::string op;
   bool p2p = false;
   int peer = -1;
@@ -44,6 +47,7 @@ struct CollRow {
   bool complete = true;
   std::string timing;
   std::vector<WaitRow> waits;
+  uint32_t file = 0;  // index into ProfileSet::files (its host and pid)
 };
 
 struct DiagRow {
@@ -57,6 +61,19 @@ struct DiagRow {
   std::string fix;
   uint64_t unix_ns = 0;
   std::string host;
+  // coll.hang: the collective stuck in flight (absent in profiles written before they were recorded).
+  std::optional<uint64_t> ord;
+  uint64_t count = 0;
+  std::string dtype;
+  uint64_t bytes = 0;
+  uint64_t start_unix_ns = 0;
+  uint32_t file = 0;
+};
+
+// A communicator's rank that finalized (its `summary` record).
+struct FinishedRank {
+  std::string comm;
+  int rank = -1;
 };
 
 // One port over one reporting window of a `fabric` record.
@@ -86,6 +103,8 @@ struct RailRateSample {
 
 struct ProfileSet {
   std::vector<std::string> files;
+  std::vector<std::string> file_hosts;  // per file: its header's hostname ("" before the header)
+  std::vector<int64_t> file_pids;       // per file: its header's pid (0 when absent)
   std::vector<std::string> hosts;
   std::vector<std::string> tags;
   std::vector<std::string> nets;         // NCCL_NET of each header, when set
@@ -96,11 +115,32 @@ struct ProfileSet {
   std::vector<DiagRow> diags;
   std::vector<RailRateSample> rail_rates;  // from net stats lines (their files may be given too)
   uint64_t dropped_events = 0;
+  std::vector<FinishedRank> finished;
   std::vector<std::string>
       problems;  // "file:line: why" for the first skipped lines of each file, then a count
 };
 
 // Throws std::runtime_error when a path does not exist or holds no profile file.
 ProfileSet read_profiles(const std::vector<std::string>& paths);
+
+// The profile files a path names: the file itself, or a directory's *.jsonl files in name order (none
+// yet is not an error). Throws std::runtime_error when the path does not exist.
+std::vector<std::string> profile_files(const std::string& path);
+
+// One file read line by line, whole or in pieces as it grows (`railscope report --follow`).
+struct FileCursor {
+  uint32_t index = 0;  // the file's index in ProfileSet::files
+  std::string path;
+  std::string host;  // from the header, once read
+  int64_t pid = 0;
+  int line = 0;
+  size_t skipped = 0;
+};
+
+// Adds the records of one whole line (without its newline) to `out`; a line that is not JSON or
+// holds a number out of range adds nothing and is listed in out.problems (the first few per file).
+void read_profile_line(const std::string& line, FileCursor& cur, ProfileSet& out);
+// The last line of a file that ends without a newline: the writer was stopped while writing it.
+void report_torn_line(const std::string& line, FileCursor& cur, ProfileSet& out);
 
 }  // namespace railscope::report

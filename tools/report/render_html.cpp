@@ -106,12 +106,14 @@ std::string render_html(const Report& r) {
     return s.nranks > 0 ? fmt::format("{} (n = {})", s.op, s.nranks) : s.op;
   };
   for (const SizeRow& s : r.sizes) {
+    if (!s.has_busbw) continue;
     Series& se = run[plot_key(s)];
     se.name = r.has_baseline ? r.run_label + " (busbw p50)" : "busbw p50";
     se.css_class = "run";
     se.points.emplace_back(static_cast<double>(s.bytes), s.busbw_p50);
   }
   for (const SizeRow& s : r.baseline_sizes) {
+    if (!s.has_busbw) continue;
     Series& se = base[plot_key(s)];
     se.name = r.baseline_label + " (busbw p50)";
     se.css_class = "baseline";
@@ -150,14 +152,19 @@ std::string render_html(const Report& r) {
     h += fmt::format(
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td "
         "class=\"l\">{}</td><td>{}</td><td>{}</td>",
-        xml_escape(s.op), s.nranks, s.bytes, s.count, xml_escape(s.dtype.empty() ? "-" : s.dtype),
+        xml_escape(s.op), s.nranks > 0 ? fmt::format("{}{}", s.nranks, s.nranks_from_input ? "*" : "") : "?",
+        s.bytes, s.count, xml_escape(s.dtype.empty() ? "-" : s.dtype),
         xml_escape(s.redop.empty() ? "-" : s.redop), s.records, s.ranks);
     h += fmt::format("<td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}–{:.1f}</td>", s.time_p50_us, s.time_p99_us,
                      s.time_min_us, s.time_max_us);
-    h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>",
-                     s.algbw_p50, s.busbw_p50, s.busbw_p1, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
+    if (s.has_busbw)
+      h +=
+          fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>",
+                      s.algbw_p50, s.busbw_p50, s.busbw_p1, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
+    else
+      h += fmt::format("<td>{:.2f}</td><td>—</td><td>—</td><td>—</td><td>—</td>", s.algbw_p50);
     if (r.has_baseline) {
-      if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
+      if (s.has_busbw && s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
         h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td>", *s.baseline_busbw_p50,
                          s.busbw_p50 / *s.baseline_busbw_p50);
       else

@@ -3,6 +3,51 @@
 #include "tools/report/render.h"
 
 namespace railscope::report {
+namespace {
+
+nlohmann::json call_json(const std::optional<Call>& c) {
+  if (!c) return nullptr;
+  return {{"index", c->index}, {"op", c->op}, {"count", c->count}, {"dtype", c->dtype}, {"seq", c->seq}};
+}
+
+nlohmann::json job_json(const std::vector<LaneVerdict>& verdicts) {
+  using nlohmann::json;
+  json lanes = json::array();
+  for (const LaneVerdict& v : verdicts) {
+    const Lane& l = *v.lane;
+    json ranks = json::array();
+    for (const auto& [rank, p] : l.ranks)
+      ranks.push_back({{"rank", rank},
+                       {"host", p.host},
+                       {"pid", p.pid},
+                       {"entered", call_json(p.entered)},
+                       {"completed", call_json(p.completed)},
+                       {"waiting", p.waiting},
+                       {"finished", p.finished}});
+    json behind = json::array();
+    for (const RankProgress* p : v.behind) behind.push_back(p->rank);
+    lanes.push_back({{"comm", l.comm},
+                     {"keyed_by", l.op.empty() ? "ord" : "seq"},
+                     {"op", l.op},
+                     {"nranks", l.nranks},
+                     {"ranks_seen", v.ranks_seen},
+                     {"frontier", call_json(v.frontier)},
+                     {"at_frontier", v.at_frontier},
+                     {"completed_frontier", v.completed_frontier},
+                     {"waiting", v.waiting},
+                     {"waiting_since_unix_ns", v.waiting_since_ns},
+                     {"behind", behind},
+                     {"missing", v.missing},
+                     {"missing_total", v.missing_total},
+                     {"mismatches", v.mismatches_total},
+                     {"stuck", v.hang},
+                     {"finished", v.finished},
+                     {"ranks", ranks}});
+  }
+  return lanes;
+}
+
+}  // namespace
 
 std::string render_json(const Report& r) {
   using nlohmann::json;
@@ -38,6 +83,10 @@ std::string render_json(const Report& r) {
                 {"busbw_max_gbs", s.busbw_max},
                 {"busbw_max_rank", s.rank_max}};
     if (s.baseline_busbw_p50) row["baseline_busbw_p50_gbs"] = *s.baseline_busbw_p50;
+    row["nranks_from_input"] = s.nranks_from_input;
+    if (!s.has_busbw)
+      for (const char* k : {"busbw_p50_gbs", "busbw_p1_gbs", "busbw_min_gbs", "busbw_max_gbs"})
+        row[k] = nullptr;
     sizes.push_back(row);
   }
   j["sizes"] = sizes;
@@ -50,6 +99,12 @@ std::string render_json(const Report& r) {
                   {"max_late_us", s.max_late_us}});
   j["stragglers"] = st;
   j["straggler_summary"] = r.straggler_summary;
+  json clocks = {{"reference", r.clocks.reference}, {"offsets", json::array()}};
+  for (const HostOffset& o : r.clocks.offsets)
+    clocks["offsets"].push_back(
+        {{"host", o.host}, {"offset_ns", o.offset_ns}, {"collectives", o.collectives}});
+  j["clock_alignment"] = clocks;
+  j["job"] = job_json(r.job_verdicts);
   json waits = json::array();
   for (const WaitCell& w : r.waits)
     waits.push_back(
@@ -62,6 +117,7 @@ std::string render_json(const Report& r) {
                {"op", d.op},    {"detail", d.detail},     {"fix", d.fix},   {"unix_ns", d.unix_ns},
                {"host", d.host}};
     if (d.seq) dj["seq"] = *d.seq;
+    if (d.ord) dj["ord"] = *d.ord;
     diags.push_back(dj);
   }
   j["diagnoses"] = diags;

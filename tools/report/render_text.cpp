@@ -26,6 +26,52 @@ std::string short_type(const std::string& dtype) {
   return dtype.rfind("nccl", 0) == 0 ? dtype.substr(4) : dtype;
 }
 
+// busbw needs the rank count: "—" when it is unknown, never algbw in its place.
+std::string gbs(const SizeRow& s, double v) { return s.has_busbw ? fmt::format("{:.2f}", v) : "—"; }
+
+std::string job_section(const Report& r) {
+  std::string out;
+  for (const LaneVerdict& v : r.job_verdicts) {
+    const Lane& l = *v.lane;
+    const bool by_ord = l.op.empty();
+    if (out.empty())
+      out =
+          "\nJob state per communicator (furthest collective entered by any rank; # = the communicator's "
+          "ordinal over its collectives)\n";
+    out +=
+        fmt::format("  {}{}: {} of {} ranks seen", l.comm, by_ord ? "" : " " + l.op + " (no ordinal: by seq)",
+                    v.ranks_seen, l.nranks > 0 ? std::to_string(l.nranks) : "?");
+    if (v.frontier)
+      out += fmt::format("; furthest {}: entered by {}, completed by {}, waiting in it {}",
+                         describe(*v.frontier, by_ord), v.at_frontier, v.completed_frontier, v.waiting);
+    out += v.finished ? "; finished\n" : (v.hang ? "; STUCK\n" : "\n");
+    constexpr size_t kShown = 8;
+    for (size_t i = 0; i < v.behind.size() && i < kShown; ++i) {
+      const RankProgress& p = *v.behind[i];
+      out +=
+          fmt::format("    behind: rank {} ({} pid {}): last entered {}, last completed {}{}\n", p.rank,
+                      p.host.empty() ? "?" : p.host, p.pid, p.entered ? describe(*p.entered, by_ord) : "-",
+                      p.completed ? describe(*p.completed, by_ord) : "-", p.finished ? " (finalized)" : "");
+    }
+    if (v.behind.size() > kShown)
+      out += fmt::format("    … {} more ranks behind (see --json)\n", v.behind.size() - kShown);
+    if (!v.missing.empty())
+      out += fmt::format("    no profile: {} ranks (see the diagnoses)\n", v.missing_total);
+  }
+  if (!r.clocks.reference.empty()) {
+    out += fmt::format(
+        "\nClock offsets taken off start times before naming stragglers (from collectives' end "
+        "times, vs host {})\n",
+        r.clocks.reference);
+    for (const HostOffset& o : r.clocks.offsets)
+      out += o.collectives > 0 ? fmt::format("  {:<16} {:+.3f} ms ({} collectives)\n", o.host,
+                                             static_cast<double>(o.offset_ns) / 1e6, o.collectives)
+                               : fmt::format("  {:<16} not aligned (no collective shared with {})\n", o.host,
+                                             r.clocks.reference);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Report& r) {
@@ -37,7 +83,8 @@ std::string render_text(const Report& r) {
     out +=
         "\nPer (op, size), in nccl-tests' terms  [size B, count = elements, time us, GB/s; p50 = median; "
         "time p99: 99% of samples took at most this; busbw p1: 99% reached at least this; min/max = "
-        "per-rank medians; redop '-': not in NCCL's profiler events]\n";
+        "per-rank medians; redop '-': not in NCCL's profiler events; n*: the profiles give no rank count, n "
+        "is the ranks of that communicator in the input; busbw '—': rank count unknown]\n";
     out += fmt::format(
         "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>9} {:>15} "
         "{:>15}{}\n",
@@ -47,14 +94,15 @@ std::string render_text(const Report& r) {
                        : std::string());
     for (const SizeRow& s : r.sizes) {
       out += fmt::format(
-          "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9.2f} {:>9.2f} "
+          "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9} {:>9} "
           "{:>15} {:>15}",
-          s.op, s.nranks > 0 ? std::to_string(s.nranks) : "?", s.bytes, s.count, short_type(s.dtype),
-          s.redop.empty() ? "-" : s.redop, s.records, s.ranks, s.time_p50_us, s.time_p99_us, s.algbw_p50,
-          s.busbw_p50, s.busbw_p1, fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min),
-          fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max));
+          s.op, s.nranks > 0 ? fmt::format("{}{}", s.nranks, s.nranks_from_input ? "*" : "") : "?", s.bytes,
+          s.count, short_type(s.dtype), s.redop.empty() ? "-" : s.redop, s.records, s.ranks, s.time_p50_us,
+          s.time_p99_us, s.algbw_p50, gbs(s, s.busbw_p50), gbs(s, s.busbw_p1),
+          s.has_busbw ? fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min) : "—",
+          s.has_busbw ? fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max) : "—");
       if (r.has_baseline) {
-        if (s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
+        if (s.has_busbw && s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
           out += fmt::format("  {:>14.2f}  {:>5.2f}", *s.baseline_busbw_p50,
                              s.busbw_p50 / *s.baseline_busbw_p50);
         else
@@ -66,6 +114,7 @@ std::string render_text(const Report& r) {
       out += fmt::format("  (busbw p50 of {} vs {}: ratio = {} / {})\n", r.run_label, r.baseline_label,
                          r.run_label, r.baseline_label);
   }
+  out += job_section(r);
   if (!r.stragglers.empty()) {
     out += "\nStragglers (who arrives last at each collective)\n";
     if (!r.straggler_summary.empty()) out += "  " + r.straggler_summary + "\n";
@@ -113,7 +162,9 @@ std::string render_text(const Report& r) {
     out += fmt::format("\nDiagnoses ({})\n", r.diags.size());
     for (const DiagRow& d : r.diags)
       out += fmt::format("  [{}] {} rank {}{}: {}. Fix: {}\n", d.id, d.severity, d.rank,
-                         d.op.empty() ? std::string() : fmt::format(" {} seq {}", d.op, d.seq.value_or(0)),
+                         d.op.empty() ? std::string()
+                                      : fmt::format(" {}{}{}", d.op, d.ord ? fmt::format(" #{}", *d.ord) : "",
+                                                    d.seq ? fmt::format(" seq {}", *d.seq) : ""),
                          d.detail, d.fix);
   }
   return out;

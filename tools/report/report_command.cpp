@@ -1,4 +1,5 @@
 // `railscope report DIR... [--json] [--html FILE] [--baseline DIR]`
+// `railscope report --follow DIR... [--interval S] [--hang-after S] [--once]`
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -8,6 +9,7 @@
 
 #include "railscope/core/safe_file.h"
 #include "tools/report/analysis.h"
+#include "tools/report/follow.h"
 #include "tools/report/render.h"
 
 namespace railscope::cli {
@@ -18,6 +20,8 @@ void add_report(CLI::App& app) {
     std::vector<std::string> baseline;
     bool json = false;
     std::string html;
+    bool follow = false;
+    report::FollowOptions watch;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -30,8 +34,36 @@ void add_report(CLI::App& app) {
   cmd->add_option("--baseline", opt->baseline,
                   "Profiles of a baseline run to compare with (e.g. NCCL_NET=IB)");
   cmd->add_flag("--json", opt->json, "Print JSON instead of text tables");
-  cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with SVG plots to FILE");
+  auto* html =
+      cmd->add_option("--html", opt->html, "Also write a self-contained HTML page with SVG plots to FILE");
+  auto* follow =
+      cmd->add_flag("--follow", opt->follow,
+                    "Watch a running job: every --interval s read what was appended, print one line "
+                    "(progressing / waiting / hang / mismatch / finished) and exit 0 when every rank "
+                    "finalized, 3 on a hang, 4 on a mismatch");
+  follow->excludes(html)->excludes("--baseline")->excludes("--json");
+  cmd->add_option("--interval", opt->watch.interval_s, "--follow: seconds between passes (default 10)")
+      ->check(CLI::Range(0.05, 86400.0))
+      ->needs(follow);
+  cmd->add_option("--hang-after", opt->watch.hang_after_s,
+                  "--follow: a collective some ranks wait in for this many seconds is a hang (default 300)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->needs(follow);
+  cmd->add_flag("--once", opt->watch.once, "--follow: one pass, then exit with its status (1: still running)")
+      ->needs(follow);
   cmd->callback([opt] {
+    if (opt->follow) {
+      opt->watch.paths = opt->dirs;
+      int status = 0;
+      try {
+        status = report::follow(opt->watch, stdout, stderr);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "railscope report: %s\n", e.what());
+        throw CLI::RuntimeError(2);
+      }
+      if (status != 0) throw CLI::RuntimeError(status);
+      return;
+    }
     report::ProfileSet run, base;
     try {
       run = report::read_profiles(opt->dirs);

@@ -114,6 +114,9 @@ struct CommState {
   NetPortsSeen net_ports;  // railscope's net plugin: the ports this communicator's connections use
 
   std::atomic<uint64_t> p2p_seq{0};
+  // Every rank calls a communicator's collectives in the same order (NCCL requires it), so the n-th
+  // collective started here is the n-th on every rank: the key that matches one collective across ranks.
+  std::atomic<uint64_t> coll_ord{0};
   std::atomic<uint64_t> pxn_proxy_ops{0};
   std::array<std::atomic<uint64_t>, static_cast<size_t>(DropKind::Count)> dropped{};
 

@@ -77,6 +77,8 @@ void* start_api(const EventDescr& d) {
 }
 
 void* start_coll(CommState* c, const EventDescr& d, bool p2p) {
+  // Counted before the slot is taken: a collective dropped for a full pool still has its place.
+  const uint64_t ord = p2p ? 0 : c->coll_ord.fetch_add(1, kRelaxed);
   CollSlot* s = c->colls.acquire();
   if (s == nullptr) {
     c->drop(p2p ? DropKind::P2p : DropKind::Coll);
@@ -88,6 +90,7 @@ void* start_coll(CommState* c, const EventDescr& d, bool p2p) {
   s->algo = d.algo;
   s->proto = d.proto;
   s->seq = p2p ? c->p2p_seq.fetch_add(1, kRelaxed) : d.seq;
+  s->ord = ord;
   s->count = d.count;
   s->root = d.root;
   s->peer = d.peer;

@@ -91,6 +91,7 @@ struct CollSlot {
   const char* algo = nullptr;
   const char* proto = nullptr;
   uint64_t seq = 0;
+  uint64_t ord = 0;  // collectives only: the communicator's ordinal over all of them
   uint64_t count = 0;
   int root = -1;
   int peer = -1;

@@ -27,6 +27,16 @@ std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now) {
   return out;
 }
 
+StuckColl stuck_coll(const CollSlot& s, uint64_t bytes) {
+  StuckColl out;
+  if (s.h.kind.load(std::memory_order_acquire) == Kind::Coll) out.ord = s.ord;
+  out.count = s.count;
+  out.dtype = s.datatype;
+  out.bytes = bytes;
+  out.start_unix_ns = to_unix_ns(s.start_ns);
+  return out;
+}
+
 std::string hang_detail(const CollSlot& s, uint64_t bytes, int rank, uint64_t now,
                         const std::vector<WaitingOp>& waiting) {
   std::string d =

@@ -13,6 +13,8 @@
 namespace railscope::profiler {
 
 std::vector<WaitingOp> collect_waiting(const CollSlot& s, uint64_t now);
+// The collective itself, as a coll.hang diagnosis records it (docs/profile-format.md).
+StuckColl stuck_coll(const CollSlot& s, uint64_t bytes);
 // The one-line detail of a coll.hang finding.
 std::string hang_detail(const CollSlot& s, uint64_t bytes, int rank, uint64_t now,
                         const std::vector<WaitingOp>& waiting);

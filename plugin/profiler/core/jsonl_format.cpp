@@ -88,7 +88,8 @@ std::string format_record(const CommIdentity& c, const CollRecord& r) {
   if (r.is_p2p)
     out += fmt::format(",\"peer\":{}", r.peer);
   else
-    out += fmt::format(",\"root\":{},\"algo\":{},\"proto\":{}", r.root, str(r.algo), str(r.proto));
+    out += fmt::format(",\"ord\":{},\"root\":{},\"algo\":{},\"proto\":{}", r.ord, r.root, str(r.algo),
+                       str(r.proto));
   out += fmt::format(",\"channels\":{},\"graph\":{}", r.channels,
                      r.graph < 0 ? "null" : (r.graph ? "true" : "false"));
   out += fmt::format(
@@ -118,6 +119,11 @@ std::string format_diag(const diag::Finding& f, const DiagContext& ctx) {
   if (ctx.comm != nullptr)
     out += fmt::format(",\"comm\":\"{}\",\"rank\":{}", comm_hex(ctx.comm->hash), ctx.rank);
   if (!ctx.op.empty()) out += fmt::format(",\"op\":\"{}\",\"seq\":{}", json_escape(ctx.op), ctx.seq);
+  if (const StuckColl* s = ctx.stuck; s != nullptr) {
+    if (s->ord) out += fmt::format(",\"ord\":{}", *s->ord);
+    out += fmt::format(",\"count\":{},\"dtype\":{},\"bytes\":{},\"start_unix_ns\":{}", s->count,
+                       str(s->dtype), s->bytes, s->start_unix_ns);
+  }
   out += fmt::format(",\"detail\":\"{}\",\"fix\":\"{}\",\"unix_ns\":{}", json_escape(f.detail),
                      json_escape(f.effective_fix()), ctx.unix_ns);
   if (ctx.waiting != nullptr) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,16 @@ struct WaitingOp {
   WaitKind meaning = WaitKind::Unknown;  // written as wait_kind_name()
 };
 
+// The collective a coll.hang diagnosis is about, so that a reader can match it across ranks before
+// any of them completes it.
+struct StuckColl {
+  std::optional<uint64_t> ord;  // collectives only (not p2p)
+  uint64_t count = 0;
+  const char* dtype = nullptr;
+  uint64_t bytes = 0;
+  uint64_t start_unix_ns = 0;
+};
+
 struct DiagContext {
   const CommIdentity* comm = nullptr;
   int rank = -1;        // the record's rank (the comm's, or the descriptor's with ABI v1..v3)
@@ -43,6 +54,7 @@ struct DiagContext {
   uint64_t seq = 0;
   uint64_t unix_ns = 0;
   const std::vector<WaitingOp>* waiting = nullptr;
+  const StuckColl* stuck = nullptr;
 };
 
 std::string json_escape(std::string_view s);

@@ -239,6 +239,7 @@ void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
   r.algo = s->algo;
   r.proto = s->proto;
   r.seq = s->seq;
+  r.ord = s->ord;
   r.count = s->count;
   r.root = s->root;
   r.peer = s->peer;
@@ -334,7 +335,8 @@ void Monitor::report_hang_locked(CommState* c, CollSlot* s, uint64_t now) {
   const std::vector<WaitingOp> waiting = collect_waiting(*s, now);
   diag::Finding f = diag::make(
       "coll.hang", hang_detail(*s, bytes, c->ident.rank >= 0 ? c->ident.rank : s->rank, now, waiting));
-  emit_diag_locked(c, f, op_name(s->op), s->seq, &waiting, s->rank);
+  const StuckColl stuck = stuck_coll(*s, bytes);
+  emit_diag_locked(c, f, op_name(s->op), s->seq, &waiting, s->rank, &stuck);
 }
 
 void Monitor::drain_net_errors_locked(CommState* c) {
@@ -351,7 +353,7 @@ void Monitor::drain_net_errors_locked(CommState* c) {
 }
 
 void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string_view op, uint64_t seq,
-                               const std::vector<WaitingOp>* waiting, int rank) {
+                               const std::vector<WaitingOp>* waiting, int rank, const StuckColl* stuck) {
   if (c->ident.rank >= 0 || rank < 0) rank = c->ident.rank;
   DiagContext ctx;
   ctx.comm = &c->ident;
@@ -360,6 +362,7 @@ void Monitor::emit_diag_locked(CommState* c, const diag::Finding& f, std::string
   ctx.seq = seq;
   ctx.unix_ns = to_unix_ns(now_ns());
   ctx.waiting = waiting;
+  ctx.stuck = stuck;
   pending_ += format_diag(f, ctx);
   ++c->monitor.diagnoses;
   ++c->monitor.series.diagnoses[std::string(f.id())];

@@ -59,7 +59,8 @@ class Monitor {
   void report_hang_locked(CommState* c, CollSlot* s, uint64_t now);
   void drain_net_errors_locked(CommState* c);
   void emit_diag_locked(CommState* c, const diag::Finding& f, std::string_view op, uint64_t seq,
-                        const std::vector<WaitingOp>* waiting, int rank = -1);
+                        const std::vector<WaitingOp>* waiting, int rank = -1,
+                        const StuckColl* stuck = nullptr);
   void log_summary_locked(const CommState* c);
   void write_prom_locked();
   void refresh_drops_locked(CommState* c);

@@ -31,6 +31,7 @@ struct CollRecord {
   const char* algo = nullptr;
   const char* proto = nullptr;
   uint64_t seq = 0;
+  uint64_t ord = 0;  // `coll` only
   uint64_t count = 0;
   uint64_t bytes = 0;
   int root = -1;

@@ -72,6 +72,13 @@ TEST(HangWatchdog, NamesOpSeqAndWhatEachPeerWaitsOn) {
     EXPECT_EQ(d.at("op"), "AllReduce");
     EXPECT_EQ(d.at("seq"), 41);
     EXPECT_EQ(d.at("rank"), 2);
+    // What a job-level reader matches across ranks before any of them completes it: the communicator's
+    // first collective, and what was called.
+    EXPECT_EQ(d.value("ord", -1), 0) << d.dump();
+    EXPECT_EQ(d.value("count", 0), 1024) << d.dump();
+    EXPECT_EQ(d.value("dtype", ""), "ncclFloat32") << d.dump();
+    EXPECT_EQ(d.value("bytes", 0), 4096) << d.dump();
+    EXPECT_GT(d.value("start_unix_ns", uint64_t{0}), 0u) << d.dump();
     ASSERT_EQ(d.at("waiting").size(), 2u);
     for (const auto& w : d.at("waiting")) {
       if (w.at("peer") == 3) {
@@ -88,6 +95,8 @@ TEST(HangWatchdog, NamesOpSeqAndWhatEachPeerWaitsOn) {
   // At finalize the stuck collective is written as incomplete; the other one is complete.
   int incomplete = 0;
   for (const auto& c : of_type(all, "coll")) {
+    // The ordinal counts every collective of the communicator in the order it was started.
+    EXPECT_EQ(c.value("ord", -1), c.at("op") == "AllReduce" ? 0 : 1) << c.dump();
     if (c.at("complete").get<bool>()) continue;
     ++incomplete;
     // The wait still in progress is counted: > 1 s on the peer (peer 3) and on the network (peer 5).

@@ -79,8 +79,11 @@ TEST(ReportTerms, EmptySectionsAreNotShown) {
     EXPECT_EQ(html.find(absent), std::string::npos) << absent;
   EXPECT_NE(html.find("<h2>Diagnoses (1)"), std::string::npos);
 
-  ProfileSet one_rank;  // no straggler (one rank), no waits, no diagnosis
+  // No straggler (one rank), no waits, no diagnosis: a communicator of one rank, so none lacks a
+  // profile (job.rank_no_profile).
+  ProfileSet one_rank;
   one_rank.colls.push_back(sample(0, 10, 100));
+  one_rank.colls.back().nranks = 1;
   const Report b = analyse(one_rank, nullptr);
   const std::string text_b = render_text(b), html_b = render_html(b);
   EXPECT_EQ(text_b.find("Diagnoses"), std::string::npos) << text_b;
