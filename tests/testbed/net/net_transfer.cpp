@@ -100,10 +100,18 @@ void fill(std::vector<uint8_t>& buf, size_t n, uint64_t seed) {
 }
 
 // A stand-in for NCCL's profiler callback: counts the plugin's QP events and checks the descriptor.
-std::atomic<int> g_prof_start{0}, g_prof_stop{0}, g_prof_bad{0};
+// railscope's port announcements (RailscopeNetPort_v1, once per lane of a connection) are counted apart.
+std::atomic<int> g_prof_start{0}, g_prof_stop{0}, g_prof_bad{0}, g_prof_ports{0};
 int g_prof_token = 0;
 ncclResult_t count_events(void** eh, int type, void* phandle, int64_t plugin_id, void* ext) {
-  if (type == ncclProfilerNetEventStart) {
+  if (type == ncclProfilerNetEventStart && plugin_id == railscope::nccl::kNetRailscopePluginId) {
+    const auto* d = static_cast<const railscope::nccl::RailscopeNetPort_v1*>(ext);
+    const bool ok = phandle == &g_prof_token && d != nullptr &&
+                    d->type == railscope::nccl::kRailscopeNetPort && d->device[0] != '\0' && d->port > 0;
+    if (!ok) ++g_prof_bad;
+    ++g_prof_ports;
+    *eh = nullptr;  // started and stopped at once: no stop is expected for it
+  } else if (type == ncclProfilerNetEventStart) {
     auto* d = static_cast<const ncclProfilerNetIbDescr_v1_t*>(ext);
     bool ok = phandle == &g_prof_token && plugin_id == (NCCL_PROFILER_NET_TYPE_IB | 1) && d != nullptr &&
               d->type == ncclProfileQp && d->qp.qpNum > 0;
@@ -577,6 +585,7 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     int tag = 3;
     void* ph = &g_prof_token;
     int before = g_prof_start;
+    int ports_before = g_prof_ports;
     if (post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, &ph, &rreq); }, &rreq,
                    "irecv") &&
         post_until([&] { return net.t->isend(sc, sbuf.data(), 1000, 3, smr, ph, &sreq); }, &sreq, "isend")) {
@@ -586,6 +595,11 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
     CHECK(g_prof_start - before == 2 && g_prof_start == g_prof_stop && g_prof_bad == 0,
           "profiler events: %d starts (%d new), %d stops, %d bad", g_prof_start.load(), g_prof_start - before,
           g_prof_stop.load(), g_prof_bad.load());
+    // Each end names its ports once, at its first profiled request: one lane per end, or the two lanes
+    // of the virtual device's sender and the receiver's one.
+    const int want_ports = vdevice ? 3 : 2;
+    CHECK(g_prof_ports - ports_before == want_ports, "port announcements: %d new, expected %d",
+          g_prof_ports - ports_before, want_ports);
   }
   std::printf("loopback transfers done (%d failures)\n", g_failures);
   CHECK(net.t->deregMr(sc, sub) == ncclSuccess, "deregMr sub");
