@@ -9,6 +9,7 @@ BUILD_PKGS=(
   libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libssl-dev  # libcrypto: HMAC-SHA256 of `railscope preflight`'s frames (the CLI only, not the plugins)
+  libmunge-dev  # munge.h: `railscope preflight` authenticated by MUNGE under Slurm (libmunge is dlopened)
   valgrind python3
   chromium  # headless check of `railscope report --html` pages (tests/abi/profiler)
   prometheus  # promtool: `promtool check metrics` on the profiler's textfiles (tests/abi/profiler)

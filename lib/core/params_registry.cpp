@@ -45,6 +45,9 @@ constexpr Spec kSpecs[] = {
      "The job's secret for `railscope preflight` (16..4096 bytes, the same on every rank; --token-file "
      "FILE overrides): every frame of the rendezvous is authenticated with it; unset and no --token-file: "
      "the run is unauthenticated and rank 0 listens on loopback only unless --unauthenticated"},
+    {"RAILSCOPE_MUNGE_SOCKET", T::Path, "", 0, 0, "preflight",
+     "MUNGE's socket for `railscope preflight` under Slurm without a token (empty: libmunge's default, "
+     "/run/munge/munge.socket.2)"},
     // Shared with lib/node (same name, default and meaning): keep one entry when merging.
     {"RAILSCOPE_SYSFS_ROOT", T::Path, "/sys", 0, 0, "all",
      "Root of the sysfs tree lib/node reads for devices, ports, GIDs, speeds, netdev MTUs and port "

@@ -4,7 +4,8 @@
 //
 // Input: byte 0 picks the reader (low 3 bits, modulo 6), the mode (bit 3: no job secret) and a tampering
 // (bits 4-7 not 0: one bit of the sealed frame flipped, at (byte 1 * 256 + byte 2) modulo its size); byte 1
-// is the step expected, byte 2 the most results expected (0..64); the rest is a frame's payload. Readers 0-3:
+// is the step expected (its bit 7 also: with a secret, the key from rank 1's credential, as under MUNGE,
+// not from a token), byte 2 the most results expected (0..64); the rest is a frame's payload. Readers 0-3:
 // the payload is sealed by the sending end of a connection whose hellos were exchanged, opened by the
 // receiving end (tampered or not) and parsed as the command parses it (json::parse without exceptions):
 //   0  node_report_from_json, then the verdict rank 0 builds from the report: decide() with it as ranks 0
@@ -22,6 +23,7 @@
 
 #include <array>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -110,12 +112,32 @@ std::optional<rp::JobKey> job_key(bool authenticated) {
   return key;
 }
 
+// A stand-in for MUNGE (job_credentials.h): a credential is its payload, vouched for this user; what
+// the fuzzer reaches is what rank 0 does with a credential's payload.
+class EchoCredentials final : public rp::CredentialService {
+ public:
+  const char* name() const override { return "munge"; }
+  unsigned uid() const override { return 1000; }
+  std::optional<std::string> seal(std::string_view payload, std::string*) const override {
+    return std::string(payload);
+  }
+  std::optional<rp::OpenedCredential> open(std::string_view c, std::string*) const override {
+    return rp::OpenedCredential{std::string(c), 1000};
+  }
+};
+
+rp::JobSecret job_secret(bool authenticated, bool credentials) {
+  if (!authenticated || !credentials) return job_key(authenticated);
+  static const auto service = std::make_shared<EchoCredentials>();
+  return rp::JobSecret(service, "fuzz-job");
+}
+
 // Rank 0's and rank 1's ends of one connection, hellos exchanged.
 struct Connection {
   rp::FrameAuth rank0, rank1;
-  explicit Connection(bool authenticated)
-      : rank0(job_key(authenticated), true, -1, nonce(0xa0)),
-        rank1(job_key(authenticated), false, 1, nonce(0x51)) {
+  Connection(bool authenticated, bool credentials)
+      : rank0(job_secret(authenticated, credentials), true, -1, nonce(0xa0)),
+        rank1(job_secret(authenticated, credentials), false, 1, nonce(0x51)) {
     std::string error;
     RS_FUZZ_CHECK(open(rank1, rank0.seal(rp::FrameType::Hello, {}), &error), "rank 0's hello: %s",
                   error.c_str());
@@ -148,11 +170,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t max = in.u8() % 65;
   const auto rest = in.bytes(in.remaining());
   const std::string_view bytes(reinterpret_cast<const char*>(rest.data()), rest.size());
-  Connection c(authenticated);
+  const bool credentials = (step & 0x80) != 0;  // the key from rank 1's credential, not a token
+  Connection c(authenticated, credentials);
   std::string error;
   std::optional<rp::Frame> frame;
   if (target == 5) {
-    rp::FrameAuth fresh(job_key(authenticated), true, -1, Connection::nonce(1));
+    rp::FrameAuth fresh(job_secret(authenticated, credentials), true, -1, Connection::nonce(1));
     frame = Connection::open(fresh, bytes, &error);
     RS_FUZZ_CHECK(!frame || (frame->type == rp::FrameType::Hello && fresh.handshake_done()),
                   "only a hello opens before the handshake");

@@ -18,6 +18,7 @@
 #include "launch_env.h"
 #include "link_runner.h"
 #include "link_steps.h"
+#include "munge_credentials.h"
 #include "node_summary.h"
 #include "open_files.h"
 #include "railscope/core/params.h"
@@ -40,7 +41,8 @@ struct Options {
   std::string bind;
   std::string token_file;
   bool unauthenticated = false;  // --unauthenticated: no secret, and rank 0 may listen beyond loopback
-  std::optional<JobKey> key;     // the job's, from --token-file or RAILSCOPE_PREFLIGHT_TOKEN
+  JobSecret key;                 // the job's: --token-file, RAILSCOPE_PREFLIGHT_TOKEN, or under Slurm MUNGE
+  std::string no_secret_why;     // why MUNGE was not used under Slurm, for the "unauthenticated" line
   int timeout_s = 60;
   bool json = false;
   std::string html;  // rank 0 writes the HTML page here
@@ -186,10 +188,12 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
                 " is not a loopback address and there is no job secret: give --token-file FILE or "
                 "RAILSCOPE_PREFLIGHT_TOKEN on every rank, or --unauthenticated on a trusted network");
   if (!o.key && l.world > 1)
-    std::fprintf(stderr,
-                 "railscope preflight: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN): this "
-                 "run is unauthenticated, anything that reaches port %u can speak for a rank%s\n",
-                 l.port, loopback_only ? "; listening on loopback only (--unauthenticated: beyond)" : "");
+    std::fprintf(
+        stderr,
+        "railscope preflight: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN%s): this "
+        "run is unauthenticated, anything that reaches port %u can speak for a rank%s\n",
+        o.no_secret_why.c_str(), l.port,
+        loopback_only ? "; listening on loopback only (--unauthenticated: beyond)" : "");
   if (!o.html.empty()) {
     // Found out now rather than after the links: the page's place must be writable.
     std::string why;
@@ -274,6 +278,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   Verdict v =
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
   v.authenticated = o.key.has_value();
+  v.authentication = o.key.kind();
   if (!o.no_links && v.nodes.size() >= 2) {
     std::vector<diag::Finding> lost;
     std::vector<std::vector<int>> lost_ranks;
@@ -311,8 +316,8 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
   if (c && !o.key)
     std::fprintf(stderr,
                  "railscope preflight: rank %d: no job secret (--token-file FILE or "
-                 "RAILSCOPE_PREFLIGHT_TOKEN): this run is unauthenticated\n",
-                 l.rank);
+                 "RAILSCOPE_PREFLIGHT_TOKEN%s): this run is unauthenticated\n",
+                 l.rank, o.no_secret_why.c_str());
   FrameAuth auth(o.key, false, l.rank);
   if (!c || !exchange_hellos(c.get(), auth, deadline, &error) ||
       !send_frame(c.get(), auth, FrameType::Report, wire(to_json(mine)), deadline, &error)) {
@@ -448,6 +453,15 @@ void add_preflight(CLI::App& app) {
       if (!o->key) usage_error("RAILSCOPE_PREFLIGHT_TOKEN: " + error);
     }
     ::unsetenv("RAILSCOPE_PREFLIGHT_TOKEN");  // not inherited by the netbench children
+    // Under Slurm without a token, MUNGE (which Slurm itself authenticates with) vouches for each rank.
+    if (!o->key && !o->unauthenticated)
+      if (const auto job = params::raw("SLURM_JOB_ID"); job && !job->empty()) {
+        const std::string socket = params::raw("RAILSCOPE_MUNGE_SOCKET").value_or("");
+        if (auto munge = open_munge(socket, &error))
+          o->key = JobSecret(std::move(munge), *job);
+        else
+          o->no_secret_why = "; under Slurm MUNGE would do, but " + error;
+      }
     if (o->key && o->unauthenticated)
       usage_error("--unauthenticated and a job secret (--token-file or RAILSCOPE_PREFLIGHT_TOKEN): give one");
     const LaunchResult lr = resolve_launch(env, flags);

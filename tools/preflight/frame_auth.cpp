@@ -19,7 +19,17 @@ namespace {
 
 constexpr std::string_view kKeyLabel = "railscope.preflight/2 job key";
 constexpr std::string_view kTagLabel = "railscope.preflight/2 frame";
-constexpr size_t kHelloBytes = 1 + kNonceBytes;  // mode (1: holds a secret), nonce
+constexpr std::string_view kCredentialLabel = "railscope.preflight/2 connection key\n";
+// Hello: mode, nonce, and from a rank with a credential service its credential.
+constexpr size_t kHelloBytes = 1 + kNonceBytes;
+enum HelloMode : char { kNoSecret = 0, kToken = 1, kCredential = 2 };
+// The credential's payload: label, rank (u32), the rank's hello nonce, the connection's key, job id.
+constexpr size_t kCredentialFixedBytes = kCredentialLabel.size() + 4 + kNonceBytes + 32;
+
+char mode_of(const JobSecret& s) { return s.token ? kToken : s.credentials ? kCredential : kNoSecret; }
+const char* mode_name(char m) {
+  return m == kToken ? "a job token" : m == kCredential ? "launcher credentials (MUNGE)" : "no job secret";
+}
 
 void put32(char* p, uint32_t v) {
   for (int i = 3; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
@@ -108,14 +118,83 @@ std::optional<JobKey> key_from_file(const std::string& path, std::string* error)
   return key;
 }
 
-FrameAuth::FrameAuth(std::optional<JobKey> key, bool at_rank0, int rank)
-    : key_(std::move(key)), at_rank0_(at_rank0), rank_(rank) {
+FrameAuth::FrameAuth(JobSecret secret, bool at_rank0, int rank)
+    : secret_(std::move(secret)), key_(secret_.token), at_rank0_(at_rank0), rank_(rank) {
   ok_ = RAND_bytes(nonce_.data(), static_cast<int>(nonce_.size())) == 1;
+  if (!ok_) error_ = "no random bytes from libcrypto";
+  make_credential();
 }
 
-FrameAuth::FrameAuth(std::optional<JobKey> key, bool at_rank0, int rank,
+FrameAuth::FrameAuth(JobSecret secret, bool at_rank0, int rank,
                      const std::array<unsigned char, kNonceBytes>& nonce)
-    : key_(std::move(key)), at_rank0_(at_rank0), rank_(rank), nonce_(nonce) {}
+    : secret_(std::move(secret)), key_(secret_.token), at_rank0_(at_rank0), rank_(rank), nonce_(nonce) {
+  make_credential();
+}
+
+// At a rank with a credential service: a fresh key for this connection, sealed with the rank and this
+// hello's nonce so that rank 0 takes it for this rank and this connection only.
+void FrameAuth::make_credential() {
+  if (!ok_ || at_rank0_ || !secret_.credentials) return;
+  JobKey k;
+  if (RAND_bytes(k.bytes.data(), static_cast<int>(k.bytes.size())) != 1) {
+    ok_ = false;
+    error_ = "no random bytes from libcrypto";
+    return;
+  }
+  std::string payload(kCredentialLabel);
+  payload.resize(payload.size() + 4);
+  put32(payload.data() + kCredentialLabel.size(), static_cast<uint32_t>(rank_));
+  payload.append(reinterpret_cast<const char*>(nonce_.data()), nonce_.size());
+  payload.append(reinterpret_cast<const char*>(k.bytes.data()), k.bytes.size());
+  payload += secret_.job.substr(0, kMaxJobIdBytes);
+  auto cred = secret_.credentials->seal(payload, &error_);
+  OPENSSL_cleanse(payload.data(), payload.size());
+  if (!cred || cred->empty() || cred->size() > kMaxCredentialBytes) {
+    ok_ = false;
+    if (cred) error_ = "a credential of " + std::to_string(cred->size()) + " bytes";
+    return;
+  }
+  credential_ = std::move(*cred);
+  key_ = k;
+}
+
+// At rank 0: the rank's credential opened by the service, made by this user for this job, for the
+// nonce of the hello that carried it; its key becomes the connection's and its rank binds it.
+bool FrameAuth::open_credential(std::string_view credential,
+                                const std::array<unsigned char, kNonceBytes>& nonce, std::string* error) {
+  std::string why;
+  auto opened = secret_.credentials->open(credential, &why);
+  if (!opened) return *error = "the rank's credential was refused (" + why + ")", false;
+  std::string p = std::move(opened->payload);
+  const auto fail = [&](std::string why_not) {
+    OPENSSL_cleanse(p.data(), p.size());
+    *error = std::move(why_not);
+    return false;
+  };
+  if (opened->uid != secret_.credentials->uid())
+    return fail("the rank's credential was made by uid " + std::to_string(opened->uid) +
+                ", not by this job's user (uid " + std::to_string(secret_.credentials->uid()) + ")");
+  if (p.size() < kCredentialFixedBytes || p.size() > kCredentialFixedBytes + kMaxJobIdBytes ||
+      p.compare(0, kCredentialLabel.size(), kCredentialLabel) != 0)
+    return fail("the rank's credential is not a railscope preflight key");
+  size_t at = kCredentialLabel.size();
+  const uint32_t rank = get32(p, at);
+  at += 4;
+  if (CRYPTO_memcmp(p.data() + at, nonce.data(), nonce.size()) != 0)
+    return fail("the rank's credential was made for another connection (replayed)");
+  at += kNonceBytes;
+  JobKey k;
+  std::memcpy(k.bytes.data(), p.data() + at, k.bytes.size());
+  at += k.bytes.size();
+  const std::string job = p.substr(at);
+  if (job != secret_.job.substr(0, kMaxJobIdBytes))
+    return fail("the rank's credential is for job '" + job + "', not for this job ('" + secret_.job + "')");
+  if (rank < 1 || rank > 0x7fffffff) return fail("the rank's credential names rank " + std::to_string(rank));
+  OPENSSL_cleanse(p.data(), p.size());
+  key_ = k;
+  rank_ = static_cast<int>(rank);
+  return true;
+}
 
 std::string FrameAuth::tag(bool from_rank0, uint64_t seq, std::string_view header,
                            std::string_view payload) const {
@@ -142,15 +221,16 @@ std::string FrameAuth::seal(FrameType type, std::string_view payload) {
   put32(out.data() + 8, static_cast<uint32_t>(rank_ < 0 ? 0 : rank_));
   if (hello) {
     hello_sent_ = true;
-    std::string body(1, authenticated() ? '\x01' : '\x00');
+    std::string body(1, mode_of(secret_));
     body.append(reinterpret_cast<const char*>(nonce_.data()), nonce_.size());
+    body += credential_;
     put32(out.data() + 12, static_cast<uint32_t>(body.size()));
     return out + body;
   }
   put32(out.data() + 12, static_cast<uint32_t>(payload.size()));
   const std::string header = out;
   out += payload;
-  if (authenticated()) {
+  if (key_) {
     const std::string t = tag(at_rank0_, send_seq_, header, payload);
     if (t.size() != kTagBytes) return {};
     out += t;
@@ -174,7 +254,7 @@ std::optional<size_t> FrameAuth::body_size(std::string_view header, std::string*
     return *error = "message of " + std::to_string(length) + " bytes is over the cap of " +
                     std::to_string(kMaxFrame),
            std::nullopt;
-  const bool tagged = authenticated() && static_cast<FrameType>(type) != FrameType::Hello;
+  const bool tagged = key_.has_value() && static_cast<FrameType>(type) != FrameType::Hello;
   return size_t{length} + (tagged ? kTagBytes : 0);
 }
 
@@ -187,27 +267,40 @@ std::optional<Frame> FrameAuth::open(std::string_view header, std::string_view b
   const uint32_t rank = get32(header, 8);
   if (f.type == FrameType::Hello) {
     if (handshake_done()) return *error = "a second hello on one connection", std::nullopt;
-    if (body.size() != kHelloBytes) return *error = "a hello of the wrong size", std::nullopt;
-    const bool peer_has_key = body[0] == '\x01';
-    if (body[0] != '\x00' && !peer_has_key) return *error = "a hello of an unknown mode", std::nullopt;
-    if (peer_has_key && !authenticated())
+    if (body.size() < kHelloBytes) return *error = "a hello of the wrong size", std::nullopt;
+    const char peer_mode = body[0];
+    if (peer_mode != kNoSecret && peer_mode != kToken && peer_mode != kCredential)
+      return *error = "a hello of an unknown mode", std::nullopt;
+    // Only a rank's hello under a credential service carries more: its credential.
+    const size_t extra = body.size() - kHelloBytes;
+    if ((peer_mode == kCredential && at_rank0_) ? extra == 0 || extra > kMaxCredentialBytes : extra != 0)
+      return *error = "a hello of the wrong size", std::nullopt;
+    const char mine = mode_of(secret_);
+    const std::string peer = at_rank0_ ? "the peer" : "rank 0";
+    if (peer_mode != kNoSecret && mine == kNoSecret)
       return *error = std::string(at_rank0_ ? "the rank" : "rank 0") +
                       " holds a job secret and this process has none (give --token-file FILE or set "
-                      "RAILSCOPE_PREFLIGHT_TOKEN, as on the other ranks)",
+                      "RAILSCOPE_PREFLIGHT_TOKEN, as on the other ranks" +
+                      (peer_mode == kCredential ? "; or make MUNGE work on this node" : "") + ")",
              std::nullopt;
-    if (!peer_has_key && authenticated())
-      return *error = std::string(at_rank0_ ? "the peer" : "rank 0") +
-                      " has no job secret (unauthenticated) and this process has one: refused",
+    if (peer_mode == kNoSecret && mine != kNoSecret)
+      return *error = peer + " has no job secret (unauthenticated) and this process has one: refused",
+             std::nullopt;
+    if (peer_mode != mine)
+      return *error = peer + " authenticates with " + mode_name(peer_mode) + " and this process with " +
+                      mode_name(mine) + ": give every rank the same (a token overrides MUNGE)",
              std::nullopt;
     std::array<unsigned char, kNonceBytes> n;
     std::memcpy(n.data(), body.data() + 1, n.size());
+    if (peer_mode == kCredential && at_rank0_ && !open_credential(body.substr(kHelloBytes), n, error))
+      return std::nullopt;
     peer_nonce_ = n;
     f.rank = static_cast<int>(rank > 0x7fffffff ? 0 : rank);
     f.payload.assign(body);
     return f;
   }
   if (!handshake_done()) return *error = "a message before the hello", std::nullopt;
-  const std::string_view payload = body.substr(0, body.size() - (authenticated() ? kTagBytes : 0));
+  const std::string_view payload = body.substr(0, body.size() - (key_ ? kTagBytes : 0));
   // At rank 0 the first sealed frame binds the connection to the rank it claims; the tag covers it.
   const int claimed = rank > 0x7fffffff ? -1 : static_cast<int>(rank);
   if (rank_ >= 0 && claimed != rank_)
@@ -215,7 +308,7 @@ std::optional<Frame> FrameAuth::open(std::string_view header, std::string_view b
                     std::to_string(rank_),
            std::nullopt;
   if (claimed < 0) return *error = "rank " + std::to_string(rank) + " is out of range", std::nullopt;
-  if (authenticated()) {
+  if (key_) {
     const std::string want = tag(!at_rank0_, recv_seq_, header, payload);
     if (want.size() != kTagBytes || CRYPTO_memcmp(want.data(), body.data() + payload.size(), kTagBytes) != 0)
       return *error =

@@ -1,18 +1,23 @@
-// Who may speak at the rendezvous. Every rank of one job holds the job's secret (a token from
-// --token-file or RAILSCOPE_PREFLIGHT_TOKEN); each connection starts with two hellos, each carrying a
-// fresh random nonce, and every later frame carries HMAC-SHA256 under a key derived from the token over
-// (direction, sequence number, both nonces, the frame's header with its rank, the payload). A frame
-// cannot then be forged without the secret, replayed on another connection or later on the same one,
-// reordered, or moved between ranks or directions. Without a secret the frames carry no tag and the run
-// is unauthenticated (rank 0 then listens on loopback unless told otherwise; see command.cpp).
+// Who may speak at the rendezvous. Every rank of one job holds the job's secret: a token from
+// --token-file or RAILSCOPE_PREFLIGHT_TOKEN, or, under a launcher with a credential service (Slurm's
+// MUNGE, job_credentials.h), a fresh key per connection that the rank's hello carries inside a credential
+// only this user can open. Each connection starts with two hellos, each carrying a fresh random nonce,
+// and every later frame carries HMAC-SHA256 under the key over (direction, sequence number, both nonces,
+// the frame's header with its rank, the payload). A frame cannot then be forged without the secret,
+// replayed on another connection or later on the same one, reordered, or moved between ranks or
+// directions. Without a secret the frames carry no tag and the run is unauthenticated (rank 0 then
+// listens on loopback unless told otherwise; see command.cpp).
 // Pure: no sockets (rendezvous.h moves the bytes), so the fuzzer drives the same reader.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "job_credentials.h"
 
 namespace railscope::preflight {
 
@@ -24,6 +29,8 @@ constexpr size_t kNonceBytes = 32;
 constexpr size_t kTagBytes = 32;       // HMAC-SHA256
 constexpr size_t kMinTokenBytes = 16;  // `openssl rand -hex 32` gives 64
 constexpr size_t kMaxTokenBytes = 4096;
+constexpr size_t kMaxCredentialBytes = 4096;  // a MUNGE credential of this payload is about 300
+constexpr size_t kMaxJobIdBytes = 256;
 
 enum class FrameType : uint32_t { Report = 1, Verdict = 2, Step = 3, Results = 4, Hello = 5 };
 
@@ -36,6 +43,26 @@ struct Frame {
 // The key both ends derive from the job's token (HMAC-SHA256 of a fixed label under the token).
 struct JobKey {
   std::array<unsigned char, 32> bytes{};
+};
+
+// What this process authenticates with: a token's key, a credential service, or nothing. Converts from
+// the token's key so that `FrameAuth(key, …)` reads as before.
+struct JobSecret {
+  std::optional<JobKey> token;
+  std::shared_ptr<const CredentialService> credentials;
+  std::string job;  // the launcher's job id, inside each credential: another job's credential is refused
+
+  JobSecret() = default;
+  JobSecret(std::nullopt_t) {}
+  JobSecret(const JobKey& k) : token(k) {}
+  JobSecret(std::optional<JobKey> k) : token(std::move(k)) {}
+  JobSecret(std::shared_ptr<const CredentialService> service, std::string job_id)
+      : credentials(std::move(service)), job(std::move(job_id)) {}
+
+  bool has_value() const { return token.has_value() || credentials != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  // "token", "munge" (the service's name) or "none", for the verdict and errors.
+  const char* kind() const { return token ? "token" : credentials ? credentials->name() : "none"; }
 };
 
 // The token's text with trailing whitespace removed (a file written by `openssl rand -hex 32 > FILE` or
@@ -53,16 +80,17 @@ std::optional<JobKey> key_from_file(const std::string& path, std::string* error)
 // later frame is sealed and opened here.
 class FrameAuth {
  public:
-  // key: the job's (none: unauthenticated). at_rank0: which end this is. rank: at a rank its own; at
-  // rank 0 -1 until the first sealed frame from the peer binds the connection to the rank it claims.
-  // The nonce is fresh from the system's random generator; ok() is false when that failed.
-  FrameAuth(std::optional<JobKey> key, bool at_rank0, int rank);
+  // secret: the job's (none: unauthenticated). at_rank0: which end this is. rank: at a rank its own; at
+  // rank 0 -1 until the peer's credential or first sealed frame binds the connection to its rank.
+  // The nonce (and with a credential service, the connection's key and the credential carrying it) is
+  // made here; ok() is false when that failed, error() says why.
+  FrameAuth(JobSecret secret, bool at_rank0, int rank);
   // For tests and the fuzzer: this end's nonce given.
-  FrameAuth(std::optional<JobKey> key, bool at_rank0, int rank,
-            const std::array<unsigned char, kNonceBytes>& nonce);
+  FrameAuth(JobSecret secret, bool at_rank0, int rank, const std::array<unsigned char, kNonceBytes>& nonce);
 
   bool ok() const { return ok_; }
-  bool authenticated() const { return key_.has_value(); }
+  const std::string& error() const { return error_; }
+  bool authenticated() const { return secret_.has_value(); }
   bool at_rank0() const { return at_rank0_; }
   // The peer's rank (at rank 0: -1 before the first sealed frame), or this rank (at a rank).
   int rank() const { return rank_; }
@@ -82,8 +110,14 @@ class FrameAuth {
 
  private:
   std::string tag(bool from_rank0, uint64_t seq, std::string_view header, std::string_view payload) const;
+  void make_credential();
+  bool open_credential(std::string_view credential, const std::array<unsigned char, kNonceBytes>& nonce,
+                       std::string* error);
 
-  std::optional<JobKey> key_;
+  JobSecret secret_;
+  std::optional<JobKey> key_;  // the token's, or this connection's from the credential
+  std::string credential_;     // at a rank with a credential service: sent in its hello
+  std::string error_;
   bool at_rank0_;
   int rank_;
   bool ok_ = true;

@@ -95,7 +95,7 @@ std::optional<Frame> receive_frame(int fd, FrameAuth& auth, Clock::time_point de
 }
 
 bool exchange_hellos(int fd, FrameAuth& auth, Clock::time_point deadline, std::string* error) {
-  if (!auth.ok()) return *error = "no random nonce from the system", false;
+  if (!auth.ok()) return *error = "cannot start the handshake: " + auth.error(), false;
   const auto mine = [&] { return send_frame(fd, auth, FrameType::Hello, {}, deadline, error); };
   const auto theirs = [&] {
     const auto f = receive_frame(fd, auth, deadline, error);

@@ -135,6 +135,7 @@ nlohmann::json to_json(const Verdict& v) {
           {"world", v.world},
           {"launcher", v.launcher},
           {"authenticated", v.authenticated},
+          {"authentication", v.authentication},
           {"joined", v.nodes.size()},
           {"missing", v.missing},
           {"findings", findings},

@@ -24,7 +24,8 @@ struct Verdict {
   std::vector<diag::Finding> findings;
   std::vector<std::vector<int>> concerns;  // per finding: the ranks it is about (sent to those only)
   int exit_code = 0;
-  bool authenticated = false;  // every rank's frames carried the job secret's tag (frame_auth.h)
+  bool authenticated = false;           // every rank's frames carried the job secret's tag (frame_auth.h)
+  std::string authentication = "none";  // how: "token", "munge" or "none" (JobSecret::kind)
   bool links_measured = false;
   std::vector<LinkMeasurement> links;
   std::vector<RailStats> rails;

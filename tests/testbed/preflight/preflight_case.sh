@@ -15,8 +15,8 @@
 #     slurm_healthy   a private one-node Slurm cluster (slurm_cluster.sh) and `srun -N1 -n2 --multi-prog`:
 #                     rank, world and rank 0's host from Slurm's environment (no launcher flag), text
 #                     report: exit 0, no finding, 4 links measured, every rank prints its line
-# Every case runs with the job's secret, as a cluster should: mpirun passes --token-file (mode 600), the
-# others RAILSCOPE_PREFLIGHT_TOKEN in the environment the launcher hands each rank.
+# Every case runs with the job's secret, as a cluster should: mpirun passes --token-file (mode 600),
+# torchrun-style ranks RAILSCOPE_PREFLIGHT_TOKEN in their environment, srun none (MUNGE vouches).
 set -u
 . "$TESTBED_LIB"
 CLI=$1
@@ -155,16 +155,18 @@ slurm_healthy)
         # SLURM_STEP_NODELIST), so no --rank, --world-size or --rendezvous.
         printf '%s\n' "0 env NCCL_IB_HCA=$HCA_A $CLI preflight ${A[*]} ${LINKS[*]}" \
                        "1 env NCCL_IB_HCA=$HCA_B $CLI preflight ${B[*]} ${LINKS[*]}" > /run/railscope-slurm/tasks.conf
-        # The job's secret in srun's environment, which srun hands every task (--export=ALL).
+        # No token: under Slurm the ranks authenticate with MUNGE, through the cluster's munged (its
+        # socket is private to this cluster, so named; srun hands every task its environment).
         env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT -u PMI_RANK -u OMPI_COMM_WORLD_RANK \
-            RAILSCOPE_PREFLIGHT_TOKEN="$TOKEN" \
+            -u RAILSCOPE_PREFLIGHT_TOKEN RAILSCOPE_MUNGE_SOCKET=/run/railscope-slurm/munge/munge.socket \
             timeout 240 srun -N1 -n2 --output "$OUT/rank%t.out" --error "$OUT/rank%t.err" \
             --multi-prog /run/railscope-slurm/tasks.conf > "$OUT/srun.out" 2> "$OUT/srun.err"
         rc=$?
         t2=$EPOCHREALTIME
         expect "[[ $rc == 0 ]]" "srun: exit 0 (got $rc, $(( (${t2/./} - ${t1/./}) / 1000 )) ms)"
         r0=$OUT/rank0.out
-        expect "grep -q '^railscope preflight — 2 of 2 rank(s) joined (slurm), 2 rail(s)$' '$r0'" "launcher slurm, 2 joined"
+        expect "grep -q '^railscope preflight — 2 of 2 rank(s) joined (slurm), 2 rail(s)$' '$r0'" "launcher slurm, 2 joined, authenticated"
+        expect "! grep -q 'no job secret' '$OUT/rank0.err' '$OUT/rank1.err'" "MUNGE vouched for both ranks (no 'no job secret' line)"
         expect "grep -Eq '^  rank +0 hostA +doctor ok  rxe0:1 ACTIVE .*, rxe2:1 ACTIVE ' '$r0' && grep -Eq '^  rank +1 hostB +doctor ok  rxe1:1 ACTIVE .*, rxe3:1 ACTIVE ' '$r0'" "rank 0 lists both ranks with their rails"
         expect "grep -q '^Links (4 measured)$' '$r0' && [[ \$(grep -Ec '^  rail [01]: 2 link\(s\), median [0-9.e+-]+ GB/s' '$r0') == 2 ]]" "4 links measured, 2 per rail"
         expect "grep -q '^Findings (0)$' '$r0'" "healthy: no finding"
