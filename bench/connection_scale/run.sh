@@ -3,7 +3,7 @@
 # default), railscope's net plugin and, when REF_PLUGIN names one, a reference net plugin (NCCL's IB
 # code, e.g. built from Mellanox/nccl-rdma-sharp-plugins outside this repository) the same way, in one
 # soft-RoCE test-bed boot. Prints one table per plugin (conn_scale.cpp says what each column is).
-# Not a test: TCG numbers mean something only side by side within one boot (docs/testbed.md).
+# Not a test: TCG numbers mean something only side by side within one boot (tests/testbed/README.md).
 # usage: bench/connection_scale/run.sh [BUILD_DIR] [COUNTS]
 #        env: REF_PLUGIN=<path> MEM=10G RAILSCOPE_NET_EAGER_MAX=<bytes, 0: receiver-driven>
 #             BASE_PLUGIN=<another railscope .so, e.g. main's: before/after in one boot>

@@ -1,5 +1,5 @@
-// Rail skew across the processes of a node (issue #15, step 3): every process's ports, as the rail
-// board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
+// Rail skew across the processes of a node (docs/fabric-health.md, step 3): every process's ports, as the
+// rail board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
 // process's. The board holds cumulative totals; NodeRailWindow keeps each writer's totals at the
 // window's start (or when it was first seen in the window) so every port's figures cover the same
 // seconds. Pure: the net plugin's sampler (plugin/net/verbs/fabric_watch.cpp) feeds it; unit-tested
