@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU-machine check for railscope's GPUDirect decisions (issue 4). On a host with an NVIDIA GPU and
+# GPU-machine check for railscope's GPUDirect decisions. On a host with an NVIDIA GPU and
 # driver (e.g. one H200, no RDMA NIC) it builds railscope there and runs the GPUDirect report, which
 # must read the real CUDA driver through dlopen (device, PCI bus id, DMA-BUF attribute) and say
 # "no RDMA NIC" cleanly. Exit 0 = the report is what a GPU host must produce.

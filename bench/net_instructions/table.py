@@ -38,7 +38,7 @@ SIDE_ENTRIES = {
     "send": {"isend": 1, "test": 1},
     "recv": {"irecv": 1, "test": 1},
 }
-TARGET = 0.8  # issue #20: railscope <= 0.8 x the reference's instructions per message
+TARGET = 0.8  # the target: railscope at most 0.8 x the reference's instructions per message
 
 
 def kind_of(who):

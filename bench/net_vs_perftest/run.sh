@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/net_vs_perftest: railscope's net plugin (through `railscope netbench --pair rxe0,rxe1`) side by
 # side with perftest on the soft-RoCE test bed, BOOTS guest boots (default 2), then the ratio table.
-# Not a test: numbers under TCG are only meaningful as ratios within one boot (docs/testbed.md).
+# Not a test: numbers under TCG are only meaningful as ratios within one boot (tests/testbed/README.md).
 # usage: bench/net_vs_perftest/run.sh [BUILD_DIR] [SIZES...]        env: BOOTS=2 OUT=<folder>
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -18,9 +18,9 @@
 #   yields), recorded in the manifest's window column.
 #   PIN_CPUS=0,1: each end on one vCPU, the receiving end (server) on the first, the sender on the second:
 #   netbench --pin-cpus, and taskset for perftest. Unpinned, where the scheduler puts the two processes
-#   decides a run's rate more than the plugin does (docs/net-protocol.md). Recorded in guest-info.txt.
+#   decides a run's rate more than the plugin does (README.md, "Pin the ends"). Recorded in guest-info.txt.
 #   rxe does its packet work in softirqs, on vCPU 0 in this test bed whatever the pinning
-#   (docs/net-protocol.md, "Where 1 and 4 MiB go"): the end on vCPU 0 shares it with the emulated NIC.
+#   (README.md, "Which end shares vCPU 0"): the end on vCPU 0 shares it with the emulated NIC.
 #   PIN_CPUS=1,0 puts the sender there, the end that spins in netbench and in ib_write_bw alike;
 #   PIN_CPUS=0,1 puts the receiver there, which netbench spins and ib_write_bw's server does not.
 #   The softirq ticks of each vCPU over the boot's runs are recorded in guest-info.txt.

@@ -3,7 +3,7 @@
 # boot (guest.sh: railscope and the reference plugin alternating through `railscope netbench --pair`, perftest
 # of the same pass and direction before and after each block), run here, between the two devices named, then
 # the ratio table (ratios.py, one pass where it says boot). For the figures the emulated NIC cannot give
-# (docs/net-protocol.md, "Where issue 20's targets stand"): a NIC's own ib_write_bw and ib_write_lat as the
+# (RESULTS.md beside this script): a NIC's own ib_write_bw and ib_write_lat as the
 # floor, and the two plugins against it.
 # usage: bench/net_vs_reference/host.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
 #        env: DEVS=RECEIVER_DEV,SENDER_DEV (required: two ports that reach each other, `ibv_devinfo` lists them)

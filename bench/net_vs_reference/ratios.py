@@ -8,7 +8,7 @@ boot gives one ratio per cell (the median of its pairs); the table quotes the me
 Latency cells pool all runs of all boots (single runs are bimodal on a loaded host) and divide the medians.
 Variants (railscope[NAME], railscope run again with an environment, guest.sh VARIANTS=) are paired with their
 reference neighbours the same way. Below the medians, each boot's railscope / ib_write_bw and reference /
-ib_write_bw (its median run over the boot's ib_write_bw: issue 20's clause), so the scatter between boots shows.
+ib_write_bw (its median run over the boot's ib_write_bw: what a bandwidth target against perftest is judged by), so the scatter between boots shows.
 Packets: the packets both ports sent during a run (rxe: RoCE packets; a host's NIC: port_xmit_packets), per
 message (warm-up included), where guest.sh recorded them: what each message costs on the wire whatever the host load.
 Bandwidth in MiB/s (perftest's "MB/sec" is 2^20 B/s), latency p50 in microseconds."""
@@ -248,7 +248,7 @@ def main(folders):
                       f"{fmt(vs_rs, 8, 3)}  " + " ".join(f"{p:.3f}" if p else "-" for p in pairs))
     bw_keys = [k for k in keys if k[0] == "bw"]
     if bw_keys:
-        # Issue 20's bandwidth clause is against ib_write_bw of the same boot: each boot's reading, both plugins,
+        # A bandwidth target against perftest is against ib_write_bw of the same boot: each boot's reading, both plugins,
         # so the scatter between boots shows beside the medians above.
         print()
         print("against ib_write_bw of the same boot: median over boots, "

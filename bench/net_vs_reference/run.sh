@@ -3,7 +3,7 @@
 # Mellanox/nccl-rdma-sharp-plugins by build-reference.sh, outside this repository), both driven by the very same
 # `railscope netbench --pair rxe0,rxe1` through NCCL's net ABI, alternating in one soft-RoCE test-bed boot, with
 # perftest of the same boot; BOOTS boots (default 2), then the ratio table (ratios.py).
-# Not a test: under TCG only ratios within one boot mean something (docs/testbed.md).
+# Not a test: under TCG only ratios within one boot mean something (tests/testbed/README.md).
 # usage: bench/net_vs_reference/run.sh [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so
 #        env: BOOTS=2 OUT=<folder> SIZES="64K 1M 4M" WINDOWS="8 32" REPS=2 (railscope/reference pairs per cell)
 #             BW_POLL=spin (netbench --poll of the bandwidth runs: spin, yield or sleep)

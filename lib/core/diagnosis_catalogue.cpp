@@ -336,7 +336,7 @@ constexpr Entry kEntries[] = {
      "Nothing for the job; a port that flaps again needs its cable/optic or switch port looked at"},
 
     // --- tuner, profiler (filled by their issues)
-    // `railscope preflight` (issue #16): the cluster before a job.
+    // `railscope preflight`: the cluster before a job.
     {"preflight.node_missing", S::Error, "Node never joined the preflight",
      "a rank did not connect to rank 0 before --timeout: the process did not start (launcher, container, "
      "node down), cannot resolve or reach rank 0's address, or crashed",
@@ -472,7 +472,7 @@ constexpr Entry kEntries[] = {
      "Free space where RAILSCOPE_PROFILE_DIR points (or point it elsewhere); the profile lacks the records "
      "counted"},
 
-    // --- profiler: the node's rails as the job starts (issue #15; plugin/profiler/core/fabric_sampler.cpp)
+    // --- profiler: the node's rails as the job starts (plugin/profiler/core/fabric_sampler.cpp)
     {"fabric.rail_down", S::Warning, "An RDMA rail is down when the job starts",
      "a port of the node (one NCCL_IB_HCA selects, or one like the active ports) is not ACTIVE: NCCL runs "
      "on the remaining rails, so inter-node bandwidth falls by that port's share",
@@ -483,7 +483,7 @@ constexpr Entry kEntries[] = {
      "node (a bad cable or optic, a port fallen back to fewer lanes, a mismatched switch port)",
      "Reseat or replace the cable/optic and check the switch port's speed settings; compare `ibstat` or "
      "`ethtool <netdev>` with the sibling ports"},
-    // --- net plugin: one rail slower than the others while the job runs (issue #15 step 3;
+    // --- net plugin: one rail slower than the others while the job runs (docs/fabric-health.md, step 3;
     //     include/railscope/node/rail_skew.h, plugin/net/verbs/fabric_watch.cpp) ---
     {"fabric.rail_skew", S::Warning, "One rail is slower than the others",
      "the port's large transfers ran at well under the rate of the other rails (the process's own and, "

@@ -10,7 +10,7 @@
 namespace railscope::node {
 namespace {
 
-// "0.0142 GB/s" or "11.9 GB/s": three significant digits, 10^9 bytes per second (issue #18).
+// "0.0142 GB/s" or "11.9 GB/s": three significant digits, 10^9 bytes per second.
 std::string rate_text(double bytes_per_second) { return fmt::format("{:.3g} GB/s", bytes_per_second / 1e9); }
 
 std::string figures(const RailRate& r) {

@@ -27,7 +27,7 @@ namespace railscope::net {
 // the data path returns and tests costs nothing to build, move or destroy. What a failure needs (its
 // strings, the heap, the copy of a finding) is out of line and marked cold, so that a function that
 // can fail keeps no string temporaries, inlined destructors or their stack frame on its success path
-// (bench/net_instructions: the layers of an idle test() each return a Status).
+// (every layer an idle test() passes returns a Status; bench/net_instructions counts them).
 class Status {
  public:
   ncclResult_t code = ncclSuccess;
@@ -122,8 +122,8 @@ inline ncclResult_t reported_result(const char* fn, const Status& status) {
 // mostly not done yet: the ABI adapter's test() is a tail call into the request's own tester, which
 // the engine set for its kind and protocol, with no engine lookup and no dispatch on the way
 // (bench/net_instructions). The tester returns NCCL's result code, and logs a failure's finding
-// itself (tested_result), so that nothing is left to do once it returns: a Status returned through
-// memory and checked by the caller cost an idle test() 21 of its 144 instructions.
+// itself (tested_result), so that nothing is left to do once it returns: no Status travels back through
+// memory to be checked again by the caller on every idle call.
 // On done, sizes (may be null) receives one int for a send, n ints for a grouped receive.
 using TestFn = ncclResult_t (*)(Request* request, int* done, int* sizes);
 // A tester's result from its protocol's Status.

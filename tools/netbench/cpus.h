@@ -1,6 +1,6 @@
 // Which CPUs the ends of `netbench --pair` run on. Under a small guest (the soft-RoCE test bed: two
 // vCPUs shared by both ends and rxe's kernel work) where the scheduler places the two processes decides
-// the rate a run gets more than the plugin does (docs/net-protocol.md, "Clear-to-sends written ahead");
+// the rate a run gets more than the plugin does (bench/net_vs_reference/README.md, "Pin the ends");
 // --pin-cpus A,B fixes the placement so runs compare plugins.
 #pragma once
 

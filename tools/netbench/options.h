@@ -26,7 +26,7 @@ struct Options {
   uint64_t bytes_per_size = 32ULL << 20;
   // Each size's phases run at least this many timed messages (round trips) and, by a second run of the
   // phase when the first was shorter, at least this long: --bytes-per-size alone left 2 to 8 messages
-  // at 1 to 4 MiB (issue 20). Rows below either minimum are marked.
+  // at 1 to 4 MiB. Rows below either minimum are marked.
   uint32_t min_messages = 16;
   double min_time_s = 0.2;
   uint32_t window = 32;                // receive requests in flight

@@ -70,7 +70,7 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
                         {"lat_round_trips_total", r.lat_round_trips_total}};
     if (r.bytes_per_s > 0) {
       o["bytes_per_s"] = r.bytes_per_s;
-      o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (issue #18's units: GBps bytes, gbit bits)
+      o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (units: GBps bytes, gbit bits)
       o["gbit"] = r.bytes_per_s * 8e-9;  // 10^9 bits/s
     }
     if (r.lat_iters > 0) {

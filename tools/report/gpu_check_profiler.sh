@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiler GPU check (issue 6), meant to be called as a section of tools/gpu-check.sh on a GPU host:
+# Profiler GPU check, meant to be called as a section of tools/gpu-check.sh on a GPU host:
 #   tools/report/gpu_check_profiler.sh BUILD_DIR
 # Two processes share the one GPU, each with its own NCCL_HOSTID so NCCL treats them as two nodes
 # (Socket transport over loopback); they run AllReduce/AllGather/ReduceScatter sweeps 8 B–256 MiB

@@ -1,8 +1,8 @@
-// Rail rates across nodes, after the fact (issue #15, step 3): from the net plugin's stats lines of
-// several nodes (RAILSCOPE_NET_STATS, "rail_rate"), each host's ports' large sends over their busy
-// time, and the rail (port of one name: NIC i on every node of a homogeneous cluster) that runs slower
-// on one node than on the others — judged with node::slow_rail (railscope/node/rail_skew.h), the rule
-// the plugin applies to the rails of one node while the job runs.
+// Rail rates across nodes, after the fact (docs/fabric-health.md, step 3): from the net plugin's stats lines
+// of several nodes (RAILSCOPE_NET_STATS, "rail_rate"), each host's ports' large sends over their busy time,
+// and the rail (port of one name: NIC i on every node of a homogeneous cluster) that runs slower on one node
+// than on the others — judged with node::slow_rail (railscope/node/rail_skew.h), the rule the plugin applies
+// to the rails of one node while the job runs.
 #pragma once
 
 #include <cstdint>

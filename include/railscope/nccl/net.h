@@ -302,7 +302,8 @@ typedef struct {
 
 }  // extern "C"
 
-// --- layouts (x86-64, measured from NCCL 2.28.9 / 2.30 headers; doc §2.1-2.4, §4.6)
+// --- layouts (x86-64): sizes and offsets as NCCL 2.28.9 / 2.30's headers lay these structs out, so that a
+// field moved by an edit here fails the build instead of NCCL's calls
 static_assert(sizeof(void*) == 8, "railscope's ABI declarations assume an LP64 target");
 static_assert(sizeof(ncclNetDeviceHandle_v7_t) == 32);
 static_assert(sizeof(ncclNetVDeviceProps_v9_t) == 20);

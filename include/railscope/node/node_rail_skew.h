@@ -1,5 +1,5 @@
-// Rail skew across the processes of a node (issue #15, step 3): every process's ports, as the rail
-// board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
+// Rail skew across the processes of a node (docs/fabric-health.md, step 3): every process's ports, as the
+// rail board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
 // process's. The board holds cumulative totals; NodeRailWindow keeps each writer's totals at the
 // window's start (or when it was first seen in the window) so every port's figures cover the same
 // seconds. Pure: the net plugin's sampler (plugin/net/verbs/fabric_watch.cpp) feeds it; unit-tested
@@ -32,14 +32,14 @@ inline constexpr uint64_t kNodeRailBusySlackNs = 60'000'000'000;
 
 // Rails of several processes are judged only once each has this much busy time in the window (one
 // process's rails need kRailSkewMinBusyNs): processes start at different times and do not move in
-// lockstep as one process's rails do, so their first second is start-up, not pace. Measured on the
-// soft-RoCE test bed: two healthy processes, one per rail, ended at 0.85x of each other, but 1.2 s into
-// the window one rail showed 0.35x after 0.8 s of busy time (netfabric.rail_skew's healthy twin).
+// lockstep as one process's rails do, so their first second is start-up, not pace: two healthy
+// processes can read far apart early in a window and converge over it (netfabric.rail_skew's healthy
+// twin must stay silent with this bound).
 inline constexpr uint64_t kNodeRailMinBusyNs = 2'000'000'000;
 // Nothing is judged in a window's first seconds, for any rails: the rails of one process, too, start
-// at different moments (a thread or a connection each), and on a loaded host one ran at 0.50x its
-// sibling 1.5 s into the window and 0.83x over the whole run (netfabric.rail_skew's one-process
-// healthy twin). A slow rail is named a few seconds later; a job runs for hours.
+// at different moments (a thread or a connection each), so on a loaded host a healthy rail can trail
+// its sibling by half in its first seconds (netfabric.rail_skew's one-process healthy twin). A slow
+// rail is named a few seconds later; a job runs for hours.
 inline constexpr double kNodeRailMinWindowSeconds = 3.0;
 
 class NodeRailWindow {

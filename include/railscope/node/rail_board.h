@@ -1,4 +1,4 @@
-// The node's rail board (issue #15, rail skew across processes): in a job each GPU's process drives one
+// The node's rail board (rail skew across processes): in a job each GPU's process drives one
 // rail, so no process alone can see one rail slower than the others. The processes of one user on one
 // node publish their ports' large-transfer totals (railscope/node/rail_skew.h) to one small file,
 // /dev/shm/railscope-rails-<uid>[-job-<id>] (the job's id where the scheduler gives one, so two jobs of

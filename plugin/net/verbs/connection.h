@@ -122,8 +122,8 @@ class Connection {
   // drain_cqs(protocol).
   Status poll() { return drain_all_cqs() ? Status::success() : error_; }
   // Drains the CQs from the connection's own protocol: a connection on one lane polls inline, and each
-  // completion goes to the protocol's on_completion by a direct call, with no virtual dispatch
-  // (bench/net_instructions, tenth pass: 35 to 65 instructions a round trip). A connection on one lane
+  // completion goes to the protocol's on_completion by a direct call, with no virtual dispatch (this runs
+  // for every completion of the data path; bench/net_instructions). A connection on one lane
   // is not striped, so its completions need no poll time (take_completions). Returns whether the
   // connection is still healthy (error() says why not): on an idle test() a Status would be pure cost.
   // Several lanes, or a connection already failed: drain_all_cqs(), through the comm's on_completion.

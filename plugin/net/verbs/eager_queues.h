@@ -10,7 +10,7 @@
 // Every queue is thus sized by a count the engine enforces, never by what the peer or NCCL happens to
 // do. rxe (and mlx5) round a queue up to a power of two with one slot spare, so the depths are
 // 2^k - 1: 127 work requests occupy 128 slots where 129 would occupy 256.
-// docs/net-protocol.md "Memory per connection" gives the bytes and the measurements.
+// docs/net-protocol.md "Memory per connection" gives the bytes.
 #pragma once
 
 #include <algorithm>

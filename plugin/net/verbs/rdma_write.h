@@ -1,5 +1,5 @@
 // One RDMA write work request for an RC QP, filled field by field. A value-initialised ibv_send_wr is
-// 128 bytes zeroed (a `rep stos`, 16 instructions and a microcoded start) on every message; most of
+// 128 bytes zeroed (a `rep stos`) on every message; most of
 // them are union members of other opcodes and QP types (UD address, atomics, memory-window binds,
 // TSO), which a provider reads only for those (rdma-core: rxe's convert_send_wr, mlx5's
 // _mlx5_post_send). Every field an RDMA write reads is set here, and the other union members are zeroed

@@ -131,8 +131,8 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
       sizes.lkey = sizes_.mrs[static_cast<size_t>(ql.lane)]->lkey;
       sizes.area_rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
     }
-    // Only the work requests posted are written (zeroing all kMaxRecvs + 1 was ~1.3 KiB per QP and
-    // message, bench/net_instructions).
+    // Only the work requests posted are written: zeroing all kMaxRecvs + 1 would write over a KiB per QP
+    // and message that the provider never reads.
     ibv_send_wr wrs[kMaxRecvs + 1];
     ibv_sge sges[kMaxRecvs + 1];
     qp_writes(std::span(s.reqs, nreqs), std::span(s.cts, nreqs), ql, q, nqps, sizes,

@@ -140,7 +140,7 @@ std::string fabric_trouble(const FabricWindow& w) {
     CounterCategory category;
     const char* what;
   };
-  // The troubleshooting order of issue #15: link, loss, pause, congestion, discards.
+  // The troubleshooting order (docs/fabric-health.md): link, loss, pause, congestion, discards.
   static constexpr Trouble kKinds[] = {{CounterCategory::Link, "link errors"},
                                        {CounterCategory::Loss, "packet loss"},
                                        {CounterCategory::Pause, "PFC pause"},

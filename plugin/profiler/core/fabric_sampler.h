@@ -1,4 +1,4 @@
-// The node's RDMA ports as the profiler watches them while the job runs (issue #15): which ports are
+// The node's RDMA ports as the profiler watches them while the job runs: which ports are
 // sampled (the active ports NCCL_IB_HCA selects), which rails were already down or slower than their
 // siblings when the job started, and per reporting window each port's counter deltas by category. A port
 // is read as the net plugin and `railscope doctor --watch` read it (lib/node port_sampler.h): counters/,

@@ -425,7 +425,7 @@ void Monitor::write_prom_locked() {
   }
 }
 
-// Sampling the node's ports (issue #15) happens here, on the monitor thread: a few dozen sysfs reads per
+// Sampling the node's ports happens here, on the monitor thread: a few dozen sysfs reads per
 // port and window, never on NCCL's threads.
 void Monitor::start_fabric_locked() {
   rails_reported_ = false;

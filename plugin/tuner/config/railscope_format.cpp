@@ -3,7 +3,7 @@
 //           [algo=A] [proto=P] [channels=N] [chunk=SIZE]
 //   measure coll=C algo=A proto=P nodes=N lat_us=X busbw_GBps=Y
 //   node    [nics=N] [nic_gbit=X] [link_layer=infiniband|ethernet] [intra=nvlink|pcie] [intra_GBps=X]
-// Units in key names (issue #18): GBps = 10^9 bytes/s, gbit = 10^9 bits/s. Keys match case-insensitively,
+// Units in key names: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. Keys match case-insensitively,
 // so files that say busbw_gbps or intra_gbps (GB/s, as before) read the same. The NIC rate was
 // nic_gbps (Gbit/s): that exact spelling is still read as Gbit/s with a deprecation note; any other
 // case of it (nic_GBps) is refused, since by the convention it would mean bytes.

@@ -1,4 +1,4 @@
-// A connection flood at a TCP-engine listener, through the ABI (issue #19): hundreds of connections
+// A connection flood at a TCP-engine listener, through the ABI: hundreds of connections
 // that never send a hello must not run the process out of file descriptors. The listener holds a
 // bounded number of unverified connections, refuses (closes) the newest beyond it, names the flood
 // once ([peer.connection_flood]), and serves a real peer once the flood is gone.

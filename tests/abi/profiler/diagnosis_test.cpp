@@ -173,7 +173,7 @@ class NodeCeilingFromSysfs : public testing::Test {
   std::filesystem::path root_;
 };
 
-// The fake node's fifth port is DOWN: since issue #15 that rail is named when the job starts
+// The fake node's fifth port is DOWN: that rail is named when the job starts
 // (fabric.rail_down, fabric_test.cpp), and a slow collective says it coincides with it.
 TEST_F(NodeCeilingFromSysfs, ThreeOfFourRailsIsNamedWithoutConfiguration) {
   CapturedLog::clear();

@@ -1,4 +1,4 @@
-// Issue #18: the Prometheus textfile, through the real plugin. Two ranks of one communicator in one
+// The Prometheus textfile, through the real plugin. Two ranks of one communicator in one
 // process (as a single-process multi-GPU job has them) write one file per process into the folder
 // RAILSCOPE_PROFILE_PROM, with host/rank/comm labels that keep the ranks apart, and every version of the
 // file the profiler writes (at init, after a communicator is finalized, at the end) passes

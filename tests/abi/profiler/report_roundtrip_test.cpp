@@ -114,7 +114,7 @@ TEST(Report, MissingDirectoryIsAClearError) {
   EXPECT_NE(slurp(err).find("/nonexistent/railscope: no such file or directory"), std::string::npos);
 }
 
-// Issue #19: a file whose every record holds a number out of range was "no records" with no reason
+// A file whose every record holds a number out of range was "no records" with no reason
 // (after undefined behaviour converting it); now each line is named, then the few-then-count rule.
 TEST(Report, OutOfRangeNumbersAreNamedPerLineNotASilentNoRecords) {
   const std::string dir = "/tmp/railscope-report-range";
@@ -195,8 +195,8 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   EXPECT_NE(d.find("AllReduce (n = 8)"), std::string::npos);
   EXPECT_NE(d.find("AllGather (n = 8)"), std::string::npos);
   EXPECT_NE(d.find("<svg class=\"heatmap\""), std::string::npos);
-  // Issue #18: as the browser lays them out, no title runs past its picture and no legend sits on a plot;
-  // the A/B sides are named by transport. Issue #15: the fabric windows on the time line, and the port table.
+  // As the browser lays them out, no title runs past its picture and no legend sits on a plot;
+  // the A/B sides are named by transport. The fabric windows on the time line, and the port table.
   EXPECT_NE(d.find("data-titles-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("data-legends-over-plot=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("railscope (busbw p50)"), std::string::npos);

@@ -323,7 +323,7 @@ TEST(BadInput, InvalidEnvValuesAreReportedAndDefaultsUsed) {
   EXPECT_TRUE(of_type(all, "diag").empty());
 }
 
-// Issue #18: a communicator name, tag or NCCL_NET value that is not UTF-8 (or holds quotes and control
+// A communicator name, tag or NCCL_NET value that is not UTF-8 (or holds quotes and control
 // characters) must not break a line of the profile: every line parses as strict JSON (nlohmann rejects
 // ill-formed UTF-8) and the bad bytes read back as U+FFFD, through the real plugin for each ABI that
 // passes a name.

@@ -104,7 +104,7 @@ TEST(TunerExplainCli, UnknownCollectiveIsExitTwo) {
   EXPECT_NE(r.out.find("unknown collective 'alltoall'"), std::string::npos) << r.out;
 }
 
-// Issue #18: the predicted busbw next to each choice (bytes / cost x NCCL's bus factor, as nccl-tests
+// The predicted busbw next to each choice (bytes / cost x NCCL's bus factor, as nccl-tests
 // defines busbw), and unit names that mean one thing (GBps bytes, gbit bits).
 TEST(TunerExplainCli, PredictedBusbwNextToTheChoice) {
   const CliRun r = run_cli(

@@ -308,7 +308,7 @@ TEST_P(TunerAbi, MissingConfigFileFailsOnlyInStrictMode) {
   EXPECT_EQ(lax.init(32, 4), ncclSuccess);
 }
 
-// Issue #19: RAILSCOPE_TUNER_CONFIG=/dev/zero read forever, hanging communicator creation.
+// RAILSCOPE_TUNER_CONFIG=/dev/zero read forever, hanging communicator creation.
 TEST_P(TunerAbi, DeviceAsConfigFileIsRefusedAtOnce) {
   setenv("RAILSCOPE_TUNER_CONFIG", "/dev/zero", 1);
   const auto t0 = std::chrono::steady_clock::now();

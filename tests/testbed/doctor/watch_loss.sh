@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `railscope doctor --watch 3 --json` during a netbench transfer over soft-RoCE (rxe0@vethA <-> rxe1@vethB),
 # twice in one boot: first the healthy twin (no fabric finding, traffic non-zero), then (5 s) with
-# `tc qdisc add dev vethB root netem loss 2%` (issue #15): the loss category rises on the port behind
+# `tc qdisc add dev vethB root netem loss 2%`: the loss category rises on the port behind
 # vethB and doctor shows it (and names [fabric.packet_loss] once past its floor). Checked by check_watch.py.
 # usage: watch_loss.sh RAILSCOPE_CLI
 set -uo pipefail

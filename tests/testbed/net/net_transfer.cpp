@@ -40,7 +40,7 @@ constexpr int kTailMessages = 20;
 
 // NET_TRANSFER_SYNC_DIR (two_process.sh --link-down-at-close): the two processes and the script meet
 // through files there, so the receiver closes while the link is down and the sender closes after it
-// came back (issue 20: the receiver's last word must reach a sender that closes later).
+// came back (the receiver's last word must reach a sender that closes later).
 void sync_touch(const char* name) {
   if (const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR"))
     std::ofstream(std::string(dir) + "/" + name).put('x');

@@ -2,7 +2,7 @@
 # Two processes through the ABI: server on rxe1, client on rxe0, handle passed through a file.
 # --link-down-at-close: once the server (the receiver) has every message, vethB goes down, the server
 # closes and exits, the link comes back, then the client (the sender) closes: its close must learn that
-# every eager message was taken although the receiver's QP is gone (issue 20), and say nothing.
+# every eager message was taken although the receiver's QP is gone, and say nothing.
 # usage: two_process.sh NET_TRANSFER [--link-down-at-close] [VAR=VALUE ...]   (environment for the server)
 set -u
 . "$TESTBED_LIB"

@@ -1,4 +1,4 @@
-// Acceptance (issue 3, "Data integrity"), in the soft-RoCE guest: railscope's net plugin driven through
+// Acceptance ("Data integrity"), in the soft-RoCE guest: railscope's net plugin driven through
 // its ABI between rxe1 (sender) and rxe0 (receiver). Random payloads compared byte for byte.
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Test bed: `railscope netbench --pair rxe0,rxe1` end to end over soft-RoCE with railscope's plugin:
 # every size from 8 B to 64 MiB verified (pattern + checksum), grouped receives, and JSON output. Both
-# runs are healthy, so neither end may log a warning (issue 20: a close that warned of eager messages
+# runs are healthy, so neither end may log a warning (a close that warned of eager messages
 # "not acknowledged by the receiver" after the receiver had taken them all).
 # usage: pair_rxe.sh RAILSCOPE_CLI
 set -uo pipefail

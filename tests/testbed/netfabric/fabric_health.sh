@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fabric health in the running job (issue 15), one boot:
+# Fabric health in the running job, one boot:
 #  1. three healthy transfers: no fabric.* (nor link./mtu.changed) line, data intact;
 #  2. 2 % packet loss on vethB (netem) during a transfer: both ends name [fabric.packet_loss] on their
 #     own port (the client rxe1, the server rxe0) with non-zero deltas, and the data arrives intact;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fault: the GID index forced to 0 (fe80:: link-local) on the receiving end only, default selection on the
-# other. Issue 3: "one end uses a link-local GID towards a routed peer -> fail the connection with one line
+# other. The acceptance criterion: "one end uses a link-local GID towards a routed peer -> fail the connection with one line
 # naming both ends, both GIDs and the fix". The connection must fail within 60 s with [gid.link_local], the
 # line must name the link-local GID and the peer's IPv4-mapped GID; no crash, no hang.
 # usage: gid_link_local.sh RAILSCOPE_CLI

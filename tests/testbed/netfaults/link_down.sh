@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault: vethA (rxe0's netdev) goes down during a transfer. Both ends must end with a diagnosis
 # ([progress.stalled], [wc.retry_exceeded] or the port event [async.port_error]) within 60 s, no crash,
-# no hang. Runs in its own boot: a QP sending into a dead link can soft-lock rxe (docs/testbed.md).
+# no hang. Runs in its own boot: a QP sending into a dead link can soft-lock rxe (tests/testbed/README.md).
 # usage: link_down.sh RAILSCOPE_CLI
 set -uo pipefail
 . "$TESTBED_LIB"

@@ -2,7 +2,7 @@
 """bench/net_vs_reference/ratios.py over two made-up boots whose every ratio is known: each railscope run is
 paired with the reference runs around it, each boot gives one ratio per cell, the table quotes the median over
 boots; and each boot's railscope / ib_write_bw and reference / ib_write_bw (its median run over the boot's
-ib_write_bw) are listed below, the clause issue 20's bandwidth target is judged by."""
+ib_write_bw) are listed below, what a bandwidth target against perftest is judged by."""
 import contextlib
 import io
 import json

@@ -40,7 +40,7 @@ TEST(Params, ParseIntTable) {
   }
 }
 
-// Issue #19: strtoll's base 0 read "010" as octal 8 (and refused "08") while params.h promised decimal
+// strtoll's base 0 read "010" as octal 8 (and refused "08") while params.h promised decimal
 // or 0x hex.
 TEST(Params, ParseIntIsDecimalOrHexNeverOctal) {
   constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;

@@ -117,7 +117,7 @@ for want in "/spec/completions must be integer" "unknown field .spec.template.sp
   grep -qF "$want" "$WORK/bad.out" || { cat "$WORK/bad.out"; fail "validator missed: $want"; }
 done
 
-# 4b. RDMA env, storage class and driver upgrades: the cross-checks added for issue #18 catch each.
+# 4b. RDMA env, storage class and driver upgrades: the cross-checks catch each.
 cat > "$WORK/bad2.yaml" <<'BAD'
 apiVersion: v1
 kind: ConfigMap

@@ -159,7 +159,7 @@ TEST(NetEager, CreditsGoBackInBatchesOrWhenTheSenderMayWait) {
   EXPECT_FALSE(due(4, 4, 4, big));
 }
 
-// Closing a sender (eager.h close_verdict). The false alarm of issue 20: a healthy receiver that
+// Closing a sender (eager.h close_verdict). The false alarm to avoid: a healthy receiver that
 // closed first and took every message, before the sender's zero-byte write was acknowledged and with
 // its last credits not yet written back; the old close warned unless an RDMA acknowledgement came.
 TEST(NetEager, CloseIsSettledByAckCreditsOrTheReceiversWord) {

@@ -1,5 +1,5 @@
 // A real `railscope netbench server` (through the loopback test plugin) facing a client that sends what
-// netbench's own client never would (issue #19): each bad field must end the server with a clear error,
+// netbench's own client never would: each bad field must end the server with a clear error,
 // told to the client, and exit status 1 — not a crash from a wrapped buffer size. And --oob-host binds
 // the server to the address given.
 #include <fcntl.h>

@@ -98,7 +98,7 @@ TEST(NetbenchOptions, PlanFitsTheRegion) {
   EXPECT_EQ(plan_size(o, 4096, region).recvs, 8u);
 }
 
-// Issue 20: the README demo's --bytes-per-size 8M left 1 to 4 MiB rows measured from 2 to 8 messages.
+// The README demo's --bytes-per-size 8M left 1 to 4 MiB rows measured from 2 to 8 messages.
 TEST(NetbenchOptions, EverySizeRunsAtLeastMinMessages) {
   Options o;
   o.iters = 200;
@@ -154,7 +154,7 @@ TEST(NetbenchReport, Percentiles) {
 namespace railscope::netbench {
 namespace {
 
-// Issue #18: no JSON object netbench writes has two keys that differ only by case ("GBps" and "Gbps"
+// No JSON object netbench writes has two keys that differ only by case ("GBps" and "Gbps"
 // did), and the bandwidth keys follow the units convention (GBps bytes, gbit bits).
 void expect_no_case_twins(const nlohmann::json& j, const std::string& where) {
   if (j.is_object()) {

@@ -191,7 +191,7 @@ TEST(OpStats, BucketsAndQuantiles) {
             std::string::npos);
 }
 
-// Issue #18: label values are escaped as the text format wants and stay valid UTF-8; the file name is
+// Label values are escaped as the text format wants and stay valid UTF-8; the file name is
 // one per process and the temporary name is one node_exporter's collector ignores (not *.prom).
 TEST(Prometheus, LabelValuesAndFileNames) {
   EXPECT_EQ(prom_label_value("a\"b\\c\nd\te"), "a\\\"b\\\\c\\nd e");
@@ -235,7 +235,7 @@ TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {
   EXPECT_EQ(h.at("version"), kSchemaVersion);
 }
 
-// Issue #19: every line must stay valid JSON (UTF-8): ill-formed sequences become U+FFFD, well-formed
+// Every line must stay valid JSON (UTF-8): ill-formed sequences become U+FFFD, well-formed
 // ones pass unchanged.
 TEST(JsonlFormat, InvalidUtf8BecomesTheReplacementCharacter) {
   const std::string fffd = "\xef\xbf\xbd";

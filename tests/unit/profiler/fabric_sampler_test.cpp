@@ -1,5 +1,5 @@
-// The profiler's fabric sampler reads a RoCE port as the net plugin and `doctor --watch` read it
-// (issue #15): on mlx5 the PFC pause counters live in the netdev's ethtool statistics, not in
+// The profiler's fabric sampler reads a RoCE port as the net plugin and `doctor --watch` read it:
+// on mlx5 the PFC pause counters live in the netdev's ethtool statistics, not in
 // hw_counters/, so a window must carry them. The node is the ConnectX-7 400GbE RoCE fixture of
 // tests/unit/node/fabric_fixtures.h (which says where each file's layout comes from).
 #include "plugin/profiler/core/fabric_sampler.h"

@@ -1,4 +1,4 @@
-// Issue #18 and #15, `railscope report`: nccl-tests' terms (count = elements, datatype, algbw and busbw,
+// `railscope report`: nccl-tests' terms (count = elements, datatype, algbw and busbw,
 // percentiles named for what they are), sections shown only when they have something, the A/B page naming
 // the transports, a single-size plot drawn sensibly, and the fabric records (per-port table, time line).
 #include <gtest/gtest.h>

@@ -127,7 +127,7 @@ TEST(ReportRender, HumanBytes) {
   EXPECT_EQ(human_bytes(1500), "1500 B");
 }
 
-// Issue #19: sizes near 2^64 went through double and back (undefined behaviour at 2^64); exact now.
+// Sizes near 2^64 went through double and back (undefined behaviour at 2^64); exact now.
 TEST(ReportRender, HumanBytesIsExactUpTo2To64) {
   EXPECT_EQ(human_bytes(0), "0 B");
   EXPECT_EQ(human_bytes(std::numeric_limits<uint64_t>::max()), "18446744073709551615 B");
@@ -137,7 +137,7 @@ TEST(ReportRender, HumanBytesIsExactUpTo2To64) {
   EXPECT_EQ(human_bytes(1234567), "1234567 B");
 }
 
-// Issue #19: a cell that is not finite (wait sums that overflowed) made the colour NaN → int.
+// A cell that is not finite (wait sums that overflowed) made the colour NaN → int.
 TEST(ReportRender, HeatmapColoursStayInRangeForAnyValue) {
   const double inf = std::numeric_limits<double>::infinity();
   const std::string svg =
@@ -155,7 +155,7 @@ TEST(ReportRender, HeatmapColoursStayInRangeForAnyValue) {
   EXPECT_NE(plot.find("<path class=\"series run\""), std::string::npos) << plot;
 }
 
-// Issue #19: numbers a member cannot hold were converted with undefined behaviour (1e30 → uint64_t)
+// Numbers a member cannot hold were converted with undefined behaviour (1e30 → uint64_t)
 // and the record kept; now each such line is skipped and named with its line number.
 TEST(ProfileReader, OutOfRangeNumbersSkipTheLineWithItsNumber) {
   const std::string dir = "/tmp/railscope-reader-range-unit";
@@ -201,7 +201,7 @@ TEST(ProfileReader, OutOfRangeNumbersSkipTheLineWithItsNumber) {
   std::filesystem::remove_all(dir);
 }
 
-// Issue #19: the writer passed invalid UTF-8 through (a tag, a comm name, a detail), and the reader,
+// The writer passed invalid UTF-8 through (a tag, a comm name, a detail), and the reader,
 // which takes only valid JSON, dropped the line. Now the bytes become U+FFFD and the line round-trips.
 TEST(ProfileReader, InvalidUtf8FromTheWriterRoundTripsAsReplacementCharacters) {
   const std::string dir = "/tmp/railscope-reader-utf8-unit";

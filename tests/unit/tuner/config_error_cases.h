@@ -58,7 +58,7 @@ inline const ErrorCase kConfigErrorCases[] = {
     {"node_layer", "node link_layer=token-ring\n", "1:17", "unknown link_layer 'token-ring'"},
     {"node_nics_range", "node nics=100\n", "1:11", "nics: 100 is outside [0, 64]"},
     {"node_intra", "node intra=infinityfabric\n", "1:12", "unknown intra link 'infinityfabric'"},
-    // Issue #19: a subnormal bandwidth made every cost NaN ("chose tree/ll -nan us").
+    // A subnormal bandwidth made every cost NaN ("chose tree/ll -nan us").
     {"node_intra_gbps_subnormal", "node intra_gbps=1e-320\n", "1:17", "'1e-320' is not a usable number"},
     {"node_nic_gbps_huge", "node nic_gbps=1e300\n", "1:15", "'1e300' is outside [0.001, 100000]"},
     {"node_nic_gbps_tiny", "node nic_gbps=1e-9\n", "1:15", "'1e-9' is outside [0.001, 100000]"},

@@ -43,7 +43,7 @@ TEST(ConfigErrorsFile, UnreadableFileIsOneErrorAtLineZero) {
             "/nonexistent/railscope/tuner.conf:0:0: cannot open the tuner config file");
 }
 
-// Issue #19: RAILSCOPE_TUNER_CONFIG=/dev/zero hung communicator init (the whole "file" was read).
+// RAILSCOPE_TUNER_CONFIG=/dev/zero hung communicator init (the whole "file" was read).
 TEST(ConfigErrorsFile, DeviceIsRefusedWithoutReadingIt) {
   const auto t0 = std::chrono::steady_clock::now();
   const ParsedConfig parsed = load_config_file("/dev/zero");

@@ -106,7 +106,7 @@ TEST(ConfigParse, MeasuredFiguresAndNodeFacts) {
   EXPECT_EQ(p.config.node.nic_source, "config");
 }
 
-// Issue #18's units: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. The new keys mean what the old ones did;
+// Units: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. The new keys mean what the old ones did;
 // old files still read (busbw_gbps/intra_gbps are the same keys ignoring case; nic_gbps is a deprecated
 // spelling of nic_gbit, noted once); nic_GBps would mean bytes and is refused.
 TEST(ConfigParse, UnitKeysMeanOneThing) {
