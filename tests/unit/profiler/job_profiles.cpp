@@ -70,6 +70,14 @@ std::vector<std::string> colls(int rank, uint64_t n) {
   return out;
 }
 
+std::vector<std::string> finished(int rank, uint64_t n) {
+  std::vector<std::string> out = colls(rank, n);
+  out.push_back(summary(rank));
+  return out;
+}
+
+std::string node_of(int rank) { return rank < 2 ? "nodeA" : "nodeB"; }
+
 std::vector<std::string> waiting_in(int rank, uint64_t n, uint64_t count, uint64_t t0) {
   std::vector<std::string> out = colls(rank, n);
   out.push_back(hang(rank, n, count, t0));

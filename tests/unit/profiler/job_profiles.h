@@ -49,6 +49,10 @@ std::string hang(int rank, uint64_t ord, uint64_t count = kCount, uint64_t t0 = 
 std::string summary(int rank);
 // Collectives 0..n-1, completed.
 std::vector<std::string> colls(int rank, uint64_t n);
+// A rank that completed collectives 0..n-1, then finalized (its summary).
+std::vector<std::string> finished(int rank, uint64_t n);
+// The host of a rank of a 4-rank job on two nodes: nodeA for ranks 0 and 1, nodeB for the others.
+std::string node_of(int rank);
 // A rank that completed collectives 0..n-1 and waits in the n-th: its coll.hang (a running job).
 std::vector<std::string> waiting_in(int rank, uint64_t n, uint64_t count = kCount, uint64_t t0 = kT0);
 // The same rank after finalize: its coll.hang, then the incomplete record written at finalize.

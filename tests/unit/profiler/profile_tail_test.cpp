@@ -28,64 +28,66 @@ size_t votes(const JobState& job, uint64_t ord) {
   return n;
 }
 
+// A tail over one job directory, the job state it feeds and the problems it found.
+struct Follower {
+  ProfileTail tail;
+  JobState job;
+  std::vector<std::string> problems;
+  void poll(const JobDir& dir) { tail.poll({dir.path()}, job, problems); }
+};
+
 TEST(ProfileTail, ALineCutBackAndWrittenAgainIsReadOnce) {
   JobDir dir("rs-tail-cut");
   dir.rank(0, "nodeA", colls(0, 2));
   const std::string file = dir.file(0, "nodeA");
   const auto whole = std::filesystem::file_size(file);
-  ProfileTail tail;
-  JobState job;
-  std::vector<std::string> problems;
+  Follower f;
   // Half of record #2 reached the file, then the writer cut it back and wrote the whole record.
   const std::string record = coll(0, 2) + "\n";
   dir.append(0, "nodeA", record.substr(0, record.size() / 2));
-  tail.poll({dir.path()}, job, problems);
-  EXPECT_EQ(votes(job, 1), 1u);
-  EXPECT_EQ(votes(job, 2), 0u);
+  f.poll(dir);
+  EXPECT_EQ(votes(f.job, 1), 1u);
+  EXPECT_EQ(votes(f.job, 2), 0u);
   std::filesystem::resize_file(file, whole);
-  tail.poll({dir.path()}, job, problems);
+  f.poll(dir);
   dir.append(0, "nodeA", record);
-  tail.poll({dir.path()}, job, problems);
-  EXPECT_EQ(votes(job, 0), 1u);
-  EXPECT_EQ(votes(job, 1), 1u);
-  EXPECT_EQ(votes(job, 2), 1u);
-  EXPECT_TRUE(problems.empty()) << problems.front();
+  f.poll(dir);
+  EXPECT_EQ(votes(f.job, 0), 1u);
+  EXPECT_EQ(votes(f.job, 1), 1u);
+  EXPECT_EQ(votes(f.job, 2), 1u);
+  EXPECT_TRUE(f.problems.empty()) << f.problems.front();
 }
 
 TEST(ProfileTail, ARotatedFileIsReadFromItsStartWithAWarning) {
   JobDir dir("rs-tail-rotated");
   dir.rank(0, "nodeA", colls(0, 3));
-  ProfileTail tail;
-  JobState job;
-  std::vector<std::string> problems;
-  tail.poll({dir.path()}, job, problems);
-  ASSERT_TRUE(problems.empty()) << problems.front();
+  Follower f;
+  f.poll(dir);
+  ASSERT_TRUE(f.problems.empty()) << f.problems.front();
   // Moved away (no longer *.jsonl) and a new, longer file under the old name with the next records.
   const std::string file = dir.file(0, "nodeA");
   std::filesystem::rename(file, file + ".1");
   std::vector<std::string> next;
   for (uint64_t i = 3; i < 9; ++i) next.push_back(coll(0, i));
   dir.rank(0, "nodeA", next);
-  tail.poll({dir.path()}, job, problems);
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_NE(problems[0].find("replaced by another file; reading it from its start"), std::string::npos)
-      << problems[0];
-  for (uint64_t i = 0; i < 9; ++i) EXPECT_EQ(votes(job, i), 1u) << "#" << i;
+  f.poll(dir);
+  ASSERT_EQ(f.problems.size(), 1u);
+  EXPECT_NE(f.problems[0].find("replaced by another file; reading it from its start"), std::string::npos)
+      << f.problems[0];
+  for (uint64_t i = 0; i < 9; ++i) EXPECT_EQ(votes(f.job, i), 1u) << "#" << i;
 }
 
 TEST(ProfileTail, AFileThatShrankIsReadAgainWithAWarning) {
   JobDir dir("rs-tail-shrank");
   dir.rank(0, "nodeA", colls(0, 4));
-  ProfileTail tail;
-  JobState job;
-  std::vector<std::string> problems;
-  tail.poll({dir.path()}, job, problems);
+  Follower f;
+  f.poll(dir);
   dir.rank(0, "nodeA", {coll(0, 4)});  // truncated in place and rewritten (copytruncate)
-  tail.poll({dir.path()}, job, problems);
-  ASSERT_EQ(problems.size(), 1u);
-  EXPECT_NE(problems[0].find("shrank from"), std::string::npos) << problems[0];
-  EXPECT_EQ(votes(job, 4), 1u);
-  EXPECT_EQ(votes(job, 3), 1u);
+  f.poll(dir);
+  ASSERT_EQ(f.problems.size(), 1u);
+  EXPECT_NE(f.problems[0].find("shrank from"), std::string::npos) << f.problems[0];
+  EXPECT_EQ(votes(f.job, 4), 1u);
+  EXPECT_EQ(votes(f.job, 3), 1u);
 }
 
 }  // namespace

@@ -34,11 +34,7 @@ Ran follow_once(const JobDir& dir, const std::string& hang_after = "300") {
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 void finished_job(JobDir& dir, uint64_t n) {
-  for (int r = 0; r < 4; ++r) {
-    std::vector<std::string> l = colls(r, n);
-    l.push_back(summary(r));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), finished(r, n));
 }
 
 TEST(ReportFollowCli, FinishedJobExitsZero) {
@@ -55,7 +51,7 @@ TEST(ReportFollowCli, FinishedJobExitsZero) {
 
 TEST(ReportFollowCli, ProgressingJobOnceExitsOne) {
   JobDir dir("rs-follow-running");
-  for (int r = 0; r < 4; ++r) dir.rank(r, r < 2 ? "nodeA" : "nodeB", colls(r, 8));
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), colls(r, 8));
   const Ran r = follow_once(dir);
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_TRUE(
@@ -68,7 +64,7 @@ TEST(ReportFollowCli, ProgressingJobOnceExitsOne) {
 // Ranks 0, 1, 3 wait in collective #5 for 20 s; rank 2 on nodeB completed #4 and never entered #5.
 void hung_job(JobDir& dir) {
   const uint64_t t0 = twenty_s_ago();
-  for (int r : {0, 1, 3}) dir.rank(r, r < 2 ? "nodeA" : "nodeB", waiting_in(r, 5, kCount, t0));
+  for (int r : {0, 1, 3}) dir.rank(r, node_of(r), waiting_in(r, 5, kCount, t0));
   dir.rank(2, "nodeB", colls(2, 5));
 }
 
@@ -106,7 +102,7 @@ TEST(ReportFollowCli, MismatchNamesTheOddRankAndExitsFour) {
   JobDir dir("rs-follow-mismatch");
   // Collective #3: rank 1 passed half the elements; every rank waits in it.
   for (int r = 0; r < 4; ++r)
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", waiting_in(r, 3, r == 1 ? kCount / 2 : kCount, twenty_s_ago()));
+    dir.rank(r, node_of(r), waiting_in(r, 3, r == 1 ? kCount / 2 : kCount, twenty_s_ago()));
   const Ran r = follow_once(dir);
   EXPECT_EQ(r.status, 4) << r.out << r.err;
   EXPECT_TRUE(has(r.out, fmt::format("mismatch: communicator 0x1, collective #3: 1 rank(s) (e.g. rank 1 on "
@@ -133,12 +129,7 @@ struct TornRun {
 };
 TornRun follow_a_torn_line(JobDir& dir, bool odd) {
   for (int r : {0, 2, 3})
-    dir.rank(
-        r, r < 2 ? "nodeA" : "nodeB", odd ? waiting_in(r, 3, kCount, twenty_s_ago()) : [&] {
-          std::vector<std::string> l = colls(r, 4);
-          l.push_back(summary(r));
-          return l;
-        }());
+    dir.rank(r, node_of(r), odd ? waiting_in(r, 3, kCount, twenty_s_ago()) : finished(r, 4));
   const std::string record = coll(1, 3, true, odd ? kCount / 2 : kCount) + "\n" + summary(1) + "\n";
   const size_t third = record.size() / 3;
   const std::vector<std::string> pieces = {record.substr(0, third), record.substr(third, third),
@@ -190,18 +181,12 @@ TEST(ReportFollowCli, HealthyTwinOfTheTornLineFinishes) {
 // A rank whose profile appears after the first pass (it started late) is read from its start.
 TEST(ReportFollowCli, AFileThatAppearsLaterIsRead) {
   JobDir dir("rs-follow-late");
-  for (int r = 0; r < 3; ++r) {
-    std::vector<std::string> l = colls(r, 4);
-    l.push_back(summary(r));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  for (int r = 0; r < 3; ++r) dir.rank(r, node_of(r), finished(r, 4));
   Child c({RAILSCOPE_CLI, "report", "--follow", dir.path(), "--interval", "0.2"});
   const std::optional<std::string> first = c.next_line(std::chrono::seconds(30));
   ASSERT_TRUE(first);
   EXPECT_TRUE(has(*first, "progressing: 1 communicator(s), 3 ranks")) << *first;
-  std::vector<std::string> l = colls(3, 4);
-  l.push_back(summary(3));
-  dir.rank(3, "nodeB", l);
+  dir.rank(3, node_of(3), finished(3, 4));
   EXPECT_EQ(c.wait(std::chrono::seconds(30)), 0) << c.out() << c.err();
   EXPECT_TRUE(has(c.out(), "finished: every rank of 1 communicator(s) finalized (4 ranks)")) << c.out();
   EXPECT_EQ(c.err(), "");

@@ -57,7 +57,7 @@ size_t job_findings_in(const Report& r) {
 TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
   JobDir dir("rs-job-hung");
   // Ranks 0, 1, 3 entered collective #5 and wait in it; rank 2 (on nodeB) completed #4 and never called #5.
-  for (int r : {0, 1, 3}) dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 5));
+  for (int r : {0, 1, 3}) dir.rank(r, node_of(r), stuck_in(r, 5));
   dir.rank(2, "nodeB", colls(2, 5));
   const Read r = report_of(dir);
 
@@ -85,8 +85,7 @@ TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
 TEST(ReportJobState, NamesTheRankThatCalledAnotherCount) {
   JobDir dir("rs-job-mismatch");
   // Collective #3: rank 1 passed half the elements (an uneven last batch); everyone waits in it.
-  for (int r = 0; r < 4; ++r)
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 3, r == 1 ? kCount / 2 : kCount));
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), stuck_in(r, 3, r == 1 ? kCount / 2 : kCount));
   const Read r = report_of(dir);
   const auto mismatch = findings(r.report, "job.call_mismatch");
   ASSERT_EQ(mismatch.size(), 1u) << r.text;
@@ -132,11 +131,7 @@ TEST(ReportJobState, KilledJobWithATornLineAndARankWithoutProfile) {
 
 TEST(ReportJobState, HealthyTwinPrintsNoJobProblem) {
   JobDir dir("rs-job-healthy");
-  for (int r = 0; r < 4; ++r) {
-    std::vector<std::string> l = colls(r, 8);
-    l.push_back(summary(r));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), finished(r, 8));
   const Read r = report_of(dir);
   EXPECT_EQ(job_findings_in(r.report), 0u) << r.text;
   EXPECT_TRUE(r.report.problems.empty()) << r.text;
