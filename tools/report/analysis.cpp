@@ -167,7 +167,13 @@ void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks,
   std::sort(out.stragglers.begin(), out.stragglers.end(), [](const StragglerRow& a, const StragglerRow& b) {
     return std::tie(b.times_last, b.mean_late_us) < std::tie(a.times_last, a.mean_late_us);
   });
-  if (!out.stragglers.empty() && out.stragglers.front().times_last > 0) {
+  // Some rank is always last by a little: a straggler is one that is last in at least half of (at least
+  // kStragglerMinOps) collectives, by more than the clocks' alignment can tell apart from noise.
+  constexpr size_t kStragglerMinOps = 3;
+  const double noise_us = 3.0 * static_cast<double>(clocks.max_spread_ns) / 1e3;
+  if (!out.stragglers.empty() && out.stragglers.front().ops >= kStragglerMinOps &&
+      2 * out.stragglers.front().times_last >= out.stragglers.front().ops &&
+      out.stragglers.front().mean_late_us > noise_us) {
     const StragglerRow& s = out.stragglers.front();
     out.straggler_summary = fmt::format(
         "rank {} arrived last in {} of {} collectives ({:.0f}%), on average {:.1f} us after the median rank",

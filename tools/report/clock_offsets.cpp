@@ -64,7 +64,12 @@ ClockAlignment align_clocks(const ProfileSet& set) {
     HostOffset o;
     o.host = host_names[h];
     o.collectives = diffs[h].size();
-    if (!diffs[h].empty()) o.offset_ns = median(diffs[h]);
+    if (!diffs[h].empty()) {
+      o.offset_ns = median(diffs[h]);
+      for (int64_t& d : diffs[h]) d = d > o.offset_ns ? d - o.offset_ns : o.offset_ns - d;
+      o.spread_ns = median(diffs[h]);
+      out.max_spread_ns = std::max(out.max_spread_ns, o.spread_ns);
+    }
     by_host[h] = o.offset_ns;
     out.offsets.push_back(std::move(o));
   }

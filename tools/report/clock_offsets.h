@@ -16,6 +16,7 @@ namespace railscope::report {
 struct HostOffset {
   std::string host;
   int64_t offset_ns = 0;   // this host's clock minus the reference host's (median over collectives)
+  int64_t spread_ns = 0;   // median distance of the collectives' differences from offset_ns: its noise
   size_t collectives = 0;  // collectives both hosts took part in: 0 = not aligned (offset 0)
 };
 
@@ -24,6 +25,7 @@ struct ClockAlignment {
   std::vector<HostOffset> offsets;  // every other host, by name
   // Offset of a record's host (0 for the reference host, an unknown host or one that shares no collective).
   std::vector<int64_t> per_file;  // by ProfileSet file index
+  int64_t max_spread_ns = 0;      // the largest spread_ns: lateness below a few of it may be the clocks
 };
 
 // Empty (no reference) when the records come from fewer than two hosts.

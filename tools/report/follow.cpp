@@ -1,20 +1,15 @@
 #include "tools/report/follow.h"
 
+#include "tools/report/profile_tail.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <thread>
 
 namespace railscope::report {
 namespace {
-
-// A line longer than this is not a record the profiler writes; it is dropped rather than held.
-constexpr size_t kMaxLineBytes = 16u << 20;
-constexpr size_t kReadChunk = 1u << 20;
-// Problems kept per pass (the rest only counted), so a file of garbage cannot fill the memory.
-constexpr size_t kProblemsPerPass = 20;
 
 uint64_t unix_now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -28,69 +23,6 @@ std::string comm_name(const Lane& l) {
 
 }  // namespace
 
-void ProfileTail::feed(File& f, const std::string& line, JobState& job, std::vector<std::string>& problems) {
-  ProfileSet one;
-  read_profile_line(line, f.cur, one);
-  for (const CollRow& c : one.colls) job.add_coll(c, f.cur.host, f.cur.pid);
-  for (const DiagRow& d : one.diags) job.add_diag(d, f.cur.host, f.cur.pid);
-  for (const FinishedRank& r : one.finished) job.add_finished(r);
-  for (std::string& p : one.problems)
-    if (problems.size() < kProblemsPerPass) problems.push_back(std::move(p));
-}
-
-uint64_t ProfileTail::poll(const std::vector<std::string>& paths, JobState& job,
-                           std::vector<std::string>& problems) {
-  uint64_t read = 0;
-  std::string chunk(kReadChunk, '\0');
-  for (const std::string& p : paths)
-    for (const std::string& path : profile_files(p)) {
-      auto [it, added] = files_.try_emplace(path);
-      File& f = it->second;
-      if (added) {
-        f.cur.index = static_cast<uint32_t>(files_.size() - 1);
-        f.cur.path = path;
-      }
-      std::ifstream in(path, std::ios::binary);
-      if (!in) continue;  // gone or unreadable now; tried again next pass
-      in.seekg(0, std::ios::end);
-      const auto size = static_cast<uint64_t>(in.tellg());
-      if (size < f.offset) {
-        // Truncated or replaced: what it held was counted already; read the new content from its start.
-        if (problems.size() < kProblemsPerPass)
-          problems.push_back(fmt::format("{}: shrank from {} to {} bytes; reading it again from its start",
-                                         path, f.offset, size));
-        f.offset = 0;
-        f.partial.clear();
-      }
-      in.seekg(static_cast<std::streamoff>(f.offset));
-      while (f.offset < size) {
-        in.read(chunk.data(), static_cast<std::streamsize>(std::min<uint64_t>(kReadChunk, size - f.offset)));
-        const auto got = static_cast<size_t>(in.gcount());
-        if (got == 0) break;
-        f.offset += got;
-        read += got;
-        size_t begin = 0;
-        for (size_t nl; (nl = chunk.find('\n', begin)) < got; begin = nl + 1) {
-          if (f.partial.empty()) {
-            feed(f, chunk.substr(begin, nl - begin), job, problems);
-          } else {
-            f.partial.append(chunk, begin, nl - begin);
-            feed(f, f.partial, job, problems);
-            f.partial.clear();
-          }
-        }
-        f.partial.append(chunk, begin, got - begin);
-        if (f.partial.size() > kMaxLineBytes) {
-          if (problems.size() < kProblemsPerPass)
-            problems.push_back(
-                fmt::format("{}: a line longer than {} MiB; dropped", path, kMaxLineBytes >> 20));
-          f.partial.clear();
-        }
-      }
-    }
-  return read;
-}
-
 FollowState judge(const std::vector<LaneVerdict>& verdicts, uint64_t now_unix_ns, double hang_after_s) {
   FollowState s;
   if (verdicts.empty()) {
@@ -101,13 +33,16 @@ FollowState judge(const std::vector<LaneVerdict>& verdicts, uint64_t now_unix_ns
     if (!v.mismatches.empty()) {
       const CallMismatch& m = v.mismatches.front();
       const CallVariant &odd = m.variants.back(), &usual = m.variants.front();
+      const int odd_rank = odd.examples.empty() ? -1 : odd.examples.front();
+      const auto it = v.lane->ranks.find(odd_rank);
       s.status = kFollowMismatch;
       s.line = fmt::format(
-          "mismatch: communicator {}, collective {}{}: {} rank(s) (e.g. rank {}) called {} count {} {}, {} "
-          "rank(s) called {} count {} {}",
-          comm_name(*v.lane), v.lane->op.empty() ? "#" : "seq ", m.index, odd.ranks,
-          odd.examples.empty() ? -1 : odd.examples.front(), odd.op, odd.count, odd.dtype, usual.ranks,
-          usual.op, usual.count, usual.dtype);
+          "mismatch: communicator {}, collective {}{}: {} rank(s) (e.g. rank {} on {}) called {} count {} "
+          "{}, "
+          "{} rank(s) called {} count {} {}",
+          comm_name(*v.lane), v.lane->op.empty() ? "#" : "seq ", m.index, odd.ranks, odd_rank,
+          it == v.lane->ranks.end() || it->second.host.empty() ? "?" : it->second.host, odd.op, odd.count,
+          odd.dtype, usual.ranks, usual.op, usual.count, usual.dtype);
       return s;
     }
   const LaneVerdict* stuck = nullptr;

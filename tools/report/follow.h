@@ -1,18 +1,16 @@
 // `railscope report --follow DIRS`: watches a running job's profiles. Every interval it reads only what
-// was appended to each file since the last pass (a line still being written is kept until its newline
-// arrives), feeds the job state (job_state.h: per communicator and rank aggregates, so memory does not
-// grow with the job's length), prints one line saying where the job stands, and exits with a status a
-// watchdog or a Slurm epilogue can act on.
+// was appended to each file since the last pass (profile_tail.h: a line still being written is read once
+// its newline has arrived), feeds the job state (job_state.h: per communicator and rank aggregates, so memory
+// does not grow with the job's length), prints one line saying where the job stands, and exits with a status
+// a watchdog or a Slurm epilogue can act on.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "tools/report/job_state.h"
-#include "tools/report/profile_reader.h"
 
 namespace railscope::report {
 
@@ -21,24 +19,6 @@ inline constexpr int kFollowFinished = 0;  // every rank of every communicator f
 inline constexpr int kFollowRunning = 1;   // --once: the job is neither finished nor judged stuck
 inline constexpr int kFollowHang = 3;      // ranks waited in a collective for --hang-after s
 inline constexpr int kFollowMismatch = 4;  // ranks called different collectives at the same place
-
-// Reads the profiles under some paths piece by piece as they grow.
-class ProfileTail {
- public:
-  // Reads what was appended to each profile file under `paths` since the last call (a new file from its
-  // start) into `job`; returns the bytes read. Problems (skipped lines) are added to `problems`.
-  uint64_t poll(const std::vector<std::string>& paths, JobState& job, std::vector<std::string>& problems);
-  size_t files() const { return files_.size(); }
-
- private:
-  struct File {
-    FileCursor cur;
-    uint64_t offset = 0;
-    std::string partial;  // the bytes after the last newline
-  };
-  void feed(File& f, const std::string& line, JobState& job, std::vector<std::string>& problems);
-  std::map<std::string, File> files_;
-};
 
 // One pass's judgement: the exit status it calls for (kFollowRunning: keep watching) and its line.
 struct FollowState {

@@ -101,8 +101,10 @@ std::string render_json(const Report& r) {
   j["straggler_summary"] = r.straggler_summary;
   json clocks = {{"reference", r.clocks.reference}, {"offsets", json::array()}};
   for (const HostOffset& o : r.clocks.offsets)
-    clocks["offsets"].push_back(
-        {{"host", o.host}, {"offset_ns", o.offset_ns}, {"collectives", o.collectives}});
+    clocks["offsets"].push_back({{"host", o.host},
+                                 {"offset_ns", o.offset_ns},
+                                 {"spread_ns", o.spread_ns},
+                                 {"collectives", o.collectives}});
   j["clock_alignment"] = clocks;
   j["job"] = job_json(r.job_verdicts);
   json waits = json::array();

@@ -58,17 +58,22 @@ std::string job_section(const Report& r) {
     if (!v.missing.empty())
       out += fmt::format("    no profile: {} ranks (see the diagnoses)\n", v.missing_total);
   }
-  if (!r.clocks.reference.empty()) {
-    out += fmt::format(
-        "\nClock offsets taken off start times before naming stragglers (from collectives' end "
-        "times, vs host {})\n",
-        r.clocks.reference);
-    for (const HostOffset& o : r.clocks.offsets)
-      out += o.collectives > 0 ? fmt::format("  {:<16} {:+.3f} ms ({} collectives)\n", o.host,
-                                             static_cast<double>(o.offset_ns) / 1e6, o.collectives)
-                               : fmt::format("  {:<16} not aligned (no collective shared with {})\n", o.host,
-                                             r.clocks.reference);
-  }
+  return out;
+}
+
+// The offset taken off each host's times before lateness is compared across hosts.
+std::string clock_section(const Report& r) {
+  if (r.clocks.reference.empty()) return "";
+  std::string out = fmt::format(
+      "\nClock offsets taken off start times before naming stragglers (median difference of collectives' "
+      "end times from host {}'s; ± their median spread)\n  {:<16} {:+.3f} ms (reference)\n",
+      r.clocks.reference, r.clocks.reference, 0.0);
+  for (const HostOffset& o : r.clocks.offsets)
+    out += o.collectives > 0 ? fmt::format("  {:<16} {:+.3f} ms ± {:.3f} ms ({} collectives)\n", o.host,
+                                           static_cast<double>(o.offset_ns) / 1e6,
+                                           static_cast<double>(o.spread_ns) / 1e6, o.collectives)
+                             : fmt::format("  {:<16} not aligned (no collective shared with {})\n", o.host,
+                                           r.clocks.reference);
   return out;
 }
 
@@ -115,6 +120,7 @@ std::string render_text(const Report& r) {
                          r.run_label, r.baseline_label);
   }
   out += job_section(r);
+  out += clock_section(r);
   if (!r.stragglers.empty()) {
     out += "\nStragglers (who arrives last at each collective)\n";
     if (!r.straggler_summary.empty()) out += "  " + r.straggler_summary + "\n";

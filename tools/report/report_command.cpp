@@ -40,7 +40,7 @@ void add_report(CLI::App& app) {
       cmd->add_flag("--follow", opt->follow,
                     "Watch a running job: every --interval s read what was appended, print one line "
                     "(progressing / waiting / hang / mismatch / finished) and exit 0 when every rank "
-                    "finalized, 3 on a hang, 4 on a mismatch");
+                    "finalized, 3 on a hang, 4 on a mismatch (docs/profiler.md)");
   follow->excludes(html)->excludes("--baseline")->excludes("--json");
   cmd->add_option("--interval", opt->watch.interval_s, "--follow: seconds between passes (default 10)")
       ->check(CLI::Range(0.05, 86400.0))

@@ -66,6 +66,9 @@ expect 2 "--iters" netbench client --iters many
 # report
 expect 2 "dirs is required" report
 expect 2 "--bogus" report --bogus "$tmp"
+expect 2 "--once requires --follow" report --once "$tmp"
+expect 2 "--json excludes --follow" report --follow --json "$tmp"
+expect 2 "--interval" report --follow --interval 0 "$tmp"
 
 # tuner explain
 expect 2 "A subcommand is required" tuner

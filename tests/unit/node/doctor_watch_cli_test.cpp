@@ -1,9 +1,6 @@
 // `railscope doctor --watch SECONDS --json` as a user runs it, on a ConnectX-7 RoCE fixture whose counters
 // this test raises while the command sleeps between its two snapshots.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -12,32 +9,13 @@
 #include <thread>
 
 #include "fabric_fixtures.h"
+#include "unit/cli/cli_process.h"
 
 namespace fs = std::filesystem;
+using railscope::testing_cli::Child;
 using railscope::testing_fixtures::FabricTree;
 
 namespace {
-
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-};
-
-Child spawn(const std::vector<std::string>& args) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return {};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(pipefd[1], 1);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  return {pid, pipefd[0]};
-}
 
 // True once the child holds a descriptor on a file under `root` (its samplers are open).
 bool holds_file_under(pid_t pid, const std::string& root) {
@@ -49,31 +27,20 @@ bool holds_file_under(pid_t pid, const std::string& root) {
   return false;
 }
 
-std::string read_all(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
 // Runs --watch 2 on the fixture; `change` runs once the command's first snapshot is taken.
 template <typename F>
 std::pair<int, nlohmann::json> watch(const FabricTree& t, F&& change) {
   const std::string root = fs::canonical(t.root()).string();
-  Child c = spawn({RAILSCOPE_CLI, "doctor", "--watch", "2", "--json", "--sysfs-root", root});
-  EXPECT_GT(c.pid, 0);
+  Child c({RAILSCOPE_CLI, "doctor", "--watch", "2", "--json", "--sysfs-root", root});
+  EXPECT_GT(c.pid(), 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!holds_file_under(c.pid, root) && std::chrono::steady_clock::now() < deadline)
+  while (!holds_file_under(c.pid(), root) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::this_thread::sleep_for(
       std::chrono::milliseconds(300));  // the first snapshot follows the opens at once
   change();
-  const std::string out = read_all(c.out);
-  int status = 0;
-  ::waitpid(c.pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, nlohmann::json::parse(out, nullptr, false)};
+  const int status = c.wait();
+  return {status, nlohmann::json::parse(c.out(), nullptr, false)};
 }
 
 TEST(DoctorWatchCli, LossOnOnePortIsShownAndWarned) {

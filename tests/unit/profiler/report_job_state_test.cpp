@@ -3,11 +3,8 @@
 // mismatch at one place of the communicator's order, a killed job (a torn last line, a rank without a
 // profile), and the healthy twin of each, which must print no job finding.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,78 +13,12 @@
 
 #include "tools/report/analysis.h"
 #include "tools/report/render.h"
+#include "unit/profiler/job_profiles.h"
 
 namespace railscope::report {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr uint64_t kT0 = 1'764'470'000'000'000'000;
-constexpr uint64_t kCount = 262144;
-
-// One profile directory of a job: one file per rank, as `<host>-<pid>.jsonl`.
-class JobDir {
- public:
-  explicit JobDir(const std::string& name)
-      : dir_(fs::temp_directory_path() / fmt::format("{}-{}", name, getpid())) {
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~JobDir() { fs::remove_all(dir_); }
-  JobDir(const JobDir&) = delete;
-  JobDir& operator=(const JobDir&) = delete;
-
-  // Rank `rank` on `host`: its header, then `lines`; `torn` appends a line cut mid-record.
-  void rank(int rank, const std::string& host, const std::vector<std::string>& lines, bool torn = false) {
-    std::ofstream f(dir_ / fmt::format("{}-{}.jsonl", host, 1000 + rank));
-    f << fmt::format(
-             R"({{"type":"header","schema":"railscope.profile","version":1,"railscope_version":"0.1.0","hostname":"{}","pid":{},"start_unix_ns":{},"tag":"","net":"","net_plugin":""}})",
-             host, 1000 + rank, kT0)
-      << '\n';
-    for (const std::string& l : lines) f << l << '\n';
-    if (torn) f << R"({"type":"coll","comm":"0x1","rank":)" << rank << R"(,"nranks":4,"seq":)";
-  }
-  std::string path() const { return dir_.string(); }
-
- private:
-  fs::path dir_;
-};
-
-// The ord-th collective of communicator 0x1 (4 ranks), an AllReduce of `count` floats.
-std::string coll(int rank, uint64_t ord, bool complete = true, uint64_t count = kCount, int nranks = 4) {
-  const uint64_t start = kT0 + (ord + 1) * 1'000'000;
-  return fmt::format(
-      R"({{"type":"coll","comm":"0x1","rank":{},"nranks":{},"nnodes":2,"seq":{},"ord":{},"op":"AllReduce","dtype":"ncclFloat32","count":{},"bytes":{},"root":-1,"algo":"RING","proto":"SIMPLE","channels":2,"graph":false,"start_unix_ns":{},"end_unix_ns":{},"time_us":{},"timing":"gpu","algbw_gbs":{},"busbw_gbs":{},"complete":{}}})",
-      rank, nranks > 0 ? std::to_string(nranks) : "null", ord, ord, count, count * 4, start, start + 100'000,
-      complete ? "100.0" : "null", complete ? "10.49" : "null", complete && nranks > 0 ? "15.73" : "null",
-      complete ? "true" : "false");
-}
-
-// The profiler's coll.hang diagnosis for the ord-th collective.
-std::string hang(int rank, uint64_t ord, uint64_t count = kCount) {
-  return fmt::format(
-      R"({{"type":"diag","id":"coll.hang","severity":"error","comm":"0x1","rank":{},"op":"AllReduce","seq":{},"ord":{},"count":{},"dtype":"ncclFloat32","bytes":{},"start_unix_ns":{},"detail":"stuck","fix":"look","unix_ns":{}}})",
-      rank, ord, ord, count, count * 4, kT0 + (ord + 1) * 1'000'000, kT0 + 60'000'000'000);
-}
-
-std::string summary(int rank) {
-  return fmt::format(R"({{"type":"summary","comm":"0x1","rank":{},"dropped":{{}}}})", rank);
-}
-
-std::vector<std::string> colls(int rank, uint64_t n) {
-  std::vector<std::string> out;
-  for (uint64_t i = 0; i < n; ++i) out.push_back(coll(rank, i));
-  return out;
-}
-
-// A rank that completed collectives 0..n-1 and is stuck in the n-th (its coll.hang, then the
-// incomplete record written at finalize).
-std::vector<std::string> stuck_in(int rank, uint64_t n, uint64_t count = kCount) {
-  std::vector<std::string> out = colls(rank, n);
-  out.push_back(hang(rank, n, count));
-  out.push_back(coll(rank, n, false, count));
-  return out;
-}
+using namespace testing_job;
 
 // The finding is about `rank` on `host`, at collective #ord.
 void expect_names(const DiagRow& d, int rank, const std::string& host, uint64_t ord) {
@@ -126,7 +57,7 @@ size_t job_findings_in(const Report& r) {
 TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
   JobDir dir("rs-job-hung");
   // Ranks 0, 1, 3 entered collective #5 and wait in it; rank 2 (on nodeB) completed #4 and never called #5.
-  for (int r : {0, 1, 3}) dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 5));
+  for (int r : {0, 1, 3}) dir.rank(r, node_of(r), stuck_in(r, 5));
   dir.rank(2, "nodeB", colls(2, 5));
   const Read r = report_of(dir);
 
@@ -154,8 +85,7 @@ TEST(ReportJobState, NamesTheRankThatNeverEnteredAndItsHost) {
 TEST(ReportJobState, NamesTheRankThatCalledAnotherCount) {
   JobDir dir("rs-job-mismatch");
   // Collective #3: rank 1 passed half the elements (an uneven last batch); everyone waits in it.
-  for (int r = 0; r < 4; ++r)
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", stuck_in(r, 3, r == 1 ? kCount / 2 : kCount));
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), stuck_in(r, 3, r == 1 ? kCount / 2 : kCount));
   const Read r = report_of(dir);
   const auto mismatch = findings(r.report, "job.call_mismatch");
   ASSERT_EQ(mismatch.size(), 1u) << r.text;
@@ -201,11 +131,7 @@ TEST(ReportJobState, KilledJobWithATornLineAndARankWithoutProfile) {
 
 TEST(ReportJobState, HealthyTwinPrintsNoJobProblem) {
   JobDir dir("rs-job-healthy");
-  for (int r = 0; r < 4; ++r) {
-    std::vector<std::string> l = colls(r, 8);
-    l.push_back(summary(r));
-    dir.rank(r, r < 2 ? "nodeA" : "nodeB", l);
-  }
+  for (int r = 0; r < 4; ++r) dir.rank(r, node_of(r), finished(r, 8));
   const Read r = report_of(dir);
   EXPECT_EQ(job_findings_in(r.report), 0u) << r.text;
   EXPECT_TRUE(r.report.problems.empty()) << r.text;
