@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +102,14 @@ struct RailRateSample {
   uint64_t transfers = 0;
 };
 
+// Plausible bounds of the float members (docs/profile-format.md): a duration of more than a million
+// seconds or a bandwidth above 10 PB/s is not a measurement; sums of many of them stay finite.
+inline constexpr double kMaxMicroseconds = 1e12;
+inline constexpr double kMaxGbs = 1e7;
+
+// Takes the `coll` and `p2p` records one at a time, as they are read.
+using CollSink = std::function<void(const CollRow&)>;
+
 struct ProfileSet {
   std::vector<std::string> files;
   std::vector<std::string> file_hosts;  // per file: its header's hostname ("" before the header)
@@ -110,7 +119,8 @@ struct ProfileSet {
   std::vector<std::string> nets;         // NCCL_NET of each header, when set
   std::vector<std::string> net_plugins;  // NCCL_NET_PLUGIN of each header, when set
   std::vector<std::string> paths;        // as given on the command line
-  std::vector<CollRow> colls;
+  std::vector<CollRow> colls;            // empty when `coll_sink` took them
+  CollSink coll_sink;                    // when set, the records go to it instead of `colls`
   std::vector<FabricRow> fabric;
   std::vector<DiagRow> diags;
   std::vector<RailRateSample> rail_rates;  // from net stats lines (their files may be given too)
@@ -120,8 +130,10 @@ struct ProfileSet {
       problems;  // "file:line: why" for the first skipped lines of each file, then a count
 };
 
-// Throws std::runtime_error when a path does not exist or holds no profile file.
-ProfileSet read_profiles(const std::vector<std::string>& paths);
+// Throws std::runtime_error when a path does not exist or holds no profile file. With a sink, the
+// `coll`/`p2p` records go to it in the order read (file by file) and `colls` stays empty, so that
+// memory does not grow with the number of records.
+ProfileSet read_profiles(const std::vector<std::string>& paths, CollSink sink = nullptr);
 
 // The profile files a path names: the file itself, or a directory's *.jsonl files in name order (none
 // yet is not an error). Throws std::runtime_error when the path does not exist.
