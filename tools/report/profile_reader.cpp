@@ -226,11 +226,20 @@ void read_line(const json& j, const std::string& where, FileCursor& cur, Profile
   }
 }
 
-void add_coll(ProfileSet& out, const CollRow& c) {
-  if (out.coll_sink)
-    out.coll_sink(c);
-  else
+void add_coll(ProfileSet& out, CollRow& c) {
+  if (!out.fold_waits) {
     out.colls.push_back(c);
+    return;
+  }
+  for (const WaitRow& w : c.waits) {
+    WaitSum& sum = out.folded_waits[{c.rank, w.peer}];
+    sum.peer_wait_us += w.peer_wait_us;
+    sum.net_us += w.net_us;
+  }
+  std::vector<WaitRow> waits = std::move(c.waits);  // stays with `c`, whose buffer the caller reuses
+  c.waits.clear();
+  out.colls.push_back(c);
+  c.waits = std::move(waits);
 }
 
 void skip_line(FileCursor& cur, ProfileSet& out, const std::string& why) {
@@ -327,17 +336,16 @@ void report_torn_line(const std::string& line, FileCursor& cur, ProfileSet& out)
                   cur.path, cur.line));
 }
 
-ProfileSet read_profiles(const std::vector<std::string>& paths, CollSink sink) {
+ProfileSet read_profiles(const std::vector<std::string>& paths, bool fold_waits) {
   ProfileSet out;
   out.paths = paths;
-  out.coll_sink = std::move(sink);
+  out.fold_waits = fold_waits;
   for (const std::string& p : paths) {
     const std::vector<std::string> files = profile_files(p);
     if (files.empty())
       throw std::runtime_error(fmt::format("{}: no railscope profile or net stats file (*.jsonl) in it", p));
     for (const auto& f : files) read_file(f, out);
   }
-  out.coll_sink = nullptr;  // it may hold references that do not outlive the reading
   return out;
 }
 
