@@ -19,7 +19,7 @@ bin="$build/tools/railscope"
 [[ -x $bin ]] || { echo "run.sh: no $bin (cmake --build $build --target railscope)" >&2; exit 2; }
 work=${WORK:-}
 if [[ -z $work ]]; then
-  work=$(mktemp -d "${TMPDIR:-/tmp}/railscope-report-scale.XXXXXX")
+  work=$(mktemp -d -t railscope-report-scale.XXXXXX)
   trap 'rm -rf "$work"' EXIT
 fi
 
