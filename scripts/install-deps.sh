@@ -8,6 +8,7 @@ BUILD_PKGS=(
   libibverbs-dev rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
   libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+  libsimdjson-dev  # `railscope report` reads the collective records of large jobs with it
   libssl-dev  # libcrypto: HMAC-SHA256 of `railscope preflight`'s frames (the CLI only, not the plugins)
   libmunge-dev  # munge.h: `railscope preflight` authenticated by MUNGE under Slurm (libmunge is dlopened)
   valgrind python3

@@ -25,7 +25,7 @@ namespace {
 // The ranks of each communicator in the input when they are exactly 0..n-1 with n >= 2: its rank
 // count for records that do not carry one (ABI v1..v3). Otherwise absent: the input may hold only
 // some of its ranks.
-std::map<std::string, int> nranks_in_input(const std::vector<CollRow>& colls) {
+std::map<std::string, int> nranks_in_input(const CollRows& colls) {
   std::map<std::string, std::set<int>> ranks;
   for (const CollRow& c : colls)
     if (!c.p2p && c.nranks <= 0 && c.rank >= 0) ranks[c.comm].insert(c.rank);
@@ -38,7 +38,7 @@ std::map<std::string, int> nranks_in_input(const std::vector<CollRow>& colls) {
 
 }  // namespace
 
-std::vector<SizeRow> size_table(const std::vector<CollRow>& colls) {
+std::vector<SizeRow> size_table(const CollRows& colls) {
   struct Acc {
     std::vector<double> time, busbw, algbw;
     std::map<int, std::vector<double>> per_rank, per_rank_time;
@@ -115,7 +115,7 @@ namespace {
 // Collectives of the same communicator, op and sequence number seen on several ranks.
 using GroupKey = std::tuple<std::string, std::string, uint64_t>;
 
-void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks, Report& out) {
+void stragglers(const CollRows& colls, const ClockAlignment& clocks, Report& out) {
   std::map<GroupKey, std::vector<const CollRow*>> groups;
   for (const CollRow& c : colls)
     if (!c.p2p && c.start_unix_ns != 0) groups[{c.comm, c.op, c.seq}].push_back(&c);
@@ -129,7 +129,9 @@ void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks,
     double late_sum = 0, late_max = 0;
   };
   std::map<int, Acc> per_rank;
-  std::vector<std::pair<uint64_t, std::map<int, double>>> timeline;  // (first start, rank → lateness)
+  // (first start, (rank, lateness) by rank): a flat list, not a map per collective, which at 4 M records
+  // was a few hundred MB.
+  std::vector<std::pair<uint64_t, std::vector<std::pair<int, double>>>> timeline;
   for (auto& [key, rows] : groups) {
     std::set<int> ranks;
     for (const CollRow* r : rows) ranks.insert(r->rank);
@@ -139,13 +141,20 @@ void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks,
     const double median = percentile(starts, 50);
     const CollRow* last = *std::max_element(
         rows.begin(), rows.end(), [&](const CollRow* a, const CollRow* b) { return start(a) < start(b); });
-    std::map<int, double> lateness;
+    std::vector<std::pair<int, double>> lateness;
     uint64_t first = UINT64_MAX;
     for (const CollRow* r : rows) {
       per_rank[r->rank].ops++;
-      lateness[r->rank] = (start(r) - median) / 1e3;
+      lateness.emplace_back(r->rank, (start(r) - median) / 1e3);
       first = std::min(first, r->start_unix_ns);
     }
+    // One per rank, its last record's as a map assigned in turn would keep.
+    std::stable_sort(lateness.begin(), lateness.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto last_of_rank = std::unique(lateness.rbegin(), lateness.rend(),
+                                    [](const auto& a, const auto& b) { return a.first == b.first; });
+    lateness.erase(lateness.begin(), last_of_rank.base());
+    lateness.shrink_to_fit();
     const double late_us = (start(last) - median) / 1e3;
     if (late_us > 0) {
       Acc& a = per_rank[last->rank];
@@ -187,12 +196,13 @@ void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks,
   out.heatmap.columns = cols;
   out.heatmap.us.assign(out.heatmap.ranks.size(), std::vector<double>(cols, 0.0));
   std::vector<std::vector<int>> counts(out.heatmap.ranks.size(), std::vector<int>(cols, 0));
+  // Each collective's own ranks, not every rank for each collective (ranks x collectives lookups).
+  const std::vector<int>& rows = out.heatmap.ranks;  // sorted: per_rank is a map
   for (size_t i = 0; i < timeline.size(); ++i) {
     const size_t col = i * cols / timeline.size();
-    for (size_t row = 0; row < out.heatmap.ranks.size(); ++row) {
-      auto it = timeline[i].second.find(out.heatmap.ranks[row]);
-      if (it == timeline[i].second.end()) continue;
-      out.heatmap.us[row][col] += it->second;
+    for (const auto& [rank, late] : timeline[i].second) {
+      const size_t row = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), rank) - rows.begin());
+      out.heatmap.us[row][col] += late;
       counts[row][col]++;
     }
   }
@@ -201,9 +211,16 @@ void stragglers(const std::vector<CollRow>& colls, const ClockAlignment& clocks,
       if (counts[row][col]) out.heatmap.us[row][col] /= counts[row][col];
 }
 
-void wait_matrix(const std::vector<CollRow>& colls, Report& out) {
+void wait_matrix(const ProfileSet& run, Report& out) {
   std::map<std::pair<int, int>, WaitCell> cells;
-  for (const CollRow& c : colls)
+  for (const auto& [key, sum] : run.folded_waits) {
+    WaitCell& cell = cells[key];
+    cell.rank = key.first;
+    cell.peer = key.second;
+    cell.peer_wait_us += sum.peer_wait_us;
+    cell.net_us += sum.net_us;
+  }
+  for (const CollRow& c : run.colls)
     for (const WaitRow& w : c.waits) {
       WaitCell& cell = cells[{c.rank, w.peer}];
       cell.rank = c.rank;
@@ -301,7 +318,7 @@ Report analyse(const ProfileSet& run, const ProfileSet* baseline) {
   out.sizes = size_table(run.colls);
   out.clocks = align_clocks(run);
   stragglers(run.colls, out.clocks, out);
-  wait_matrix(run.colls, out);
+  wait_matrix(run, out);
   fabric(run, out);
   out.diags = run.diags;
   auto job = std::make_shared<JobState>();

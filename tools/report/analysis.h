@@ -104,7 +104,7 @@ struct Report {
 // Percentile by nearest rank on a copy; 0 for an empty input.
 double percentile(std::vector<double> v, double p);
 
-std::vector<SizeRow> size_table(const std::vector<CollRow>& colls);
+std::vector<SizeRow> size_table(const CollRows& colls);
 // What to call a set of profiles on an A/B page (see Report::run_label).
 std::string set_label(const ProfileSet& set, const std::string& fallback);
 Report analyse(const ProfileSet& run, const ProfileSet* baseline);

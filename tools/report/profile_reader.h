@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +103,21 @@ struct RailRateSample {
   uint64_t transfers = 0;
 };
 
+// Plausible bounds of the float members (docs/profile-format.md): a duration of more than a million
+// seconds or a bandwidth above 10 PB/s is not a measurement; sums of many of them stay finite.
+inline constexpr double kMaxMicroseconds = 1e12;
+inline constexpr double kMaxGbs = 1e7;
+
+// A deque: millions of records grow it without a vector's doubling, whose old and new arrays together
+// were the report's peak memory.
+using CollRows = std::deque<CollRow>;
+
+// One rank's waits on one peer, summed over records (see ProfileSet::folded_waits).
+struct WaitSum {
+  double peer_wait_us = 0;
+  double net_us = 0;
+};
+
 struct ProfileSet {
   std::vector<std::string> files;
   std::vector<std::string> file_hosts;  // per file: its header's hostname ("" before the header)
@@ -110,7 +127,11 @@ struct ProfileSet {
   std::vector<std::string> nets;         // NCCL_NET of each header, when set
   std::vector<std::string> net_plugins;  // NCCL_NET_PLUGIN of each header, when set
   std::vector<std::string> paths;        // as given on the command line
-  std::vector<CollRow> colls;
+  CollRows colls;
+  // With `fold_waits` (read_profiles), the records' `waits` are summed here per (rank, peer) as they are
+  // read and the records kept without them: all the report needs of them, at a fraction of the memory.
+  bool fold_waits = false;
+  std::map<std::pair<int, int>, WaitSum> folded_waits;
   std::vector<FabricRow> fabric;
   std::vector<DiagRow> diags;
   std::vector<RailRateSample> rail_rates;  // from net stats lines (their files may be given too)
@@ -120,8 +141,9 @@ struct ProfileSet {
       problems;  // "file:line: why" for the first skipped lines of each file, then a count
 };
 
-// Throws std::runtime_error when a path does not exist or holds no profile file.
-ProfileSet read_profiles(const std::vector<std::string>& paths);
+// Throws std::runtime_error when a path does not exist or holds no profile file. `fold_waits`: see
+// ProfileSet::folded_waits.
+ProfileSet read_profiles(const std::vector<std::string>& paths, bool fold_waits = false);
 
 // The profile files a path names: the file itself, or a directory's *.jsonl files in name order (none
 // yet is not an error). Throws std::runtime_error when the path does not exist.

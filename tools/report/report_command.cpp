@@ -66,8 +66,8 @@ void add_report(CLI::App& app) {
     }
     report::ProfileSet run, base;
     try {
-      run = report::read_profiles(opt->dirs);
-      if (!opt->baseline.empty()) base = report::read_profiles(opt->baseline);
+      run = report::read_profiles(opt->dirs, /*fold_waits=*/true);
+      if (!opt->baseline.empty()) base = report::read_profiles(opt->baseline, /*fold_waits=*/true);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "railscope report: %s\n", e.what());
       throw CLI::RuntimeError(2);
