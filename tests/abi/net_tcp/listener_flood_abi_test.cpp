@@ -55,6 +55,16 @@ sockaddr_in listener_address(const char* handle) {
   return a;
 }
 
+// Opens n connections to addr that never send anything; appends them to fds.
+void flood(const sockaddr_in& addr, int n, std::vector<int>* fds) {
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << i;
+    fds->push_back(fd);
+  }
+}
+
 TEST(NetTcpListener, ConnectionFloodIsBoundedAndNamedOnce) {
   auto api = load_net_api(12, CapturedLog::logger);
   ASSERT_TRUE(api);
@@ -66,12 +76,7 @@ TEST(NetTcpListener, ConnectionFloodIsBoundedAndNamedOnce) {
   CapturedLog::clear();
 
   std::vector<int> strays;
-  for (int i = 0; i < kFlood; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << i;
-    strays.push_back(fd);
-  }
+  flood(addr, kFlood, &strays);
   const int before = open_fds();
   for (int i = 0; i < 20; ++i) {
     void* rcomm = nullptr;
@@ -101,16 +106,6 @@ TEST(NetTcpListener, ConnectionFloodIsBoundedAndNamedOnce) {
   EXPECT_EQ(api->close_recv(rcomm), ncclSuccess);
   EXPECT_EQ(api->close_listen(lcomm), ncclSuccess);
   EXPECT_LE(open_fds(), before - kFlood + 2) << "descriptors left behind";
-}
-
-// Opens n connections to addr that never send anything; appends them to fds.
-void flood(const sockaddr_in& addr, int n, std::vector<int>* fds) {
-  for (int i = 0; i < n; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0) << i;
-    fds->push_back(fd);
-  }
 }
 
 // One message of n bytes from scomm to rcomm, checked.
