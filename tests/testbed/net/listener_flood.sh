@@ -11,17 +11,9 @@ bin=$1
 healthy=0
 [[ ${2:-} == --healthy ]] && healthy=1
 export NET_TRANSFER_ECHO=1  # the plugin's log lines on stderr, "[nccl-log LEVEL]" (2 = WARN)
-handle="$TESTBED_SCRATCH/net.handle"
-rm -f "$handle" "$TESTBED_SCRATCH/flood.ready"
-timeout 150 "$bin" server "$handle" > "$TESTBED_SCRATCH/server.log" 2>&1 &
-server=$!
-for _ in $(seq 300); do [ -s "$handle" ] && break; sleep 0.1; done
-[ -s "$handle" ] || { echo "FAIL: no handle file"; cat "$TESTBED_SCRATCH/server.log"; exit 1; }
-# The verbs listen handle: port at 10..11 (little-endian), IPv4 address at 12..15.
-read -r p0 p1 < <(od -An -tu1 -j10 -N2 "$handle")
-read -r a0 a1 a2 a3 < <(od -An -tu1 -j12 -N4 "$handle")
-addr="$a0.$a1.$a2.$a3" port=$((p0 + 256 * p1))
-echo "listener at $addr:$port"
+. "$(dirname "$0")/verbs_listener.sh"
+rm -f "$TESTBED_SCRATCH/flood.ready"
+start_server "$bin"
 flooder=
 if ((!healthy)); then
   # Silent connections, held open until killed; "ready" once the first 300 are up.
