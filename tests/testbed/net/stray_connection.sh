@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stray connections at a verbs listener (issue #19): just before the real peer connects, four
+# Stray connections at a verbs listener: just before the real peer connects, four
 # connections reach the server's listener: one carrying an HTTP request, one 256 random bytes, one
 # that stays silent, and one speaking another release's handshake version. The listener must drop them
 # (logging the refusal; the other release is told why) and keep waiting for its peer: the real
