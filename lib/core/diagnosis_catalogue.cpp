@@ -217,7 +217,8 @@ constexpr Entry kEntries[] = {
     {"peer.connection_flood", S::Warning, "Connection flood at a listener",
      "more connections reached one of railscope's listeners than any NCCL peer opens, none of them with a "
      "valid hello (a port scanner, a load balancer's health checks, or clients retrying a stale address); "
-     "the newest are refused so the process keeps its file descriptors",
+     "the oldest unverified ones are closed to make room (at most 256 held, 128 per source address), so "
+     "the process keeps its file descriptors and the real peer still gets in",
      "Find the source address in the log line and stop it, or firewall the ephemeral port range on the "
      "interface NCCL uses"},
     {"peer.bad_handshake", S::Error, "Invalid handshake from the peer",

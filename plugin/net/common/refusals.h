@@ -1,50 +1,74 @@
-// How a listener treats connections that never proved they were meant for it (both engines): a
-// bound on how many such connections it holds (a flood must not run the training process out of
-// file descriptors) and a log that names each kind of refusal once instead of once per connection.
+// How a listener (both engines) logs the connections it refused before they proved they were meant for
+// it: one line per source address and kind group per interval, with counts, instead of one per
+// connection (a flood must not flood NCCL's log either). A single stray (a port scanner's probe, a
+// health check) is INFO: nothing is wrong with the job. A flood (the listener had to close unverified
+// connections to make room) and a peer of another railscope release are WARN.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstddef>
-#include <mutex>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "plugin/net/transport.h"
 
 namespace railscope::net {
 
-// Unverified connections one listener holds at most. NCCL connects a handful of sockets to a listen
-// comm (the TCP engine: one control socket plus at most 64 data sockets per connection); more than
-// this is a flood, and the newest connection is refused (closed) instead of queued.
-inline constexpr size_t kMaxUnverifiedPerListener = 256;
+// The kinds of refusal; the names appear in the log lines.
+namespace refusal {
+inline constexpr std::string_view kSilent = "silent";                 // no hello within the deadline
+inline constexpr std::string_view kClosed = "closed";                 // closed or reset before its hello
+inline constexpr std::string_view kMalformed = "malformed";           // not railscope's handshake
+inline constexpr std::string_view kWrongListener = "wrong_listener";  // a hello for another listener
+inline constexpr std::string_view kVersion = "version";               // railscope of another release
+inline constexpr std::string_view kEvicted = "evicted";               // closed to make room (flood)
+}  // namespace refusal
 
-// Remembers which kinds of refusal were logged; bounded (kinds past kMaxKinds are not logged).
+// The finding for an unverified connection closed to make room for a newer one.
+Status connection_flood(const std::string& peer, const std::string& listener, size_t held, size_t from_source,
+                        std::chrono::milliseconds age);
+
 class RefusalLog {
  public:
-  static constexpr size_t kMaxKinds = 16;
-  // true the first time kind is seen (the caller logs then), false afterwards.
-  bool first(std::string_view kind) {
-    std::lock_guard lock(mutex_);
-    for (const auto& k : seen_)
-      if (k == kind) return false;
-    if (seen_.size() >= kMaxKinds) return false;
-    seen_.emplace_back(kind);
-    return true;
-  }
+  using Clock = std::chrono::steady_clock;
+  // At most one line per source and kind group in this interval.
+  static constexpr Clock::duration kInterval = std::chrono::seconds(10);
+  // Sources remembered at once; refusals from further ones are counted under "other sources".
+  static constexpr size_t kMaxSources = 32;
+
+  explicit RefusalLog(std::string listener) : listener_(std::move(listener)) {}
+  RefusalLog(const RefusalLog&) = delete;
+  RefusalLog& operator=(const RefusalLog&) = delete;
+  ~RefusalLog() { flush_all(); }
+
+  const std::string& listener() const { return listener_; }
+  // Counts a refusal of kind (one of refusal::*) from source (an address without port); logs it now
+  // when nothing was logged for this source and group within the interval.
+  void note(const std::string& source, std::string_view kind, const Status& why, Clock::time_point now);
+  // Logs the counts of every source whose interval is over (call it on every accept()).
+  void flush(Clock::time_point now);
+  // Logs every count not logged yet (the listener closes).
+  void flush_all();
 
  private:
-  std::mutex mutex_;
-  std::vector<std::string> seen_;
-};
+  enum class Group : uint8_t { Stray, Flood, Version };
+  static constexpr size_t kKinds = 6;
+  struct Entry {
+    std::string source;
+    Group group = Group::Stray;
+    Clock::time_point last_line{};
+    std::array<uint32_t, kKinds> unlogged{};
+    std::string last_why;
+  };
+  Entry* find(const std::string& source, Group group, Clock::time_point now);
+  // more: a line of counts after an earlier one (flush), not a first line.
+  void emit(Entry* e, Clock::time_point now, bool more);
 
-// The finding for a refused connection of a flood at a listener.
-inline Status connection_flood(const std::string& peer, const std::string& listener, size_t bound) {
-  return Status::fail(ncclRemoteError, "peer.connection_flood",
-                      fmt::format("listener {} holds {} connections that sent no valid hello yet; refused "
-                                  "the newest, from {} (and refuses further ones while the flood lasts)",
-                                  listener, bound, peer));
-}
+  std::string listener_;
+  std::vector<Entry> entries_;
+};
 
 }  // namespace railscope::net

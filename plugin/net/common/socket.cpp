@@ -65,12 +65,17 @@ SocketAddress from_storage(const sockaddr_storage& ss) {
 
 void set_int(int fd, int level, int opt, int v) { (void)::setsockopt(fd, level, opt, &v, sizeof v); }
 
+std::string host_text(const SocketAddress& a) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(a.family == 6 ? AF_INET6 : AF_INET, a.addr.data(), buf, sizeof buf);
+  return buf;
+}
+
 }  // namespace
 
 std::string address_text(const SocketAddress& a) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  inet_ntop(a.family == 6 ? AF_INET6 : AF_INET, a.addr.data(), buf, sizeof buf);
-  return a.family == 6 ? fmt::format("[{}]:{}", buf, a.port) : fmt::format("{}:{}", buf, a.port);
+  return a.family == 6 ? fmt::format("[{}]:{}", host_text(a), a.port)
+                       : fmt::format("{}:{}", host_text(a), a.port);
 }
 
 Status open_listener(const SocketAddress& a, Fd* out, uint16_t* port) {
@@ -210,6 +215,13 @@ std::string peer_of(int fd) {
   socklen_t len = sizeof ss;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
   return address_text(from_storage(ss));
+}
+
+std::string source_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return host_text(from_storage(ss));
 }
 
 void fallback_address(std::array<uint8_t, 16>* out) {

@@ -71,6 +71,8 @@ Status io_failure(const char* op, ssize_t n, int err, const std::string& peer, i
 
 // The other end of a connected socket as address_text writes it, "?" when unknown.
 std::string peer_of(int fd);
+// Its address alone, without the port ("10.0.0.2", "fe80::1"): what a listener limits per source.
+std::string source_of(int fd);
 
 // The IPv4 address a listener advertises when nothing better is known: the first non-loopback IPv4
 // interface address, else 127.0.0.1 (bytes a.b.c.d in out[0..3]).

@@ -120,11 +120,19 @@ Status TcpConnector::step(TcpSendComm** out) {
   return Status::success();
 }
 
-void TcpListen::refuse(int fd, AckCode code, const std::string& peer, const std::string& why) {
+namespace {
+
+void send_refusal(int fd, AckCode code) {
   std::array<std::byte, kAckSize> ack{};
   encode_ack(code, &ack);
   ssize_t n = ::send(fd, ack.data(), ack.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  (void)n;
+  (void)n;  // best effort: the sender learns why, the socket is dropped either way
+}
+
+}  // namespace
+
+void TcpListen::refuse(int fd, AckCode code, const std::string& peer, const std::string& why) {
+  send_refusal(fd, code);
   RS_WARN(
       "NET/railscope : {}",
       diag::one_line(bad_handshake(fmt::format("connection from {} on {} dropped: {}", peer, local_.dev, why))
@@ -155,7 +163,7 @@ void TcpListen::place(Incoming* in, const Hello& h) {
     g->first = h;
     g->data.resize(h.nsocks);
     g->peer = in->peer;
-    g->deadline = in->deadline;
+    g->deadline = Clock::now() + std::chrono::seconds(local_.options.timeout_s);
   }
   if (h.nsocks != g->data.size())
     return refuse(
@@ -175,51 +183,43 @@ void TcpListen::place(Incoming* in, const Hello& h) {
   ++g->have;
 }
 
+Verdict TcpListen::advance(Incoming& in) {
+  bool finished = false;
+  if (Status st = read_hello(&in, &finished); !st.ok())
+    return Verdict::refused(refusal::kClosed, std::move(st));
+  if (!finished) return Verdict::waiting();
+  std::string why;
+  auto h = decode_hello(in.hello, &why);
+  if (!h) {
+    send_refusal(in.fd.get(), AckCode::BadHello);
+    return Verdict::refused(refusal::kMalformed, bad_handshake(fmt::format("connection from {} on {}: {}",
+                                                                           in.peer, local_.dev, why)));
+  }
+  if (h->nonce != nonce_) {
+    send_refusal(in.fd.get(), AckCode::WrongListener);
+    return Verdict::refused(refusal::kWrongListener,
+                            bad_handshake(fmt::format(
+                                "connection from {} on {}: its hello names listener {:#x}, this one is {:#x}",
+                                in.peer, local_.dev, h->nonce, nonce_)));
+  }
+  in.decoded = *h;
+  return Verdict::verified();
+}
+
 Status TcpListen::accept(TcpRecvComm** out) {
   *out = nullptr;
   std::lock_guard lock(mutex_);
   auto now = Clock::now();
-  for (;;) {
-    Fd fd;
-    if (Status st = accept_one(fd_, &fd); !st.ok()) return st;
-    if (!fd) break;
-    std::string peer = peer_of(fd.get());
-    if (incoming_.size() >= kMaxUnverifiedPerListener) {  // the newest is refused: fd closes here
-      if (floods_.first("flood"))
-        RS_WARN("NET/railscope : {} (further refusals are not logged)",
-                diag::one_line(connection_flood(peer, local_.dev, kMaxUnverifiedPerListener).finding()));
-      continue;
-    }
+  auto make = [&](Fd fd, const std::string& peer) {
     tune_socket(fd.get(), local_.options.timeout_s, local_.options.sockbuf);
-    incoming_.push_back(Incoming{
-        std::move(fd), std::move(peer), {}, 0, now + std::chrono::seconds(local_.options.timeout_s)});
-  }
-  for (size_t i = 0; i < incoming_.size();) {
-    Incoming& in = incoming_[i];
-    bool finished = false;
-    Status st = read_hello(&in, &finished);
-    if (!st.ok()) {
-      RS_WARN("NET/railscope : dropped an incoming connection on {}: {}", local_.dev,
-              diag::one_line(st.finding()));
-    } else if (finished) {
-      std::string why;
-      auto h = decode_hello(in.hello, &why);
-      if (!h)
-        refuse(in.fd.get(), AckCode::BadHello, in.peer, why);
-      else if (h->nonce != nonce_)
-        refuse(in.fd.get(), AckCode::WrongListener, in.peer,
-               fmt::format("its hello names listener {:#x}, this one is {:#x}", h->nonce, nonce_));
-      else
-        place(&in, *h);
-    } else if (now > in.deadline) {
-      RS_WARN("NET/railscope : dropped an incoming connection from {} on {}: no hello within {} s", in.peer,
-              local_.dev, local_.options.timeout_s);
-    } else {
-      ++i;
-      continue;
-    }
-    incoming_.erase(incoming_.begin() + static_cast<std::ptrdiff_t>(i));
-  }
+    return Incoming{std::move(fd), peer, {}, 0, {}};
+  };
+  auto advance = [&](Incoming& in) { return this->advance(in); };
+  auto on_verified = [&](Incoming&& in, const Status& /*advance() verifies without failing*/) {
+    place(&in, in.decoded);
+  };
+  if (Status st = incoming_.accept_from(fd_, make, advance, on_verified, now); !st.ok()) return st;
+  incoming_.advance_all(advance, on_verified, now);
   for (size_t i = 0; i < groups_.size(); ++i) {
     Group& g = groups_[i];
     if (g.ctrl && g.have == static_cast<int>(g.data.size()) + 1) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/net/common/refusals.h"
+#include "plugin/net/common/unverified_connections.h"
 #include "plugin/net/tcp/recv_comm.h"
 #include "plugin/net/tcp/send_comm.h"
 
@@ -58,7 +58,11 @@ class TcpConnector {
 class TcpListen : public ListenComm {
  public:
   TcpListen(Fd fd, uint64_t nonce, LocalEnd local)
-      : fd_(std::move(fd)), nonce_(nonce), local_(std::move(local)) {}
+      : fd_(std::move(fd)),
+        nonce_(nonce),
+        local_(std::move(local)),
+        refusals_(local_.dev),
+        incoming_(&refusals_) {}
   Status accept(TcpRecvComm** out);
 
  private:
@@ -67,7 +71,7 @@ class TcpListen : public ListenComm {
     std::string peer;
     std::array<std::byte, kHelloSize> hello{};
     size_t got = 0;
-    std::chrono::steady_clock::time_point deadline;
+    Hello decoded;  // once verified
   };
   struct Group {
     uint64_t conn_id = 0;
@@ -79,16 +83,19 @@ class TcpListen : public ListenComm {
     std::chrono::steady_clock::time_point deadline;
   };
   Status read_hello(Incoming* in, bool* finished);
+  // One non-blocking step of an unverified socket: its hello read and checked.
+  Verdict advance(Incoming& in);
   void place(Incoming* in, const Hello& h);
+  // A socket whose hello named this listener and still does not fit its connection.
   void refuse(int fd, AckCode code, const std::string& peer, const std::string& why);
 
   std::mutex mutex_;
   Fd fd_;
   uint64_t nonce_;
   LocalEnd local_;
-  std::vector<Incoming> incoming_;  // unverified: at most kMaxUnverifiedPerListener
+  RefusalLog refusals_;
+  UnverifiedConnections<Incoming> incoming_;
   std::vector<Group> groups_;
-  RefusalLog floods_;  // a flood is named once
 };
 
 }  // namespace railscope::net::tcp

@@ -10,6 +10,7 @@
 #include "plugin/net/common/random_id.h"
 #include "plugin/net/common/refusals.h"
 #include "plugin/net/common/socket.h"
+#include "plugin/net/common/unverified_connections.h"
 #include "plugin/net/verbs/connect.h"
 #include "plugin/net/verbs/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
@@ -23,29 +24,12 @@ namespace {
 struct VerbsListen : ListenComm {
   int dev = 0;
   Fd fd;
-  std::string where;  // "10.0.0.1:41234 (rxe0)"
   uint64_t nonce = 0;
   std::mutex mutex;
-  std::vector<std::unique_ptr<RecvAcceptor>> pending;  // at most kMaxUnverifiedPerListener
-  RefusalLog refusals;                                 // stray connections, logged once per kind
+  std::unique_ptr<RefusalLog> refusals;  // names the listener: "10.0.0.1:41234 (rxe0)"; outlives the set
+  std::unique_ptr<UnverifiedConnections<std::unique_ptr<RecvAcceptor>>> unverified;
+  std::vector<std::unique_ptr<RecvAcceptor>> verified;  // the real peers' setups in progress
 };
-
-// A connection that failed before it proved it was meant for this listener: dropped, named once per
-// kind (a port scanner or a stale handle's peer must not abort NCCL's communicator creation).
-void log_refusal(VerbsListen& l, std::string_view kind, const Status& why) {
-  if (!l.refusals.first(kind)) return;
-  if (kind == "version") {  // not a stray: railscope of another release, whose connect fails (it was told)
-    RS_WARN(
-        "NET/railscope : listener {} refused a peer of another railscope release, still waiting for its "
-        "peer: {}",
-        l.where, diag::one_line(why.finding()));
-    return;
-  }
-  RS_WARN(
-      "NET/railscope : listener {} dropped a stray connection ({}), still waiting for its peer: {} "
-      "(further ones of this kind are not logged)",
-      l.where, kind, diag::one_line(why.finding()));
-}
 
 Status bad_handle(const std::string& why) {
   return Status::fail(
@@ -180,7 +164,8 @@ Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
     fallback_address(&h.addr);
   // Bound to the address the handle advertises, not to every address of the host (as the TCP engine).
   if (Status st = open_listener(SocketAddress{4, h.addr, 0}, &l->fd, &h.port); !st.ok()) return st;
-  l->where = fmt::format("{} ({})", peer_text(h), p.dev_name);
+  l->refusals = std::make_unique<RefusalLog>(fmt::format("{} ({})", peer_text(h), p.dev_name));
+  l->unverified = std::make_unique<UnverifiedConnections<std::unique_ptr<RecvAcceptor>>>(l->refusals.get());
   encode_handle(h, handle);
   *out = l.release();
   return Status::success();
@@ -207,36 +192,39 @@ Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
   if (l == nullptr)
     return Status::fail(ncclInternalError, "internal.bad_argument", "accept on a foreign listen comm");
   std::lock_guard lock(l->mutex);
-  for (;;) {
-    Fd fd;
-    if (Status st = accept_one(l->fd, &fd); !st.ok()) return st;
-    if (!fd) break;
-    std::string peer = peer_of(fd.get());
-    if (l->pending.size() >= kMaxUnverifiedPerListener) {  // the newest is refused: fd closes here
-      log_refusal(*l, "flood", connection_flood(peer, l->where, kMaxUnverifiedPerListener));
-      continue;
-    }
+  LocalDevice ld;
+  if (Status st = local_device(l->dev, &ld); !st.ok()) return st;
+  // A failure after the HELLO proved the connection is the real peer's: accept() returns it.
+  Status failed;
+  auto make = [&](Fd fd, const std::string& peer) {
     tune_socket(fd.get(), static_cast<int>(kHandshakeTimeout.count()));
-    LocalDevice ld;
-    if (Status st = local_device(l->dev, &ld); !st.ok()) return st;
-    l->pending.push_back(std::make_unique<RecvAcceptor>(std::move(fd), std::move(peer), l->nonce,
-                                                        std::move(ld), link_params_from_env(-1)));
-  }
-  for (size_t i = 0; i < l->pending.size();) {
+    return std::make_unique<RecvAcceptor>(std::move(fd), peer, l->nonce, ld, link_params_from_env(-1));
+  };
+  auto advance = [](std::unique_ptr<RecvAcceptor>& a) {
+    VerbsRecvComm* comm = nullptr;  // stays null until well after the HELLO (QPNS, READY)
+    Status st = a->step(&comm);
+    if (a->verified()) return Verdict::verified(std::move(st));
+    if (!st.ok()) return Verdict::refused(a->refusal(), std::move(st));
+    return Verdict::waiting();
+  };
+  auto on_verified = [&](std::unique_ptr<RecvAcceptor>&& a, Status st) {
+    if (st.ok())
+      l->verified.push_back(std::move(a));
+    else if (failed.ok())
+      failed = std::move(st);
+  };
+  if (Status st = l->unverified->accept_from(l->fd, make, advance, on_verified); !st.ok()) return st;
+  l->unverified->advance_all(advance, on_verified);
+  if (!failed.ok()) return failed;
+  for (size_t i = 0; i < l->verified.size();) {
     VerbsRecvComm* comm = nullptr;
-    Status st = l->pending[i]->step(&comm);
+    Status st = l->verified[i]->step(&comm);
     if (st.ok() && comm == nullptr) {
       ++i;
       continue;
     }
-    const bool verified = l->pending[i]->verified();
-    const std::string kind = l->pending[i]->refusal();
-    l->pending.erase(l->pending.begin() + static_cast<std::ptrdiff_t>(i));
-    if (!st.ok()) {
-      if (verified) return st;  // the real peer's failure: NCCL hears it, as before
-      log_refusal(*l, kind, st);
-      continue;
-    }
+    l->verified.erase(l->verified.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!st.ok()) return st;  // the real peer's failure: NCCL hears it, as before
     *out = comm;
     return Status::success();
   }

@@ -8,17 +8,8 @@
 set -u
 bin=$1
 export NET_TRANSFER_ECHO=1  # the plugin's log lines on stderr (net_transfer.cpp)
-handle="$TESTBED_SCRATCH/net.handle"
-rm -f "$handle"
-timeout 150 "$bin" server "$handle" > "$TESTBED_SCRATCH/server.log" 2>&1 &
-server=$!
-for _ in $(seq 300); do [ -s "$handle" ] && break; sleep 0.1; done
-[ -s "$handle" ] || { echo "FAIL: no handle file"; cat "$TESTBED_SCRATCH/server.log"; exit 1; }
-# The verbs listen handle: family at byte 8, port at 10..11 (little-endian), IPv4 address at 12..15.
-read -r p0 p1 < <(od -An -tu1 -j10 -N2 "$handle")
-read -r a0 a1 a2 a3 < <(od -An -tu1 -j12 -N4 "$handle")
-addr="$a0.$a1.$a2.$a3" port=$((p0 + 256 * p1))
-echo "listener at $addr:$port"
+. "$(dirname "$0")/verbs_listener.sh"
+start_server "$bin"
 # The listener binds the address it advertises, not every address of the host.
 if ss -ltn 2>/dev/null | grep -qE "(0\.0\.0\.0|\*):$port\b"; then
   echo "FAIL: the listener on port $port binds all addresses"; ss -ltn; exit 1
