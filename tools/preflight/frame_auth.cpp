@@ -167,7 +167,7 @@ std::optional<size_t> FrameAuth::body_size(std::string_view header, std::string*
            std::nullopt;
   if (magic != kFrameMagic) return *error = "not a railscope preflight peer (bad magic)", std::nullopt;
   const uint32_t type = get32(header, 4);
-  if (type < static_cast<uint32_t>(FrameType::Report) || type > static_cast<uint32_t>(FrameType::Hello))
+  if (type < static_cast<uint32_t>(FrameType::Report) || type > static_cast<uint32_t>(FrameType::Later))
     return *error = "unknown message type " + std::to_string(type), std::nullopt;
   const uint32_t length = get32(header, 12);
   if (length > kMaxFrame)

@@ -25,7 +25,17 @@ constexpr size_t kTagBytes = 32;       // HMAC-SHA256
 constexpr size_t kMinTokenBytes = 16;  // `openssl rand -hex 32` gives 64
 constexpr size_t kMaxTokenBytes = 4096;
 
-enum class FrameType : uint32_t { Report = 1, Verdict = 2, Step = 3, Results = 4, Hello = 5 };
+// Each exchange is one connection: the hellos, one frame from the rank (Report, Results or Poll: "my next
+// message"), one from rank 0 (Step, Verdict or Later: "come back in N ms", docs/preflight.md "Scale").
+enum class FrameType : uint32_t {
+  Report = 1,
+  Verdict = 2,
+  Step = 3,
+  Results = 4,
+  Hello = 5,
+  Poll = 6,
+  Later = 7
+};
 
 struct Frame {
   FrameType type = FrameType::Report;
