@@ -137,7 +137,8 @@ void serve(Rank0& z, Clock::time_point until, const std::function<bool()>& done,
        }))
     deliver(rank, c, ready[rank]);
   while (!done() && Clock::now() < until) {
-    auto c = z.desk.next(std::min(until, Clock::now() + std::chrono::milliseconds(100)));
+    // Short accepts: done() is checked between them.
+    auto c = z.desk.next(std::min(until, Clock::now() + std::chrono::milliseconds(100)), until);
     if (!c) continue;
     // Anything short of a well-formed frame (a port scanner, a health check, a stranger without the
     // job's secret) never was a rank: logged, counted, no error of the cluster.

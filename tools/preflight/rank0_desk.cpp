@@ -11,13 +11,13 @@ namespace railscope::preflight {
 Desk::Desk(int listen_fd, std::optional<JobKey> key, size_t max_held, int come_back_ms)
     : listen_fd_(listen_fd), key_(key), max_held_(max_held), come_back_ms_(come_back_ms) {}
 
-std::optional<Caller> Desk::next(Clock::time_point deadline) {
+std::optional<Caller> Desk::next(Clock::time_point accept_by, Clock::time_point until) {
   std::string peer;
-  Fd fd = accept_until(listen_fd_, deadline, &peer, &spare_);
+  Fd fd = accept_until(listen_fd_, accept_by, &peer, &spare_);
   if (!fd) return std::nullopt;
   // A caller gets at most 10 s for its hello and frame, so a silent connection cannot hold the others
   // up long. The frame binds the connection to its rank (its tag covers the rank).
-  const auto by = std::min(deadline, Clock::now() + std::chrono::seconds(10));
+  const auto by = std::min(until, Clock::now() + std::chrono::seconds(10));
   Caller c{std::move(fd), FrameAuth(key_, true, -1), std::nullopt, std::move(peer), {}};
   if (exchange_hellos(c.fd.get(), c.auth, by, &c.error))
     c.frame = receive_frame(c.fd.get(), c.auth, by, &c.error);

@@ -35,9 +35,9 @@ class Desk {
   // come_back_ms: what a caller that is not held is told to wait before it polls again.
   Desk(int listen_fd, std::optional<JobKey> key, size_t max_held, int come_back_ms);
 
-  // The next connection, accepted until `deadline`, its hellos and first frame read within 10 s (and the
-  // deadline); nullopt when none came by the deadline.
-  std::optional<Caller> next(Clock::time_point deadline);
+  // The next connection, accepted until `accept_by`, its hellos and first frame read within 10 s (and
+  // `until`); nullopt when none came by accept_by.
+  std::optional<Caller> next(Clock::time_point accept_by, Clock::time_point until);
   // Sends one frame to the caller and closes its connection; false with *error.
   static bool answer(Caller& c, FrameType type, const std::string& payload, std::string* error);
   // Keeps the caller's connection until release() takes it (a second call of one rank replaces its first),
