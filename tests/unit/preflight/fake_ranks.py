@@ -7,7 +7,7 @@ next step, the verdict, or "come back in N ms"). A fake rank reports no rail, so
 no task and it answers with no result. Also samples rank 0's open descriptors and peak RSS from /proc.
 
 Library: run_rank0_and_fakes(). Command line (the benchmark bench/preflight_join/run.sh):
-  fake_ranks.py RAILSCOPE WORLD [--links] [--nofile N] [--json]"""
+  fake_ranks.py RAILSCOPE WORLD [--links] [--nofile N] [--json | --row]"""
 import argparse
 import asyncio
 import hashlib
@@ -198,6 +198,7 @@ def main():
     ap.add_argument("--links", action="store_true", help="run the link steps (no task: the fakes have no rail)")
     ap.add_argument("--nofile", type=int, default=1024, help="rank 0's open-file limit, soft and hard")
     ap.add_argument("--json", action="store_true", help="one JSON line of figures")
+    ap.add_argument("--row", action="store_true", help="one markdown table row (bench/preflight_join/run.sh)")
     a = ap.parse_args()
     r = run_rank0_and_fakes(a.railscope, a.world, links=a.links, nofile=a.nofile)
     v, s = r["verdict"] or {}, r["stats"]
@@ -205,7 +206,11 @@ def main():
            "peak_fds": r["peak_fds"], "peak_rss_mib": round(r["peak_rss_kib"] / 1024, 1), "rank0_cpu_s": r["cpu_s"],
            "joined": len(v.get("nodes", [])), "missing": len(v.get("missing", [])), "verdicts": len(s.verdicts),
            "come_back": s.later, "exchanges": s.exchanges, "fake_errors": len(s.errors)}
-    print(json.dumps(row) if a.json else row)
+    if a.row:
+        print("| " + " | ".join(str(row[k]) for k in ("world", "links", "seconds", "peak_fds", "peak_rss_mib",
+                                                       "rank0_cpu_s", "exchanges", "come_back")) + " |")
+    else:
+        print(json.dumps(row) if a.json else row)
     ok = r["verdict"] is not None and row["joined"] == a.world and row["verdicts"] == a.world - 1 and not s.errors
     if not ok:
         print(r["stderr"][-2000:], s.errors[:5], file=sys.stderr)
