@@ -360,12 +360,12 @@ constexpr Entry kEntries[] = {
      "rank 0 gone, or a reply of another shape); its later link tests are failed without running",
      "Check that rank's node and its preflight stderr (killed by OOM or the launcher's time limit?), and "
      "its network to rank 0"},
-    {"preflight.open_files", S::Error, "Rank 0 cannot hold a connection per rank",
-     "rank 0 keeps one TCP connection per rank until the verdict, and its open-file limit "
-     "(RLIMIT_NOFILE, raised to the hard limit at start) is too small for the world size",
-     "Raise the hard open-file limit of rank 0's process above the world size plus 200: ulimit -Hn, "
-     "LimitNOFILE= in a systemd unit, nofile in /etc/security/limits.conf, or the container runtime's "
-     "ulimits"},
+    {"preflight.open_files", S::Error, "Rank 0 ran out of open files",
+     "rank 0 holds up to 512 rank connections beside its own descriptors and raises its open-file "
+     "limit (RLIMIT_NOFILE) to the hard limit at start; the limit still left no descriptor for a "
+     "connection, which was closed",
+     "Raise the hard open-file limit of rank 0's process to 1,024 or more: ulimit -Hn, LimitNOFILE= in a "
+     "systemd unit, nofile in /etc/security/limits.conf, or the container runtime's ulimits"},
     {"preflight.rail_count", S::Error, "Nodes have different numbers of rails",
      "a node selects more or fewer RDMA ports than the others (a NIC missing, down in the driver, or "
      "NCCL_IB_HCA differing)",

@@ -226,7 +226,7 @@ def preflight_seeds():
     write(h, "report_unauthenticated", frame(0x08, 0, 0, REPORT))
     write(h, "report_tampered", frame(0x30, 0, 40, REPORT))
     body = json.dumps(dict(REPORT, rank=1)).encode()
-    raw = lambda typ, rank, payload: struct.pack(">IIII", 0x52535032, typ, rank, len(payload)) + payload
+    raw = lambda typ, rank, payload: struct.pack(">IIII", 0x52535033, typ, rank, len(payload)) + payload
     write(h, "raw_report_untagged", bytes([0x0c, 0, 0]) + raw(1, 1, body))
     write(h, "raw_report_forged_tag", bytes([4, 0, 0]) + raw(1, 1, body) + bytes(32))
     write(h, "raw_hello", bytes([5, 0, 0]) + raw(5, 1, b"\x01" + bytes(range(32))))

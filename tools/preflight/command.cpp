@@ -7,11 +7,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
+#include <thread>
 
 #include "frame_auth.h"
 #include "html_page.h"
@@ -23,6 +27,7 @@
 #include "open_files.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
+#include "rank0_desk.h"
 #include "rendezvous.h"
 #include "verdict.h"
 
@@ -57,12 +62,6 @@ struct Options {
   double line_rate_GBps = 0;  // 0 = each NIC's reported rate
 };
 
-// One rank's connection at rank 0: the socket and its frames' authentication.
-struct Peer {
-  Fd fd;
-  FrameAuth auth;
-};
-
 std::string wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 std::string this_host() {
@@ -90,68 +89,6 @@ void write_html(const std::string& path, const std::string& page) {
     std::fprintf(stderr, "railscope preflight: cannot write the HTML page: %s\n", why.c_str());
 }
 
-// Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
-// its own tasks run here, then every rank's results. A rank that does not take or answer a step is lost:
-// it gets no more steps, and the later tasks with it, its peers' and rank 0's own, fail at once with the
-// reason (link_steps.h).
-std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
-                                           const std::vector<NodeReport>& nodes,
-                                           std::vector<std::optional<Peer>>& conns,
-                                           std::vector<diag::Finding>* lost_findings_out,
-                                           std::vector<std::vector<int>>* lost_ranks_out) {
-  const LinkPlan plan = plan_links(nodes, o.full, !o.no_latency, l.port);
-  std::vector<std::vector<TaskResult>> results(nodes.size());  // per node, in task order
-  LostRanks lost(nodes.size());
-  const auto lose = [&](size_t k, int step, const std::string& why) {
-    lost.lose(k, step, fmt::format("rank {} ({}) {}", nodes[k].rank, nodes[k].host, why));
-    std::fprintf(stderr, "railscope preflight: %s\n", lost.reason(k).c_str());
-  };
-  std::string error;
-  for (int step = 0; step < plan.steps; ++step) {
-    std::vector<std::vector<LinkTask>> now(nodes.size());
-    std::vector<std::vector<LinkTask>> run(nodes.size());
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      for (const auto& t : plan.tasks[k])
-        if (t.step == step) now[k].push_back(t);
-      run[k] = runnable(now[k], lost, step);
-    }
-    const auto send_by = Clock::now() + std::chrono::seconds(10);
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      if (nodes[k].rank == 0 || lost.lost_by(k, step)) continue;
-      auto& peer = *conns[size_t(nodes[k].rank)];
-      if (!send_frame(peer.fd.get(), peer.auth, FrameType::Step, wire(tasks_to_json(step, run[k])), send_by,
-                      &error))
-        lose(k, step, "is gone: " + error);
-    }
-    std::optional<std::vector<TaskResult>> mine;
-    for (size_t k = 0; k < nodes.size(); ++k)
-      if (nodes[k].rank == 0) mine = run_tasks(run[k], o.link);
-    const auto answer_by = Clock::now() + std::chrono::seconds(o.link.timeout_s + 60);
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      std::optional<std::vector<TaskResult>> got;
-      if (nodes[k].rank == 0) {
-        got = mine;
-      } else if (!lost.lost_by(k, step)) {
-        auto& peer = *conns[size_t(nodes[k].rank)];
-        const auto f = receive_frame(peer.fd.get(), peer.auth, answer_by, &error);
-        if (f && f->type == FrameType::Results) {
-          const json j = json::parse(f->payload, nullptr, false);
-          got = results_from_json(j, step, run[k].size(), &error);
-          if (got && got->size() != run[k].size()) got.reset(), error = "fewer results than tasks";
-        } else if (f) {
-          error = "expected step results";
-        }
-        if (!got) lose(k, step, fmt::format("did not answer step {}: {}", step, error));
-      }
-      for (auto& r : step_results(k, now[k], got, lost, step)) results[k].push_back(std::move(r));
-    }
-  }
-  *lost_findings_out = lost_findings(plan, nodes, lost);
-  for (size_t k = 0; k < nodes.size(); ++k)
-    if (lost.lost_by(k, INT_MAX - 1)) lost_ranks_out->push_back({nodes[k].rank});
-  return links_from_results(plan, nodes, results, lost, o.line_rate_GBps);
-}
-
 // What rank 0 says about the connections that never became a rank: one line each on stderr (the first 64),
 // and one finding at info severity for all of them (the first 8 named).
 struct DroppedConnections {
@@ -173,11 +110,222 @@ struct DroppedConnections {
   }
 };
 
+// A rank's next message: a frame type and its payload.
+using Message = std::pair<FrameType, std::string>;
+
+// Rank 0 while it serves the other ranks' exchanges (rank0_desk.h).
+struct Rank0 {
+  int world;
+  Desk desk;
+  std::vector<int> index;  // by rank: its report's index in the nodes, -1 before it joined
+  DroppedConnections dropped;
+};
+
+// Serves callers until `done()` or `until`. First every held rank whose next message `reply` has gets it;
+// then each caller's frame goes to `take` (false: refused, closed) and it gets its next message at once,
+// or waits for it (held, or told to come back). `failed`: a message that could not be delivered.
+void serve(Rank0& z, Clock::time_point until, const std::function<bool()>& done,
+           const std::function<bool(Caller&)>& take, const std::function<std::optional<Message>(int)>& reply,
+           const std::function<void(int, const std::string&)>& failed) {
+  std::string error;
+  const auto deliver = [&](int rank, Caller& c, const Message& m) {
+    if (!Desk::answer(c, m.first, m.second, &error)) failed(rank, error);
+  };
+  std::map<int, Message> ready;
+  for (auto& [rank, c] : z.desk.release([&](int r) {
+         auto m = reply(r);
+         if (m) ready.emplace(r, std::move(*m));
+         return m.has_value();
+       }))
+    deliver(rank, c, ready[rank]);
+  while (!done() && Clock::now() < until) {
+    // Short accepts: done() is checked between them.
+    auto c = z.desk.next(std::min(until, Clock::now() + std::chrono::milliseconds(100)), until);
+    if (!c) continue;
+    // Anything short of a well-formed frame (a port scanner, a health check, a stranger without the
+    // job's secret) never was a rank: logged, counted, no error of the cluster.
+    if (!c->frame) {
+      z.dropped.add(c->peer, c->error);
+      continue;
+    }
+    if (!take(*c)) continue;
+    const int rank = c->frame->rank;
+    if (auto m = reply(rank))
+      deliver(rank, *c, *m);
+    else
+      z.desk.hold_or_defer(rank, std::move(*c));
+  }
+}
+
+// A caller's frame after the reports: a joined rank's poll or results; anything else is refused.
+bool from_joined_rank(Rank0& z, const Caller& c) {
+  const Frame& f = *c.frame;
+  std::string why;
+  if (f.type == FrameType::Report)
+    why = f.rank > 0 && f.rank < z.world && z.index[size_t(f.rank)] >= 0
+              ? fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", f.rank)
+              : fmt::format("rank {} reported after rank 0 stopped waiting (--timeout)", f.rank);
+  else if (f.type != FrameType::Poll && f.type != FrameType::Results)
+    why = "expected a poll or step results";
+  else if (f.rank <= 0 || f.rank >= z.world || z.index[size_t(f.rank)] < 0)
+    why = fmt::format("rank {} did not join", f.rank);
+  if (why.empty()) return true;
+  std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", c.peer.c_str(),
+               why.c_str());
+  return false;
+}
+
+// Rank 0 drives the link steps: each step's tasks to every rank (an empty list keeps a rank in step),
+// its own tasks run here meanwhile, then every rank's results. A rank that does not take or answer a step
+// is lost: it gets no more steps, and the later tasks with it, its peers' and rank 0's own, fail at once
+// with the reason (link_steps.h).
+std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
+                                           const std::vector<NodeReport>& nodes, Rank0& z,
+                                           std::vector<diag::Finding>* lost_findings_out,
+                                           std::vector<std::vector<int>>* lost_ranks_out) {
+  const LinkPlan plan = plan_links(nodes, o.full, !o.no_latency, l.port);
+  std::vector<std::vector<TaskResult>> results(nodes.size());  // per node, in task order
+  LostRanks lost(nodes.size());
+  const auto lose = [&](size_t k, int step, const std::string& why) {
+    if (lost.lost_by(k, step)) return;
+    lost.lose(k, step, fmt::format("rank {} ({}) {}", nodes[k].rank, nodes[k].host, why));
+    std::fprintf(stderr, "railscope preflight: %s\n", lost.reason(k).c_str());
+  };
+  const auto k_of = [&](int rank) { return size_t(z.index[size_t(rank)]); };
+  // A rank that polls between steps waits up to one come-back interval more for its step.
+  const auto come_back = std::chrono::milliseconds(z.desk.come_back_ms());
+  for (int step = 0; step < plan.steps; ++step) {
+    std::vector<std::vector<LinkTask>> now(nodes.size());
+    std::vector<std::vector<LinkTask>> run(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      for (const auto& t : plan.tasks[k])
+        if (t.step == step) now[k].push_back(t);
+      run[k] = runnable(now[k], lost, step);
+    }
+    std::vector<char> given(nodes.size(), 0);
+    std::vector<std::optional<std::vector<TaskResult>>> got(nodes.size());
+    size_t waiting = 0;  // ranks not lost whose results are not in
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (nodes[k].rank != 0 && !lost.lost_by(k, step)) ++waiting;
+    const auto started = Clock::now();
+    const auto send_by = started + std::chrono::seconds(10) + come_back;
+    const auto answer_by = started + std::chrono::seconds(o.link.timeout_s + 70) + come_back;
+    std::optional<std::vector<TaskResult>> mine;
+    std::atomic<bool> mine_done = false;
+    std::thread own([&] {
+      for (size_t k = 0; k < nodes.size(); ++k)
+        if (nodes[k].rank == 0) mine = run_tasks(run[k], o.link);
+      mine_done = true;
+    });
+    std::string error;
+    const auto take = [&](Caller& c) {
+      if (!from_joined_rank(z, c)) return false;
+      const size_t k = k_of(c.frame->rank);
+      if (c.frame->type != FrameType::Results || !given[k] || got[k] || lost.lost_by(k, step)) return true;
+      const json j = json::parse(c.frame->payload, nullptr, false);
+      auto r = results_from_json(j, step, run[k].size(), &error);
+      if (r && r->size() != run[k].size()) r.reset(), error = "fewer results than tasks";
+      if (r)
+        got[k] = std::move(r);
+      else
+        lose(k, step, fmt::format("did not answer step {}: {}", step, error));
+      --waiting;
+      return true;
+    };
+    const auto reply = [&](int rank) -> std::optional<Message> {
+      const size_t k = k_of(rank);
+      if (given[k] || lost.lost_by(k, step) || Clock::now() > send_by) return std::nullopt;
+      given[k] = 1;
+      return Message{FrameType::Step, wire(tasks_to_json(step, run[k]))};
+    };
+    const auto failed = [&](int rank, const std::string& why) {
+      const size_t k = k_of(rank);
+      if (!got[k] && !lost.lost_by(k, step)) --waiting;
+      lose(k, step, "is gone: " + why);
+    };
+    bool swept = false;  // the ranks that had not taken the step by send_by are lost
+    const auto done = [&] {
+      if (!swept && Clock::now() > send_by) {
+        swept = true;
+        for (size_t k = 0; k < nodes.size(); ++k)
+          if (nodes[k].rank != 0 && !given[k] && !lost.lost_by(k, step)) {
+            lose(k, step, fmt::format("did not take step {}: no poll by the deadline", step));
+            --waiting;
+          }
+      }
+      return waiting == 0 && mine_done;
+    };
+    serve(z, answer_by, done, take, reply, failed);
+    own.join();
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (nodes[k].rank == 0) {
+        got[k] = mine;
+      } else if (!got[k] && !lost.lost_by(k, step)) {
+        lose(k, step,
+             given[k] ? fmt::format("did not answer step {}: timed out", step)
+                      : fmt::format("did not take step {}: no poll by the deadline", step));
+      }
+      for (auto& r : step_results(k, now[k], got[k], lost, step)) results[k].push_back(std::move(r));
+    }
+  }
+  *lost_findings_out = lost_findings(plan, nodes, lost);
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (lost.lost_by(k, INT_MAX - 1)) lost_ranks_out->push_back({nodes[k].rank});
+  return links_from_results(plan, nodes, results, lost, o.line_rate_GBps);
+}
+
+// The reports: until every rank joined or --timeout. A rank's report is its first exchange; it then
+// waits for its first step or the verdict.
+std::vector<NodeReport> join(Rank0& z, NodeReport mine, Clock::time_point deadline,
+                             std::vector<diag::Finding>* refused) {
+  std::vector<NodeReport> nodes{std::move(mine)};
+  z.index.assign(size_t(z.world), -1);
+  z.index[0] = 0;
+  std::string error;
+  const auto take = [&](Caller& c) {
+    const Frame& f = *c.frame;
+    if (f.type != FrameType::Report) return from_joined_rank(z, c);
+    std::optional<NodeReport> r;
+    const json j = json::parse(f.payload, nullptr, false);
+    if (j.is_discarded())
+      error = "the report is not JSON";
+    else
+      r = node_report_from_json(j, &error);
+    if (!r) {
+      z.dropped.add(c.peer, error);
+      return false;
+    }
+    // A well-formed report for a rank that cannot be is a launch gone wrong.
+    if (r->rank <= 0 || r->rank >= z.world)
+      error =
+          fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank, z.world - 1);
+    else if (r->rank != f.rank)
+      error = fmt::format("the report says rank {}, its frame rank {}", r->rank, f.rank);
+    else if (z.index[size_t(r->rank)] >= 0)
+      error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank);
+    else
+      error.clear();
+    if (!error.empty()) {
+      std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", c.peer.c_str(),
+                   error.c_str());
+      if (refused->size() < 64)
+        refused->push_back(diag::make("preflight.node_refused", c.peer + ": " + error));
+      return false;
+    }
+    z.index[size_t(r->rank)] = static_cast<int>(nodes.size());
+    nodes.push_back(std::move(*r));
+    return true;
+  };
+  serve(
+      z, deadline, [&] { return nodes.size() >= size_t(z.world); }, take,
+      [](int) { return std::optional<Message>(); }, [](int, const std::string&) {});
+  return nodes;
+}
+
 // Rank 0: collect every other rank's report until all joined or --timeout, decide, answer each rank.
 int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   std::string error;
   const OpenFiles files = raise_open_files();
-  const size_t capacity = connection_capacity(files);
   // Without the job's secret anything that reaches the port could speak for a rank: loopback only,
   // unless --unauthenticated says the network is trusted.
   const bool loopback_only = !o.key && !o.unauthenticated;
@@ -201,156 +349,130 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
       usage_error("--html " + o.html + ": cannot write there: " + why);
   }
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
-  std::vector<NodeReport> nodes{std::move(mine)};
-  std::vector<std::optional<Peer>> conns(static_cast<size_t>(l.world));
-  std::vector<diag::Finding> refused;
+  // Held connections fit beside rank 0's own descriptors; the ranks beyond poll (rank0_desk.h).
+  const size_t max_held = std::min(kMaxHeldCallers, connection_capacity(files));
   const size_t others = static_cast<size_t>(l.world) - 1;
-  if (others > capacity) {
-    refused.push_back(diag::make(
-        "preflight.open_files",
-        fmt::format("rank 0 can hold {} rank connection(s) with its open-file limit of {} (hard limit {}, {} "
-                    "open at start) but {} other rank(s) join: only the first {} are taken, the others are "
-                    "listed as never joined",
-                    capacity, files.soft, files.hard, files.open, others, capacity)));
-    std::fprintf(stderr, "railscope preflight: %s\n", refused.back().detail.c_str());
-  }
-  SpareFd spare;
-  DroppedConnections dropped;
-  size_t joined = 1;
-  while (joined < static_cast<size_t>(l.world) && joined - 1 < capacity) {
-    std::string peer;
-    Fd c = accept_until(lfd.get(), deadline, &peer, &spare);
-    if (!c) break;
-    // A peer gets at most 10 s for its hello and report, so a silent connection cannot hold the others
-    // up long. The report's frame binds the connection to its rank (its tag covers the rank).
-    const auto report_by = std::min(deadline, Clock::now() + std::chrono::seconds(10));
-    FrameAuth auth(o.key, true, -1);
-    std::optional<Frame> frame;
-    if (exchange_hellos(c.get(), auth, report_by, &error))
-      frame = receive_frame(c.get(), auth, report_by, &error);
-    std::optional<NodeReport> r;
-    if (frame && frame->type != FrameType::Report) error = "expected a node report";
-    if (frame && frame->type == FrameType::Report) {
-      const json j = json::parse(frame->payload, nullptr, false);
-      if (j.is_discarded())
-        error = "the report is not JSON";
-      else
-        r = node_report_from_json(j, &error);
-    }
-    // Anything short of a well-formed report (a port scanner, a health check, a stranger without the
-    // job's secret) never was a rank: logged, counted, no error of the cluster. A well-formed report for
-    // a rank that cannot be is a launch gone wrong.
-    if (!r) {
-      dropped.add(peer, error);
-      continue;
-    }
-    if (r->rank <= 0 || r->rank >= l.world)
-      error =
-          fmt::format("rank {} is outside 1..{} (another job, or another world size?)", r->rank, l.world - 1);
-    else if (r->rank != frame->rank)
-      error = fmt::format("the report says rank {}, its frame rank {}", r->rank, frame->rank);
-    else if (conns[size_t(r->rank)])
-      error = fmt::format("rank {} joined twice (the launcher gave two processes the same rank)", r->rank);
-    else
-      error.clear();
-    if (!error.empty()) {
-      std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", peer.c_str(),
-                   error.c_str());
-      if (refused.size() < 64) refused.push_back(diag::make("preflight.node_refused", peer + ": " + error));
-      continue;
-    }
-    conns[size_t(r->rank)].emplace(Peer{std::move(c), std::move(auth)});
-    nodes.push_back(std::move(*r));
-    ++joined;
-  }
-  if (spare.closed > 0) {
+  Rank0 z{l.world,
+          Desk(lfd.get(), o.key, max_held, come_back_ms_for(others - std::min(others, max_held))),
+          {},
+          {}};
+  std::vector<diag::Finding> refused;
+  std::vector<NodeReport> nodes = join(z, std::move(mine), deadline, &refused);
+  if (z.desk.closed_for_want_of_files() > 0) {
     const std::string detail = fmt::format(
         "rank 0 ran out of open files (limit {}, hard limit {}) and closed {} connection(s) it could not "
         "take",
-        files.soft, files.hard, spare.closed);
+        files.soft, files.hard, z.desk.closed_for_want_of_files());
     std::fprintf(stderr, "railscope preflight: %s\n", detail.c_str());
     refused.push_back(diag::make("preflight.open_files", detail));
   }
-  if (auto f = dropped.finding()) refused.push_back(std::move(*f));
+  if (auto f = z.dropped.finding()) refused.push_back(std::move(*f));
   std::vector<int> missing;
   for (int i = 1; i < l.world; ++i)
-    if (!conns[size_t(i)]) missing.push_back(i);
+    if (z.index[size_t(i)] < 0) missing.push_back(i);
   Verdict v =
       decide(l.world, l.source, std::move(nodes), std::move(missing), std::move(refused), o.timeout_s);
   v.authenticated = o.key.has_value();
   v.authentication = o.key.kind();
+  // decide() keeps the reports but may order them anew.
+  for (size_t k = 0; k < v.nodes.size(); ++k) z.index[size_t(v.nodes[k].rank)] = static_cast<int>(k);
   if (!o.no_links && v.nodes.size() >= 2) {
     std::vector<diag::Finding> lost;
     std::vector<std::vector<int>> lost_ranks;
-    add_links(&v, measure_links(o, l, v.nodes, conns, &lost, &lost_ranks), o.policy);
+    add_links(&v, measure_links(o, l, v.nodes, z, &lost, &lost_ranks), o.policy);
     add_findings(&v, std::move(lost), std::move(lost_ranks));
   }
   out(o.json ? to_json(v).dump(2, ' ', false, json::error_handler_t::replace) + "\n" : to_text(v));
   if (!o.html.empty()) write_html(o.html, render_html(v));
-  const auto send_deadline = Clock::now() + std::chrono::seconds(10);
-  for (const auto& n : v.nodes) {
-    if (n.rank == 0) continue;
-    auto& peer = *conns[size_t(n.rank)];
-    if (!send_frame(peer.fd.get(), peer.auth, FrameType::Verdict, wire(rank_verdict(v, n.rank)),
-                    send_deadline, &error))
-      std::fprintf(stderr, "railscope preflight: could not send the verdict to rank %d (%s): %s\n", n.rank,
-                   n.host.c_str(), error.c_str());
-  }
+  std::vector<char> sent(size_t(l.world), 0);
+  size_t unsent = v.nodes.size() - 1;
+  const auto take = [&](Caller& c) { return from_joined_rank(z, c); };
+  const auto reply = [&](int rank) -> std::optional<Message> {
+    if (sent[size_t(rank)]) return std::nullopt;
+    sent[size_t(rank)] = 1;
+    --unsent;
+    return Message{FrameType::Verdict, wire(rank_verdict(v, rank))};
+  };
+  const auto failed = [&](int rank, const std::string& why) {
+    const auto& n = v.nodes[size_t(z.index[size_t(rank)])];
+    std::fprintf(stderr, "railscope preflight: could not send the verdict to rank %d (%s): %s\n", rank,
+                 n.host.c_str(), why.c_str());
+  };
+  serve(
+      z, Clock::now() + std::chrono::seconds(10) + std::chrono::milliseconds(z.desk.come_back_ms()),
+      [&] { return unsent == 0; }, take, reply, failed);
+  for (const auto& n : v.nodes)
+    if (n.rank != 0 && !sent[size_t(n.rank)])
+      std::fprintf(stderr,
+                   "railscope preflight: could not send the verdict to rank %d (%s): it did not poll\n",
+                   n.rank, n.host.c_str());
   return v.exit_code;
 }
 
-// Any other rank: send the report, wait for the verdict, print one line.
+// Any other rank: send the report, take the link steps, wait for the verdict, print one line. Each
+// exchange is one connection (rank0_desk.h): this rank sends a frame, rank 0 answers with the next
+// message or asks it to come back later.
 int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
   std::string error;
-  // Rank 0 may start up to --timeout later, then waits up to --timeout for the others.
-  const auto deadline = Clock::now() + std::chrono::seconds(2 * o.timeout_s + 30);
-  Fd c = connect_until(l.host, l.port, Clock::now() + std::chrono::seconds(o.timeout_s), &error);
-  if (c && !o.key && !o.unauthenticated && !on_loopback(c.get(), false)) {
-    std::fprintf(stderr,
-                 "railscope preflight: rank %d (%s): rank 0 at %s is not on loopback and there is no job "
-                 "secret: give --token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN on every rank, or "
-                 "--unauthenticated on a trusted network\n",
-                 l.rank, mine.host.c_str(), l.host.c_str());
+  const auto fail = [&](const char* what) {
+    std::fprintf(stderr, "railscope preflight: rank %d (%s): %s%s\n", l.rank, mine.host.c_str(), what,
+                 error.c_str());
     return 2;
-  }
-  if (c && !o.key)
-    std::fprintf(stderr,
-                 "railscope preflight: rank %d: no job secret (--token-file FILE or "
-                 "RAILSCOPE_PREFLIGHT_TOKEN%s): this run is unauthenticated\n",
-                 l.rank, o.no_secret_why.c_str());
-  FrameAuth auth(o.key, false, l.rank);
-  if (!c || !exchange_hellos(c.get(), auth, deadline, &error) ||
-      !send_frame(c.get(), auth, FrameType::Report, wire(to_json(mine)), deadline, &error)) {
-    std::fprintf(stderr, "railscope preflight: rank %d (%s): %s\n", l.rank, mine.host.c_str(), error.c_str());
-    return 2;
-  }
-  std::string line;
-  int code = 2;
-  while (true) {
-    // Between frames rank 0 waits for the others, then runs the steps; each wait is bounded.
-    const auto frame = receive_frame(
-        c.get(), auth, Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90), &error);
+  };
+  // Rank 0 may start up to --timeout later, then waits up to --timeout for the others; between later
+  // messages it runs a step.
+  auto until = Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90);
+  FrameType type = FrameType::Report;
+  std::string payload = wire(to_json(mine));
+  for (bool first = true;; first = false) {
+    Fd c = connect_until(l.host, l.port, first ? Clock::now() + std::chrono::seconds(o.timeout_s) : until,
+                         &error);
+    if (first && c && !o.key && !o.unauthenticated && !on_loopback(c.get(), false)) {
+      std::fprintf(stderr,
+                   "railscope preflight: rank %d (%s): rank 0 at %s is not on loopback and there is no job "
+                   "secret: give --token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN on every rank, or "
+                   "--unauthenticated on a trusted network\n",
+                   l.rank, mine.host.c_str(), l.host.c_str());
+      return 2;
+    }
+    if (first && c && !o.key)
+      std::fprintf(stderr,
+                   "railscope preflight: rank %d: no job secret (--token-file FILE or "
+                   "RAILSCOPE_PREFLIGHT_TOKEN%s): this run is unauthenticated\n",
+                   l.rank, o.no_secret_why.c_str());
+    FrameAuth auth(o.key, false, l.rank);
+    if (!c || !exchange_hellos(c.get(), auth, until, &error) ||
+        !send_frame(c.get(), auth, type, payload, until, &error))
+      return fail(first ? "" : "lost rank 0: ");
+    const auto frame = receive_frame(c.get(), auth, until, &error);
+    c = Fd();
+    if (frame && frame->type == FrameType::Later) {
+      const auto wait = std::chrono::milliseconds(come_back_ms_from(frame->payload));
+      if (Clock::now() + wait >= until) return error = "timed out", fail("no verdict from rank 0: ");
+      std::this_thread::sleep_for(wait);
+      type = FrameType::Poll;
+      payload = "{}";
+      continue;
+    }
     if (frame && frame->type == FrameType::Step) {
       const json j = json::parse(frame->payload, nullptr, false);
       const int step = j.is_object() && j.contains("step") && j["step"].is_number_integer()
                            ? static_cast<int>(std::clamp<int64_t>(j["step"].get<int64_t>(), 0, 1 << 30))
                            : -1;
       const auto tasks = tasks_from_json(j, step, &error);
-      if (!tasks) {
-        std::fprintf(stderr, "railscope preflight: rank %d: refused a step from rank 0: %s\n", l.rank,
-                     error.c_str());
-        return 2;
-      }
-      if (!send_frame(c.get(), auth, FrameType::Results,
-                      wire(results_to_json(step, run_tasks(*tasks, o.link))),
-                      Clock::now() + std::chrono::seconds(30), &error)) {
-        std::fprintf(stderr, "railscope preflight: rank %d: lost rank 0: %s\n", l.rank, error.c_str());
-        return 2;
-      }
+      if (!tasks) return fail("refused a step from rank 0: ");
+      type = FrameType::Results;
+      payload = wire(results_to_json(step, run_tasks(*tasks, o.link)));
+      until = Clock::now() + std::chrono::seconds(2 * o.timeout_s + o.link.timeout_s + 90);
       continue;
     }
+    std::string line;
+    int code = 2;
     const json j = frame ? json::parse(frame->payload, nullptr, false) : json();
-    if (frame && frame->type == FrameType::Verdict && rank_summary(j, l.rank, mine.host, &line, &code)) break;
+    if (frame && frame->type == FrameType::Verdict && rank_summary(j, l.rank, mine.host, &line, &code)) {
+      out(line + "\n");
+      return code;
+    }
     std::fprintf(stderr, "railscope preflight: rank %d (%s): no verdict from rank 0 at %s:%u: %s%s\n", l.rank,
                  mine.host.c_str(), l.host.c_str(), l.port, frame ? "not a verdict" : error.c_str(),
                  !frame && o.key && error == "connection closed"
@@ -358,8 +480,6 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
                      : "");
     return 2;
   }
-  out(line + "\n");
-  return code;
 }
 
 }  // namespace

@@ -242,12 +242,12 @@ std::string FrameAuth::seal(FrameType type, std::string_view payload) {
 std::optional<size_t> FrameAuth::body_size(std::string_view header, std::string* error) const {
   if (header.size() != kHeaderBytes) return *error = "short header", std::nullopt;
   const uint32_t magic = get32(header, 0);
-  if (magic == kOldFrameMagic)
-    return *error = "an older railscope preflight (frames without authentication): run one version",
+  if (magic == kOldFrameMagic || magic == kPriorFrameMagic)
+    return *error = "an older railscope preflight (another frame format): run one version on every rank",
            std::nullopt;
   if (magic != kFrameMagic) return *error = "not a railscope preflight peer (bad magic)", std::nullopt;
   const uint32_t type = get32(header, 4);
-  if (type < static_cast<uint32_t>(FrameType::Report) || type > static_cast<uint32_t>(FrameType::Hello))
+  if (type < static_cast<uint32_t>(FrameType::Report) || type > static_cast<uint32_t>(FrameType::Later))
     return *error = "unknown message type " + std::to_string(type), std::nullopt;
   const uint32_t length = get32(header, 12);
   if (length > kMaxFrame)

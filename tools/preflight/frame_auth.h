@@ -21,8 +21,11 @@
 
 namespace railscope::preflight {
 
-constexpr uint32_t kFrameMagic = 0x52535032;     // "RSP2": frames with a rank and, with a secret, a tag
-constexpr uint32_t kOldFrameMagic = 0x52535046;  // "RSPF": an older railscope's untagged frames
+// "RSP3": frames with a rank and, with a secret, a tag; hellos that may carry a credential; an exchange
+// per connection (Poll, Later).
+constexpr uint32_t kFrameMagic = 0x52535033;
+constexpr uint32_t kOldFrameMagic = 0x52535046;   // "RSPF": an older railscope's untagged frames
+constexpr uint32_t kPriorFrameMagic = 0x52535032;  // "RSP2": one connection per rank, no credentials
 constexpr uint32_t kMaxFrame = 256 * 1024;       // bytes of payload in one frame
 constexpr size_t kHeaderBytes = 16;              // magic, type, rank, length (big-endian u32 each)
 constexpr size_t kNonceBytes = 32;
@@ -32,7 +35,17 @@ constexpr size_t kMaxTokenBytes = 4096;
 constexpr size_t kMaxCredentialBytes = 4096;  // a MUNGE credential of this payload is about 300
 constexpr size_t kMaxJobIdBytes = 256;
 
-enum class FrameType : uint32_t { Report = 1, Verdict = 2, Step = 3, Results = 4, Hello = 5 };
+// Each exchange is one connection: the hellos, one frame from the rank (Report, Results or Poll: "my next
+// message"), one from rank 0 (Step, Verdict or Later: "come back in N ms", docs/preflight.md "Scale").
+enum class FrameType : uint32_t {
+  Report = 1,
+  Verdict = 2,
+  Step = 3,
+  Results = 4,
+  Hello = 5,
+  Poll = 6,
+  Later = 7
+};
 
 struct Frame {
   FrameType type = FrameType::Report;

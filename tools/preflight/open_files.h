@@ -1,7 +1,7 @@
-// Rank 0 keeps one TCP connection per rank from its report to the verdict, so a world of N needs N open
-// files and then some; the common soft limit (1,024) is far below the 4,096 ranks preflight plans for,
-// while the hard limit usually is not. The soft limit is raised to the hard limit at start, and rank 0
-// stops taking ranks it could not hold instead of running into EMFILE.
+// Rank 0 holds up to kMaxHeldCallers (rank0_desk.h) rank connections open at once, beside its own
+// descriptors; the common soft limit (1,024) leaves less room than the hard limit, so the soft limit is
+// raised to the hard limit at start, and rank 0 holds no more connections than fit instead of running
+// into EMFILE.
 #pragma once
 
 #include <cstddef>

@@ -152,9 +152,11 @@ TEST(FrameAuth, HeadersOutsideTheProtocolAreRefused) {
   };
   EXPECT_FALSE(rank0.body_size(header(kOldFrameMagic, 1, 10), &e));
   EXPECT_NE(e.find("older railscope preflight"), std::string::npos) << e;
+  EXPECT_FALSE(rank0.body_size(header(kPriorFrameMagic, 1, 10), &e));
+  EXPECT_NE(e.find("older railscope preflight"), std::string::npos) << e;
   EXPECT_FALSE(rank0.body_size(header(0x47455420, 1, 10), &e));
   EXPECT_NE(e.find("bad magic"), std::string::npos) << e;
-  EXPECT_FALSE(rank0.body_size(header(kFrameMagic, 6, 10), &e));
+  EXPECT_FALSE(rank0.body_size(header(kFrameMagic, 8, 10), &e));
   EXPECT_FALSE(rank0.body_size(header(kFrameMagic, 1, kMaxFrame + 1), &e));
   EXPECT_NE(e.find("over the cap"), std::string::npos) << e;
   EXPECT_EQ(rank0.body_size(header(kFrameMagic, 1, 10), &e), 10 + kTagBytes);

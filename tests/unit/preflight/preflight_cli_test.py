@@ -25,7 +25,7 @@ CLI = sys.argv[1]
 LOOPBACK = sys.argv[2]
 FAILS = []
 TOKEN = os.urandom(24).hex()  # the job's secret of most cases (RAILSCOPE_PREFLIGHT_TOKEN)
-MAGIC = 0x52535032
+MAGIC = 0x52535033
 
 
 def check(cond, what):
@@ -466,17 +466,21 @@ with tempfile.TemporaryDirectory() as tmp:
     fake = Peer(port, token=TOKEN)
     fake.send(1, dict(report, rank=1))
     frames = []
-    while True:
+    while True:  # one exchange per connection: a frame each way
         got = fake.receive()
+        fake.close()
         if got is None:
             break
         typ, body = got
         frames.append(typ)
+        if typ == 2:  # the verdict
+            break
+        fake = Peer(port, token=TOKEN)
         if typ == 3:  # a step: answered with results whose schema is a number
             fake.send(4, {"schema": 1, "step": body["step"], "results": []})
-        elif typ == 2:  # the verdict
-            break
-    fake.close()
+        elif typ == 7:  # come back later
+            time.sleep(body["ms"] / 1000)
+            fake.send(6, {})
     (rc, o, e), = finish([r0])
     check(rc == 2 and o.startswith("{"), f"odd results: rank 0 ends with its verdict, exit 2 ({rc}, {e.strip()[-300:]})")
     check("rank 1 (hostB) did not answer step 0: not step results" in e, f"odd results: rank 1 named ({e.strip()[-300:]})")
