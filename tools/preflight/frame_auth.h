@@ -24,10 +24,10 @@ namespace railscope::preflight {
 // "RSP3": frames with a rank and, with a secret, a tag; hellos that may carry a credential; an exchange
 // per connection (Poll, Later).
 constexpr uint32_t kFrameMagic = 0x52535033;
-constexpr uint32_t kOldFrameMagic = 0x52535046;   // "RSPF": an older railscope's untagged frames
+constexpr uint32_t kOldFrameMagic = 0x52535046;    // "RSPF": an older railscope's untagged frames
 constexpr uint32_t kPriorFrameMagic = 0x52535032;  // "RSP2": one connection per rank, no credentials
-constexpr uint32_t kMaxFrame = 256 * 1024;       // bytes of payload in one frame
-constexpr size_t kHeaderBytes = 16;              // magic, type, rank, length (big-endian u32 each)
+constexpr uint32_t kMaxFrame = 256 * 1024;         // bytes of payload in one frame
+constexpr size_t kHeaderBytes = 16;                // magic, type, rank, length (big-endian u32 each)
 constexpr size_t kNonceBytes = 32;
 constexpr size_t kTagBytes = 32;       // HMAC-SHA256
 constexpr size_t kMinTokenBytes = 16;  // `openssl rand -hex 32` gives 64

@@ -8,7 +8,7 @@
 
 namespace railscope::preflight {
 
-Desk::Desk(int listen_fd, std::optional<JobKey> key, size_t max_held, int come_back_ms)
+Desk::Desk(int listen_fd, JobSecret key, size_t max_held, int come_back_ms)
     : listen_fd_(listen_fd), key_(key), max_held_(max_held), come_back_ms_(come_back_ms) {}
 
 std::optional<Caller> Desk::next(Clock::time_point accept_by, Clock::time_point until) {

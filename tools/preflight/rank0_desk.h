@@ -33,7 +33,7 @@ struct Caller {
 class Desk {
  public:
   // come_back_ms: what a caller that is not held is told to wait before it polls again.
-  Desk(int listen_fd, std::optional<JobKey> key, size_t max_held, int come_back_ms);
+  Desk(int listen_fd, JobSecret key, size_t max_held, int come_back_ms);
 
   // The next connection, accepted until `accept_by`, its hellos and first frame read within 10 s (and
   // `until`); nullopt when none came by accept_by.
@@ -55,7 +55,7 @@ class Desk {
 
  private:
   int listen_fd_;
-  std::optional<JobKey> key_;
+  JobSecret key_;
   size_t max_held_;
   int come_back_ms_;
   SpareFd spare_;

@@ -77,7 +77,7 @@ TEST(FrameAuth, AStrangerWithAnotherKeyOrNoneIsRefused) {
   // Skipping the hello does not help.
   FrameAuth rank0c(kKey, true, -1);
   const std::string raw =
-      std::string("\x52\x53\x50\x32", 4) + std::string("\0\0\0\1\0\0\0\1\0\0\0\2", 12) + "{}";
+      std::string("\x52\x53\x50\x33", 4) + std::string("\0\0\0\1\0\0\0\1\0\0\0\2", 12) + "{}";
   EXPECT_FALSE(deliver(rank0c, raw + std::string(kTagBytes, 'x'), &e));
   EXPECT_EQ(e, "a message before the hello");
 }
