@@ -65,5 +65,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # railscope_<version>_<arch>.deb
 # Recommends (the net plugin runs its TCP engine without it; `railscope doctor` says why).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libibverbs1, ibverbs-providers")
+# libmunge is opened with dlopen too, by `railscope preflight` under Slurm only.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libmunge2")
 set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/;/\\\\.git/")
 include(CPack)
