@@ -190,8 +190,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                rp::FrameType::Results, rp::FrameType::Verdict};
     const bool to_rank0 = target == 0 || target == 2;
     std::string sealed = (to_rank0 ? c.rank1 : c.rank0).seal(kTypes[target], bytes);
-    // Rank 0 sends only once a report bound the connection to its rank.
-    if (!to_rank0) {
+    // Rank 0 sends only once the connection is bound to its rank: by rank 1's credential in its hello,
+    // else by its first report.
+    if (!to_rank0 && authenticated && credentials)
+      RS_FUZZ_CHECK(c.rank0.rank() == 1, "the credential bound the connection");
+    if (!to_rank0 && !(authenticated && credentials)) {
       RS_FUZZ_CHECK(sealed.empty(), "rank 0 sealed a frame before the connection had a rank");
       const std::string report = c.rank1.seal(rp::FrameType::Report, "{}");
       RS_FUZZ_CHECK(Connection::open(c.rank0, report, &error) && c.rank0.rank() == 1, "bind: %s",
