@@ -9,6 +9,7 @@
 #include <string>
 
 #include "frame_auth.h"
+#include "frame_delivery.h"
 
 namespace railscope::preflight {
 namespace {
@@ -39,11 +40,6 @@ class FakeService final : public CredentialService {
   unsigned maker_, own_;
   mutable std::set<std::string> opened_;
 };
-
-std::optional<Frame> deliver(FrameAuth& to, std::string_view bytes, std::string* e) {
-  if (bytes.size() < kHeaderBytes) return *e = "short", std::nullopt;
-  return to.open(bytes.substr(0, kHeaderBytes), bytes.substr(kHeaderBytes), e);
-}
 
 JobSecret munge(std::shared_ptr<const CredentialService> s, std::string job = "4242") {
   return JobSecret(std::move(s), std::move(job));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "frame_auth.h"
+#include "frame_delivery.h"
 #include "synthetic_node.h"
 #include "verdict.h"
 
@@ -26,12 +27,6 @@ JobKey key(std::string_view token) {
 
 const JobKey kKey = key("0123456789abcdef0123456789abcdef");
 const JobKey kOtherKey = key("fedcba9876543210fedcba9876543210");
-
-// The bytes of one frame split as the reader reads them: header, then body.
-std::optional<Frame> deliver(FrameAuth& to, std::string_view bytes, std::string* e) {
-  if (bytes.size() < kHeaderBytes) return *e = "short", std::nullopt;
-  return to.open(bytes.substr(0, kHeaderBytes), bytes.substr(kHeaderBytes), e);
-}
 
 // Both hellos exchanged: rank 0 sends first.
 void handshake(FrameAuth& rank0, FrameAuth& rank) {

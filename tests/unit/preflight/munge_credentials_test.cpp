@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "frame_auth.h"
+#include "frame_delivery.h"
 #include "munge_credentials.h"
 
 namespace railscope::preflight {
@@ -64,11 +65,6 @@ class MungeDaemon : public ::testing::Test {
   std::string dir_, socket_;
   pid_t pid_ = -1;
 };
-
-std::optional<Frame> deliver(FrameAuth& to, std::string_view bytes, std::string* e) {
-  if (bytes.size() < kHeaderBytes) return *e = "short", std::nullopt;
-  return to.open(bytes.substr(0, kHeaderBytes), bytes.substr(kHeaderBytes), e);
-}
 
 TEST_F(MungeDaemon, RealCredentialsKeyAConnectionAndAreNotOpenedTwice) {
   std::string e;
