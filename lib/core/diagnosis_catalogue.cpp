@@ -17,6 +17,10 @@ constexpr Entry kEntries[] = {
      "railscope hit a failure it has no catalogue entry for", "Report it with the log line above"},
     {"internal.bad_argument", S::Error, "Invalid argument from the caller",
      "NCCL (or a tool) passed a value railscope cannot use", "Report it with NCCL_DEBUG=INFO output"},
+    {"internal.no_data_path", S::Error, "Connection without a data path",
+     "isend, irecv or iflush reached a connection whose engine never set the function that carries it: a "
+     "railscope bug, or a pointer NCCL (or a tool) passed that is not a connection of this plugin",
+     "Report it with NCCL_DEBUG=INFO output"},
 
     // --- configuration (env vars, files)
     {"config.bad_env", S::Warning, "Invalid environment variable",

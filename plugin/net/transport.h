@@ -1,12 +1,16 @@
 // The one internal interface between the net plugin's ABI adapters (plugin/net/abi/net_vN.cpp) and
 // a transport engine (verbs and TCP; chosen by RAILSCOPE_TRANSPORT). The adapters only convert and
-// check arguments; everything a transport does lives behind Engine, and, on the data path, behind the
-// functions an engine sets on its comms and requests (SendFn, RecvFn, TestFn below), which the
-// adapters call without looking the engine up. Engine-neutral: no verbs or socket types appear here.
+// check arguments. Two paths lead from them into a transport:
+// - the control path (devices, listen, connect, accept, memory registration, close) goes through
+//   Engine, looked up once per call;
+// - the data path (isend, irecv, iflush, test) goes through the functions each comm and request
+//   carries (SendFn, RecvFn, FlushFn, TestFn below), which the adapters call with no engine lookup
+//   and no virtual dispatch. Engine has no data-path call.
+// Engine-neutral: no verbs or socket types appear here.
 //
 // Errors are values: every call returns a Status carrying NCCL's result code and, for failures, a
 // diagnosis Finding (catalogue id + the facts of this case). The ABI edge logs the finding's one
-// line and returns the code (a SendFn, RecvFn or TestFn logs its own: it returns the code); nothing
+// line and returns the code (a data-path function logs its own: it returns the code); nothing
 // inside throws across it, exits or aborts.
 #pragma once
 
@@ -94,20 +98,24 @@ struct MemHandle {
   virtual ~MemHandle() = default;
 };
 struct Request;
-// How isend and irecv reach a connection's protocol: a function the engine set on the comm once its
-// protocol was agreed, which the ABI adapter calls (after checking NCCL's arguments) with no engine
-// lookup and no virtual dispatch on the way, as test() calls a request's tester (below). It returns
-// NCCL's result code and logs a failure's finding itself (report_failure). A comm whose engine set
-// none (null) goes through Engine::isend / Engine::irecv.
+// The data path of a connection: functions its engine sets on the comm before handing the comm to
+// NCCL (a verbs comm once its protocol is agreed, a TCP comm when it is made), which the ABI adapter
+// calls after checking NCCL's arguments. Each returns NCCL's result code and logs a failure's finding
+// itself (report_failure). *out == nullptr with success: "cannot post now, call again" (isend,
+// irecv), "nothing to flush" (iflush). A comm reaching the adapter without them is an internal error
+// (internal.no_data_path), never a call through null.
 using SendFn = ncclResult_t (*)(SendComm* comm, void* data, size_t size, int tag, MemHandle* mhandle,
                                 void* phandle, Request** out);
 struct RecvBuffer;
 using RecvFn = ncclResult_t (*)(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
+// Makes received data visible to the GPU (GPUDirect).
+using FlushFn = ncclResult_t (*)(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
 struct SendComm : Comm {
   SendFn sender = nullptr;
 };
 struct RecvComm : Comm {
   RecvFn receiver = nullptr;
+  FlushFn flusher = nullptr;
 };
 // A failure's one line logged (WARN, naming the NCCL function `fn`) and its code returned: the ABI
 // edge's conversion of a Status into NCCL's result code, and a sender's, receiver's or tester's. Out of
@@ -133,6 +141,9 @@ inline ncclResult_t tested_result(const Status& st) { return reported_result("te
   return report_failure(
       "test", Status::fail(ncclInternalError, "internal.bad_argument", "test of a request no engine set up"));
 }
+// A request belongs to its comm from the irecv or isend that made it until the test() that reports it
+// done, which releases it: no engine keeps a request past that (so NCCL's irecvConsumed, called
+// after a done receive, has nothing left to release, and the adapter answers it alone).
 struct Request {
   virtual ~Request() = default;
   TestFn tester = &test_unset;
@@ -203,9 +214,11 @@ struct RecvBuffer {
   void* phandle = nullptr;  // NCCL's profiler handle for this buffer (v10+), may be null
 };
 
-// --- the engine. All methods may be called from several threads at once (NCCL's proxy threads);
-// an engine serialises what must be serialised. Connect/accept never block: they return success
-// with a null *out until the connection is ready, and are called again with the same arguments.
+// --- the engine: the control path only (the data path is the comm's: SendFn, RecvFn, FlushFn, TestFn
+// above). All methods may be called from several threads at once (NCCL's proxy threads); an engine
+// serialises what must be serialised. Connect/accept never block: they return success with a null
+// *out until the connection is ready, and are called again with the same arguments. A comm they
+// hand out has its data-path functions set.
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -223,15 +236,6 @@ class Engine {
   virtual Status reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                                MemHandle** out) = 0;
   virtual Status dereg_mr(Comm* comm, MemHandle* mr) = 0;
-
-  // *out == nullptr with success = "cannot post now, call again".
-  virtual Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
-                       Request** out) = 0;
-  virtual Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
-  // Makes received data visible to the GPU (GPUDirect); *out == nullptr when nothing to do.
-  virtual Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) = 0;
-  // test() is not the engine's: each request carries its tester (Request::tester, above).
-  virtual Status irecv_consumed(RecvComm* comm, int n, Request* request) = 0;
 
   virtual Status close_send(SendComm* comm) = 0;
   virtual Status close_recv(RecvComm* comm) = 0;

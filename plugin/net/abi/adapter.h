@@ -1,6 +1,7 @@
 // Argument conversion shared by the per-version ABI files (net_v8.cpp … net_v12.cpp). Each function
-// here turns NCCL's C arguments into the Engine interface and the Status back into ncclResult_t;
-// no transport logic lives here. Templates cover what differs between versions only in types
+// here turns NCCL's C arguments into a call of the engine (control path) or of the comm's or
+// request's own function (data path: transport.h), and a Status back into ncclResult_t; no transport
+// logic lives here. Templates cover what differs between versions only in types
 // (int vs size_t sizes, property struct layouts).
 #pragma once
 
@@ -141,21 +142,13 @@ ncclResult_t isend(void* send_comm, void* data, Size size, int tag, void* mhandl
   if (static_cast<size_t>(size) > kMaxMessageBytes)
     return message_too_large("isend", static_cast<size_t>(size));
   auto* comm = static_cast<SendComm*>(send_comm);
+  if (comm->sender == nullptr) [[unlikely]]
+    return no_data_path("isend", "sender");
   Request* r = nullptr;
-  if (comm->sender != nullptr) {  // the connection's protocol, directly (transport.h SendFn)
-    const ncclResult_t rc = comm->sender(comm, data, static_cast<size_t>(size), tag,
-                                         static_cast<MemHandle*>(mhandle), phandle, &r);
-    *request = r;
-    return rc;
-  }
-  Engine* e = engine("isend");
-  if (e == nullptr) return ncclInternalError;
-  if (Status st =
-          e->isend(comm, data, static_cast<size_t>(size), tag, static_cast<MemHandle*>(mhandle), phandle, &r);
-      !st.ok())
-    return report("isend", st);
+  const ncclResult_t rc =
+      comm->sender(comm, data, static_cast<size_t>(size), tag, static_cast<MemHandle*>(mhandle), phandle, &r);
   *request = r;
-  return ncclSuccess;
+  return rc;
 }
 
 template <class Size>
@@ -175,17 +168,12 @@ ncclResult_t irecv(void* recv_comm, int n, void** data, Size* sizes, int* tags, 
                         phandles != nullptr ? phandles[i] : nullptr});
   }
   auto* comm = static_cast<RecvComm*>(recv_comm);
+  if (comm->receiver == nullptr) [[unlikely]]
+    return no_data_path("irecv", "receiver");
   Request* r = nullptr;
-  if (comm->receiver != nullptr) {  // the connection's protocol, directly (transport.h RecvFn)
-    const ncclResult_t rc = comm->receiver(comm, bufs.first(n), &r);
-    *request = r;
-    return rc;
-  }
-  Engine* e = engine("irecv");
-  if (e == nullptr) return ncclInternalError;
-  if (Status st = e->irecv(comm, bufs.first(n), &r); !st.ok()) return report("irecv", st);
+  const ncclResult_t rc = comm->receiver(comm, bufs.first(n), &r);
   *request = r;
-  return ncclSuccess;
+  return rc;
 }
 
 inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
@@ -198,13 +186,13 @@ inline ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void
   for (int i = 0; i < n; ++i)
     bufs.set(i, RecvBuffer{data[i], sizes[i] > 0 ? static_cast<size_t>(sizes[i]) : 0, 0,
                            static_cast<MemHandle*>(mhandles[i]), nullptr});
-  Engine* e = engine("iflush");
-  if (e == nullptr) return ncclInternalError;
+  auto* comm = static_cast<RecvComm*>(recv_comm);
+  if (comm->flusher == nullptr) [[unlikely]]
+    return no_data_path("iflush", "flusher");
   Request* r = nullptr;
-  if (Status st = e->iflush(static_cast<RecvComm*>(recv_comm), bufs.first(n), &r); !st.ok())
-    return report("iflush", st);
+  const ncclResult_t rc = comm->flusher(comm, bufs.first(n), &r);
   *request = r;
-  return ncclSuccess;
+  return rc;
 }
 
 // NCCL's proxy thread calls test() in a loop: a tail call into the request's tester (transport.h),
@@ -236,12 +224,11 @@ inline ncclResult_t close_listen(void* comm) {
   return report("closeListen", e->close_listen(static_cast<ListenComm*>(comm)));
 }
 
-inline ncclResult_t irecv_consumed(void* recv_comm, int n, void* request) {
+// Every engine releases a request in the test() that reports it done (transport.h Request): nothing
+// is left for irecvConsumed to release, on any comm.
+inline ncclResult_t irecv_consumed(void* recv_comm, int /*n*/, void* /*request*/) {
   if (recv_comm == nullptr) return bad_argument("irecvConsumed", "a null comm");
-  Engine* e = engine("irecvConsumed");
-  if (e == nullptr) return ncclInternalError;
-  return report("irecvConsumed",
-                e->irecv_consumed(static_cast<RecvComm*>(recv_comm), n, static_cast<Request*>(request)));
+  return ncclSuccess;
 }
 
 template <class VProps>

@@ -39,6 +39,13 @@ ncclResult_t bad_argument(const char* fn, const char* what) {
                                  fmt::format("{} called with {}", fn, what)));
 }
 
+ncclResult_t no_data_path(const char* fn, const char* function) {
+  return report(fn, Status::fail(ncclInternalError, "internal.no_data_path",
+                                 fmt::format("{} on a comm without its {}: the engine handed the comm out "
+                                             "before setting its data path, or the comm is not this plugin's",
+                                             fn, function)));
+}
+
 ncclResult_t message_too_large(const char* fn, size_t size) {
   return report(fn, Status::fail(ncclInvalidArgument, "internal.bad_argument",
                                  fmt::format("{} of {} bytes: above maxP2pBytes ({} bytes), the most one "

@@ -112,7 +112,7 @@ Status TcpConnector::step(TcpSendComm** out) {
   p.peer_addr = peer_;
   std::vector<Fd> data;
   for (size_t i = 1; i < socks_.size(); ++i) data.push_back(std::move(socks_[i].fd));
-  auto comm = std::make_unique<TcpSendComm>(std::move(socks_[0].fd), std::move(data), std::move(p), true);
+  auto comm = std::make_unique<TcpSendComm>(std::move(socks_[0].fd), std::move(data), std::move(p));
   if (Status st = comm->start(); !st.ok()) return st;
   RS_INFO(NCCL_NET, "NET/railscope : TCP connection to {} over {} with {} sockets", peer_, local_.dev,
           comm->params().nsocks);
@@ -236,8 +236,7 @@ Status TcpListen::accept(TcpRecvComm** out) {
       p.inline_max = done.first.inline_max;
       p.peer_host = done.first.host;
       p.peer_addr = done.peer;
-      auto comm =
-          std::make_unique<TcpRecvComm>(std::move(done.ctrl), std::move(done.data), std::move(p), false);
+      auto comm = std::make_unique<TcpRecvComm>(std::move(done.ctrl), std::move(done.data), std::move(p));
       if (Status st = comm->start(); !st.ok()) return st;
       RS_INFO(NCCL_NET, "NET/railscope : TCP connection from {} ({}) on {} with {} sockets", done.first.host,
               done.peer, local_.dev, comm->params().nsocks);

@@ -38,6 +38,15 @@ Status TcpRecvComm::irecv(std::span<const RecvBuffer> buffers, Request** out) {
   return progress_ctrl();
 }
 
+ncclResult_t TcpRecvComm::receive(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out) {
+  return reported_result("irecv", static_cast<TcpRecvComm*>(comm)->irecv(bufs, out));
+}
+
+ncclResult_t TcpRecvComm::flush(RecvComm* /*comm*/, std::span<const RecvBuffer> /*bufs*/, Request** out) {
+  *out = nullptr;
+  return ncclSuccess;
+}
+
 void TcpRecvComm::slot_filled(TcpRecvReq* r) {
   if (++r->nmatched == r->n) {
     head_ = (head_ + 1) % kPoolSize;

@@ -40,8 +40,18 @@ struct TcpRecvReq : Request {
 
 class TcpRecvComm : public RecvComm, public TcpConnection {
  public:
-  using TcpConnection::TcpConnection;
+  // Its data path is set here: a TCP comm is handed to NCCL only once connected.
+  TcpRecvComm(Fd ctrl, std::vector<Fd> data, ConnParams params)
+      : TcpConnection(std::move(ctrl), std::move(data), std::move(params), false) {
+    receiver = &TcpRecvComm::receive;
+    flusher = &TcpRecvComm::flush;
+  }
   Status irecv(std::span<const RecvBuffer> buffers, Request** out);
+  // Its receiver (transport.h RecvFn): irecv, its failure logged.
+  static ncclResult_t receive(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
+  // Its flusher (transport.h FlushFn): host memory, whose received bytes are visible once test()
+  // reported them done; never a request.
+  static ncclResult_t flush(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
   Status test(TcpRecvReq* r, int* done, int* sizes);
   static ncclResult_t test_request(Request* r, int* done, int* sizes);  // TcpRecvReq's tester (transport.h)
   bool owns(const TcpRecvReq* r) const { return pool_.owns(r); }

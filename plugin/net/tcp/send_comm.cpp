@@ -41,6 +41,11 @@ Status TcpSendComm::isend(void* data, size_t size, int tag, void* phandle, Reque
   return Status::success();
 }
 
+ncclResult_t TcpSendComm::send(SendComm* comm, void* data, size_t size, int tag, MemHandle* /*mhandle*/,
+                               void* phandle, Request** out) {
+  return reported_result("isend", static_cast<TcpSendComm*>(comm)->isend(data, size, tag, phandle, out));
+}
+
 // Writes queued control bytes (header, then a small message's payload) in order until the socket
 // would block.
 Status TcpSendComm::flush_ctrl() {

@@ -31,8 +31,15 @@ struct TcpSendReq : Request {
 
 class TcpSendComm : public SendComm, public TcpConnection {
  public:
-  using TcpConnection::TcpConnection;
+  // Its data path is set here: a TCP comm is handed to NCCL only once connected.
+  TcpSendComm(Fd ctrl, std::vector<Fd> data, ConnParams params)
+      : TcpConnection(std::move(ctrl), std::move(data), std::move(params), true) {
+    sender = &TcpSendComm::send;
+  }
   Status isend(void* data, size_t size, int tag, void* phandle, Request** out);
+  // Its sender (transport.h SendFn): isend, its failure logged.
+  static ncclResult_t send(SendComm* comm, void* data, size_t size, int tag, MemHandle* mhandle,
+                           void* phandle, Request** out);
   Status test(TcpSendReq* r, int* done, int* sizes);
   static ncclResult_t test_request(Request* r, int* done, int* sizes);  // TcpSendReq's tester (transport.h)
   bool owns(const TcpSendReq* r) const { return pool_.owns(r); }

@@ -176,28 +176,6 @@ Status TcpEngine::dereg_mr(Comm* /*comm*/, MemHandle* mr) {
   return Status::success();
 }
 
-Status TcpEngine::isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* /*mr*/, void* phandle,
-                        Request** out) {
-  auto* c = dynamic_cast<TcpSendComm*>(comm);
-  if (c == nullptr) return foreign("send comm");
-  return c->isend(data, size, tag, phandle, out);
-}
-
-Status TcpEngine::irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {
-  auto* c = dynamic_cast<TcpRecvComm*>(comm);
-  if (c == nullptr) return foreign("receive comm");
-  return c->irecv(buffers, out);
-}
-
-Status TcpEngine::iflush(RecvComm* /*comm*/, std::span<const RecvBuffer> /*buffers*/, Request** out) {
-  *out = nullptr;  // host memory: received bytes are visible once test() says done
-  return Status::success();
-}
-
-Status TcpEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
-  return Status::success();  // requests are recycled by test()
-}
-
 Status TcpEngine::close_send(SendComm* comm) {
   auto* c = dynamic_cast<TcpSendComm*>(comm);
   if (c == nullptr) return foreign("send comm");

@@ -1,6 +1,7 @@
 // The TCP engine: the net plugin's second transport (RAILSCOPE_TRANSPORT=tcp, or auto without an
 // active RDMA port). One device per network interface NCCL's socket transport would use; host
 // memory only; the same request lifecycle, statistics and diagnosis catalogue as the verbs engine.
+// The control path only: a TCP comm carries its own data path (send_comm.h, recv_comm.h).
 #pragma once
 
 #include <deque>
@@ -33,11 +34,6 @@ class TcpEngine : public Engine {
   Status reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                        MemHandle** out) override;
   Status dereg_mr(Comm* comm, MemHandle* mr) override;
-  Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
-               Request** out) override;
-  Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
-  Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
-  Status irecv_consumed(RecvComm* comm, int n, Request* request) override;
   Status close_send(SendComm* comm) override;
   Status close_recv(RecvComm* comm) override;
   Status close_listen(ListenComm* listen) override;

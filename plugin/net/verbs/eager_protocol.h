@@ -23,10 +23,9 @@ class EagerSend final : public SendProtocol {
  public:
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls; out of line
-  // for Engine::isend only.
+  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
   [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
-                                             Request** out) override;
+                                             Request** out);
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for
@@ -82,9 +81,8 @@ class EagerRecv final : public RecvProtocol {
   std::vector<uint32_t> advertised_rkeys() const override;
   // The standing receives every QP needs.
   Status start() override;
-  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls; out of
-  // line for Engine::irecv only.
-  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
+  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls.
+  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for

@@ -63,10 +63,9 @@ class ReceiverDrivenSend final : public SendProtocol {
  public:
   explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls; out of line
-  // for Engine::isend only.
+  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
   [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
-                                             Request** out) override;
+                                             Request** out);
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
@@ -107,9 +106,8 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   Status prepare() override;
   uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
   std::vector<uint32_t> advertised_rkeys() const override;
-  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls; out of
-  // line for Engine::irecv only.
-  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out) override;
+  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls.
+  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;

@@ -16,6 +16,11 @@ Status VerbsRecvComm::choose_protocol(uint32_t limit) {
   return Status::success();
 }
 
+ncclResult_t VerbsRecvComm::flush_received(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out) {
+  auto* c = static_cast<VerbsRecvComm*>(comm);
+  return reported_result("iflush", c->flush.iflush(*c, bufs, out));
+}
+
 Status VerbsRecvComm::check_buffers(std::span<const RecvBuffer> bufs) {
   for (const RecvBuffer& b : bufs)
     if (b.size > 0 && b.mr == nullptr)

@@ -2,7 +2,7 @@
 // NCCL, posting a zero-length receive, reporting a finished receive, the GPUDirect flush — and the
 // protocol agreed in the handshake, chosen once per connection: receiver-driven (receiver_driven.h) or,
 // between two host-memory ends, eager (eager_protocol.h). The protocol object does everything per
-// message; this class only forwards to it.
+// message, reached through the comm's receiver (protocol_receiver, below) and its slots' tester.
 #pragma once
 
 #include <algorithm>
@@ -41,9 +41,8 @@ class RecvProtocol {
   virtual std::vector<uint32_t> advertised_rkeys() const = 0;
   // Once the QPs are connected, before the READY message.
   virtual Status start() { return Status::success(); }
-  virtual Status irecv(std::span<const RecvBuffer> bufs, Request** out) = 0;
-  // test() is not here: each protocol gives its slots its own tester (transport.h), which NCCL's
-  // test() calls without a virtual dispatch.
+  // irecv and test() are not virtual here: prepare() sets the comm's receiver
+  // (protocol_receiver<Protocol>), and each slot gets its protocol's tester.
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: tell the sender what it needs to know (bounded wait).
   virtual void close() {}
@@ -58,6 +57,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
       slots[i].index = static_cast<uint32_t>(i);
     }
     qp_events.set_requests(slots.size() * kMaxRecvs);  // request slot: event_slot()
+    flusher = &VerbsRecvComm::flush_received;          // whichever protocol is agreed
   }
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
@@ -69,7 +69,6 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   std::vector<uint32_t> advertised_rkeys() const { return protocol_->advertised_rkeys(); }
   Status start() { return protocol_->start(); }
 
-  Status irecv(std::span<const RecvBuffer> bufs, Request** out) { return protocol_->irecv(bufs, out); }
   RecvProtocol* protocol() const { return protocol_.get(); }
   void close() {
     if (protocol_) protocol_->close();
@@ -77,6 +76,8 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   // Called by a protocol's prepare(): NCCL's irecv goes straight to that protocol (protocol_receiver).
   void set_receiver(RecvFn fn) { receiver = fn; }
   GdrFlush flush;  // iflush: loopback RDMA reads (gdr_flush_qp.h)
+  // Its flusher (transport.h FlushFn): flush.iflush, its failure logged.
+  static ncclResult_t flush_received(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
 
   // Shared by both protocols.
   std::array<RecvSlot, kFifoDepth> slots{};

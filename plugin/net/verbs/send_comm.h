@@ -2,7 +2,7 @@
 // into, the request pool, how a finished send is reported and when a posted one has stalled — and the
 // protocol agreed in the handshake, chosen once per connection: receiver-driven (receiver_driven.h) or,
 // between two host-memory ends, eager (eager_protocol.h). The protocol object does everything per
-// message; this class only forwards to it.
+// message, reached through the comm's sender (protocol_sender, below) and its requests' tester.
 #pragma once
 
 #include <algorithm>
@@ -60,10 +60,10 @@ class SendProtocol {
  public:
   virtual ~SendProtocol() = default;
   // Registers what the protocol stages locally (after the lanes are open).
+  // Sets the comm's sender (protocol_sender<Protocol>): isend and test() are not virtual here, NCCL
+  // calls each protocol's own (Protocol::isend through its sender, Protocol::test through its
+  // requests' tester).
   virtual Status prepare() = 0;
-  virtual Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) = 0;
-  // test() is not here: each protocol gives its requests its own tester (transport.h), which
-  // NCCL's test() calls without a virtual dispatch.
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: what was reported done but may still be in flight (bounded wait).
   virtual void drain() {}
@@ -96,9 +96,6 @@ class VerbsSendComm final : public SendComm, public Connection {
   Status choose_protocol(uint32_t limit);
   uint32_t eager_max = 0;
 
-  Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out) {
-    return protocol_->isend(data, size, tag, mr, phandle, out);
-  }
   SendProtocol* protocol() const { return protocol_.get(); }
   void drain() {
     if (protocol_) protocol_->drain();

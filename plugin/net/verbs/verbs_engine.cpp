@@ -259,24 +259,6 @@ Status VerbsEngine::dereg_mr(Comm* /*comm*/, MemHandle* mr) {
   return Status::success();
 }
 
-Status VerbsEngine::isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
-                          Request** out) {
-  return static_cast<VerbsSendComm*>(comm)->isend(data, size, tag, static_cast<VerbsMr*>(mr), phandle, out);
-}
-
-Status VerbsEngine::irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {
-  return static_cast<VerbsRecvComm*>(comm)->irecv(buffers, out);
-}
-
-Status VerbsEngine::iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) {
-  auto* c = static_cast<VerbsRecvComm*>(comm);
-  return c->flush.iflush(*c, buffers, out);  // *out == nullptr when nothing needs flushing
-}
-
-Status VerbsEngine::irecv_consumed(RecvComm* /*comm*/, int /*n*/, Request* /*request*/) {
-  return Status::success();  // nothing to recycle: receive slots are released by test()
-}
-
 Status VerbsEngine::close_send(SendComm* comm) {
   auto* c = static_cast<VerbsSendComm*>(comm);
   c->drain();

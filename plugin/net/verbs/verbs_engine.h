@@ -1,6 +1,7 @@
 // The verbs engine: RDMA RC transport over libibverbs (InfiniBand, RoCE, soft-RoCE). Owns the
 // discovered ports, their MR caches and async-event threads, the device list NCCL sees (physical
-// ports, then fused virtual devices), and the connect state machines NCCL polls.
+// ports, then fused virtual devices), and the connect state machines NCCL polls. The control path
+// only: a verbs comm carries its own data path (send_comm.h, recv_comm.h).
 #pragma once
 
 #include <deque>
@@ -40,11 +41,6 @@ class VerbsEngine final : public Engine {
   Status reg_mr_dmabuf(Comm* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                        MemHandle** out) override;
   Status dereg_mr(Comm* comm, MemHandle* mr) override;
-  Status isend(SendComm* comm, void* data, size_t size, int tag, MemHandle* mr, void* phandle,
-               Request** out) override;
-  Status irecv(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
-  Status iflush(RecvComm* comm, std::span<const RecvBuffer> buffers, Request** out) override;
-  Status irecv_consumed(RecvComm* comm, int n, Request* request) override;
   Status close_send(SendComm* comm) override;
   Status close_recv(RecvComm* comm) override;
   Status close_listen(ListenComm* listen) override;

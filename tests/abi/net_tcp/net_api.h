@@ -40,6 +40,8 @@ struct NetApi {
   std::function<ncclResult_t(void*, void*, size_t, int, void*, void*, void**)> isend_profiled;
   std::function<ncclResult_t(void*, int, void**, size_t*, int*, void**, void**)> irecv;
   std::function<ncclResult_t(void*, int*, int*)> test;
+  std::function<ncclResult_t(void*, int, void**, int*, void**, void**)> iflush;
+  std::function<ncclResult_t(void*, int, void*)> irecv_consumed;
   std::function<ncclResult_t(void*)> close_send, close_recv, close_listen;
 
   NetApi() = default;
@@ -76,6 +78,8 @@ void fill_common(NetApi* a, const Table* t) {
   a->reg_mr = [t](void* c, void* d, size_t n, void** m) { return t->regMr(c, d, n, NCCL_PTR_HOST, m); };
   a->dereg_mr = t->deregMr;
   a->test = t->test;
+  a->iflush = t->iflush;
+  a->irecv_consumed = t->irecvConsumed;
   a->close_send = t->closeSend;
   a->close_recv = t->closeRecv;
   a->close_listen = t->closeListen;

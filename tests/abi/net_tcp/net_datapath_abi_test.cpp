@@ -334,6 +334,14 @@ TEST_P(DataIntegrity, EverySizeByteForByte) {
     EXPECT_EQ(got, static_cast<int>(size));
     EXPECT_EQ(check_pattern(buf, size, 7), SIZE_MAX) << "size " << size;
     EXPECT_EQ(buf[size], 0xA5) << "wrote past the message, size " << size;
+    // As NCCL's proxy after a receive: iflush (host memory: nothing to flush, no request), then
+    // irecvConsumed; both reach the comm's own data path and change nothing.
+    int flushed = got;
+    void* flush_req = reinterpret_cast<void*>(0x1);
+    ASSERT_EQ(api->iflush(rcomm, 1, &data, &flushed, &mh, &flush_req), ncclSuccess) << logged_warnings();
+    EXPECT_EQ(flush_req, nullptr);
+    ASSERT_EQ(api->irecv_consumed(rcomm, 1, req), ncclSuccess) << logged_warnings();
+    EXPECT_EQ(check_pattern(buf, size, 7), SIZE_MAX) << "size " << size;
   }
   char ok = 1;
   write_all(peer.fd, &ok, 1);

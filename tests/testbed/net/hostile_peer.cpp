@@ -274,7 +274,7 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
     for (size_t k = 0; k < message_size(i); ++k) p[k] = pattern(i, k);
     net::Request* req = nullptr;
     while (req == nullptr)
-      CHECK(engine->isend(sc, p, message_size(i), kHeldTagBase + i, mr, nullptr, &req).ok(), "isend");
+      CHECK(sc->sender(sc, p, message_size(i), kHeldTagBase + i, mr, nullptr, &req) == ncclSuccess, "isend");
     int done = 0, size = 0;
     while (!done) CHECK(net::test(req, &done, &size) == ncclSuccess, "test");
   }

@@ -1,17 +1,30 @@
-// The ABI adapter's isend and irecv (plugin/net/abi/adapter.h): a comm whose engine set a sender or
-// receiver (transport.h SendFn, RecvFn) is handed to it directly, with NCCL's arguments converted and
-// its result code and request passed back unchanged, after the adapter's own argument checks; a comm
-// with none goes through the engine. No engine is installed here, so a call that looked one up would
-// fail with ncclInternalError ("before init").
+// The ABI adapter's data path (plugin/net/abi/adapter.h): isend, irecv and iflush hand a comm to the
+// sender, receiver or flusher its engine set (transport.h SendFn, RecvFn, FlushFn), with NCCL's
+// arguments converted and its result code and request passed back unchanged, after the adapter's own
+// argument checks; a comm without one is an internal error (internal.no_data_path), never a call
+// through null. No engine is installed here: the data path never looks one up.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "plugin/net/abi/adapter.h"
+#include "railscope/core/log.h"
 
 namespace railscope::net {
 namespace {
+
+// Engine is the control path only: no data-path call is there for an adapter to fall back on.
+template <class E>
+concept HasDataPath = requires {
+  &E::isend;
+}
+|| requires { &E::irecv; }
+|| requires { &E::iflush; }
+|| requires { &E::irecv_consumed; }
+|| requires { &E::test; };
+static_assert(!HasDataPath<Engine>);
 
 struct FakeRequest : Request {};
 
@@ -50,7 +63,24 @@ ncclResult_t fake_receiver(RecvComm* comm, std::span<const RecvBuffer> bufs, Req
   return g_recv_result;
 }
 
+int g_flush_calls = 0;
+std::vector<RecvBuffer> g_flush_bufs;
+Request* g_flush_request = nullptr;
+
+ncclResult_t fake_flusher(RecvComm* /*comm*/, std::span<const RecvBuffer> bufs, Request** out) {
+  ++g_flush_calls;
+  g_flush_bufs.assign(bufs.begin(), bufs.end());
+  *out = g_flush_request;
+  return ncclSuccess;
+}
+
 struct FakeMr : MemHandle {};
+
+// The plugin's WARN lines while a test runs.
+std::vector<std::string> g_warnings;
+void keep_warning(log::Level level, std::string_view line) {
+  if (level == log::Level::Warn) g_warnings.emplace_back(line);
+}
 
 class AbiDispatch : public ::testing::Test {
  protected:
@@ -60,6 +90,17 @@ class AbiDispatch : public ::testing::Test {
     g_recv = {};
     g_send_result = g_recv_result = ncclSuccess;
     g_send_request = g_recv_request = nullptr;
+    g_flush_calls = 0;
+    g_flush_bufs.clear();
+    g_flush_request = nullptr;
+    g_warnings.clear();
+    log::set_extra_sink(&keep_warning);
+  }
+  void TearDown() override { log::set_extra_sink(nullptr); }
+  static int warnings_naming(const std::string& what) {
+    int n = 0;
+    for (const auto& w : g_warnings) n += w.find(what) != std::string::npos ? 1 : 0;
+    return n;
   }
 };
 
@@ -162,8 +203,34 @@ TEST_F(AbiDispatch, IrecvGoesToTheCommsReceiverWithOneBufferPerEntry) {
   EXPECT_EQ(g_recv.calls, 2);
 }
 
-TEST_F(AbiDispatch, ACommWithoutSenderOrReceiverGoesThroughTheEngine) {
-  // No engine is installed: the engine path answers "called before init".
+TEST_F(AbiDispatch, IflushGoesToTheCommsFlusherAndReturnsItsRequest) {
+  RecvComm comm;
+  comm.receiver = &fake_receiver;
+  comm.flusher = &fake_flusher;
+  FakeRequest req;
+  FakeMr mr;
+  char a[16];
+  void* data = a;
+  int size = 16;
+  void* mh = static_cast<MemHandle*>(&mr);
+  g_flush_request = &req;
+  void* request = nullptr;
+  EXPECT_EQ(abi::iflush(static_cast<void*>(&comm), 1, &data, &size, &mh, &request), ncclSuccess);
+  ASSERT_EQ(g_flush_calls, 1);
+  ASSERT_EQ(g_flush_bufs.size(), 1u);
+  EXPECT_EQ(g_flush_bufs[0].data, a);
+  EXPECT_EQ(g_flush_bufs[0].size, 16u);
+  EXPECT_EQ(g_flush_bufs[0].mr, &mr);
+  EXPECT_EQ(request, static_cast<void*>(static_cast<Request*>(&req)));
+  // Nothing to flush: no request.
+  g_flush_request = nullptr;
+  EXPECT_EQ(abi::iflush(static_cast<void*>(&comm), 0, nullptr, nullptr, nullptr, &request), ncclSuccess);
+  EXPECT_EQ(request, nullptr);
+  EXPECT_EQ(g_flush_calls, 2);
+  EXPECT_EQ(g_recv.calls, 0);
+}
+
+TEST_F(AbiDispatch, ACommWithoutItsDataPathIsAnInternalErrorNotACall) {
   SendComm send;
   RecvComm recv;
   char buf[8];
@@ -178,7 +245,47 @@ TEST_F(AbiDispatch, ACommWithoutSenderOrReceiverGoesThroughTheEngine) {
   EXPECT_EQ(abi::irecv(static_cast<void*>(&recv), 1, &data, &size, &tag, &mh, nullptr, &request),
             ncclInternalError);
   EXPECT_EQ(request, nullptr);
-  EXPECT_EQ(g_send.calls + g_recv.calls, 0);
+  request = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(abi::iflush(static_cast<void*>(&recv), 1, &data, &size, &mh, &request), ncclInternalError);
+  EXPECT_EQ(request, nullptr);
+  // One finding per call, naming the call and what the comm lacks.
+  EXPECT_EQ(warnings_naming("[internal.no_data_path]"), 3);
+  EXPECT_EQ(warnings_naming("isend on a comm without its sender"), 1);
+  EXPECT_EQ(warnings_naming("irecv on a comm without its receiver"), 1);
+  EXPECT_EQ(warnings_naming("iflush on a comm without its flusher"), 1);
+  // A receiver does not stand in for a missing flusher.
+  recv.receiver = &fake_receiver;
+  EXPECT_EQ(abi::iflush(static_cast<void*>(&recv), 1, &data, &size, &mh, &request), ncclInternalError);
+  EXPECT_EQ(g_send.calls + g_recv.calls + g_flush_calls, 0);
+}
+
+TEST_F(AbiDispatch, ACommWithItsDataPathLogsNothing) {
+  SendComm send;
+  send.sender = &fake_sender;
+  RecvComm recv;
+  recv.receiver = &fake_receiver;
+  recv.flusher = &fake_flusher;
+  char buf[8];
+  int size = 8, tag = 0;
+  void* data = buf;
+  void* mh = nullptr;
+  void* request = nullptr;
+  EXPECT_EQ(abi::isend(static_cast<void*>(&send), buf, size_t{8}, 0, nullptr, nullptr, &request),
+            ncclSuccess);
+  EXPECT_EQ(abi::irecv(static_cast<void*>(&recv), 1, &data, &size, &tag, &mh, nullptr, &request),
+            ncclSuccess);
+  EXPECT_EQ(abi::iflush(static_cast<void*>(&recv), 1, &data, &size, &mh, &request), ncclSuccess);
+  EXPECT_EQ(g_send.calls + g_recv.calls + g_flush_calls, 3);
+  EXPECT_TRUE(g_warnings.empty()) << g_warnings.front();
+}
+
+TEST_F(AbiDispatch, IrecvConsumedHasNothingToReleaseAndRefusesANullComm) {
+  RecvComm recv;
+  FakeRequest req;
+  EXPECT_EQ(abi::irecv_consumed(static_cast<void*>(&recv), 1, static_cast<Request*>(&req)), ncclSuccess);
+  EXPECT_TRUE(g_warnings.empty());
+  EXPECT_EQ(abi::irecv_consumed(nullptr, 1, static_cast<Request*>(&req)), ncclInternalError);
+  EXPECT_EQ(warnings_naming("[internal.bad_argument]"), 1);
 }
 
 }  // namespace
