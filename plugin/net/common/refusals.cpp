@@ -88,7 +88,7 @@ void RefusalLog::emit(Entry* e, Clock::time_point now, bool more) {
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", kKindNames[i], e->unlogged[i]);
   std::string what;
   if (!more && total == 1) {
-    const std::string_view kind = counts.substr(0, counts.rfind(' '));
+    const std::string_view kind = std::string_view(counts).substr(0, counts.rfind(' '));
     what = e->group == Group::Flood     ? "closed an unverified connection to make room (flood)"
            : e->group == Group::Version ? "refused a peer of another railscope release"
                                         : fmt::format("dropped a stray connection ({})", kind);
