@@ -93,7 +93,9 @@ Accepted accept_one(int listen_fd, bool nonblocking, std::string* peer) {
     }
     const int err = errno;
     if (err == EINTR) continue;
-    // ECONNABORTED: the connection that waited is gone; EAGAIN: nobody waits.
+    // ECONNABORTED: the connection that waited is gone and another may wait behind it; only a
+    // non-blocking listener is asked again at once (a blocking one would wait there past any deadline).
+    if (err == ECONNABORTED && (::fcntl(listen_fd, F_GETFL) & O_NONBLOCK) != 0) continue;
     if (err == ECONNABORTED || err == EAGAIN || err == EWOULDBLOCK) return {};
     return {Fd(), err};
   }
