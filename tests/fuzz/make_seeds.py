@@ -233,6 +233,20 @@ def preflight_seeds():
     write(h, "raw_old_magic", bytes([4, 0, 0]) + struct.pack(">III", 0x52535046, 1, len(body)) + body)
 
 
+# --- socket frames (tests/fuzz/socket_frames.cpp): max body / 4, write sizes, then 'F', u32 LE length, body
+def socket_frame(body):
+    return b"F" + struct.pack("<I", len(body)) + body
+
+
+def socket_frames_seeds():
+    h = "socket_frames"
+    write(h, "two_frames", bytes([64, 3]) + socket_frame(b"hello") + socket_frame(b""))
+    write(h, "cut_in_body", bytes([64, 1]) + socket_frame(b"0123456789")[:9])
+    write(h, "over_the_maximum", bytes([1, 7]) + b"F" + struct.pack("<I", 5) + b"12345")
+    write(h, "huge_length", bytes([255, 60]) + b"F" + struct.pack("<I", 0xFFFFFFFF))
+    write(h, "bad_magic_after_a_frame", bytes([16, 2]) + socket_frame(b"ok") + b"GET / HTTP/1.0\r\n")
+
+
 if __name__ == "__main__":
     verbs_seeds()
     eager_seeds()
@@ -240,3 +254,4 @@ if __name__ == "__main__":
     tuner_seeds()
     report_seeds()
     preflight_seeds()
+    socket_frames_seeds()

@@ -1,6 +1,7 @@
 // The out-of-band TCP channel between the two netbench processes: carries the run's parameters,
 // the plugin's 128-byte listen handles and per-size results — what NCCL's bootstrap does for a job.
-// Framed messages (magic, type, length); every read has a deadline; garbage is an error.
+// Framed messages (magic, type, length) over the shared socket layer (railscope/socket/); every read has
+// a deadline; garbage is an error.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "railscope/socket/fd.h"
 
 namespace railscope::netbench {
 
@@ -23,24 +26,15 @@ using Clock = std::chrono::steady_clock;
 class OobSocket {
  public:
   OobSocket() = default;
-  explicit OobSocket(int fd) : fd_(fd) {}
-  OobSocket(OobSocket&& o) noexcept : fd_(o.release()) {}
-  OobSocket& operator=(OobSocket&& o) noexcept;
-  OobSocket(const OobSocket&) = delete;
-  OobSocket& operator=(const OobSocket&) = delete;
-  ~OobSocket();
+  explicit OobSocket(socket::Fd fd) : fd_(std::move(fd)) {}
 
-  int fd() const { return fd_; }
-  int release() {
-    const int f = fd_;
-    fd_ = -1;
-    return f;
-  }
+  int fd() const { return fd_.get(); }
 
   // True when a message (or EOF) is waiting; never blocks.
   bool readable() const;
 
-  // Sends one framed message.
+  // Sends one framed message. No deadline: the peer is netbench's other half, which reads every
+  // message, though possibly only after a long transfer.
   void send(uint32_t type, std::span<const unsigned char> payload);
   // Receives one framed message of `type` (any other type, a bad frame, EOF or the deadline: error).
   std::vector<unsigned char> receive(uint32_t type, std::chrono::milliseconds timeout);
@@ -56,9 +50,7 @@ class OobSocket {
   T receive_struct(uint32_t type, std::chrono::milliseconds timeout);
 
  private:
-  void write_all(const void* data, size_t size);
-  void read_all(void* data, size_t size, Clock::time_point deadline);
-  int fd_ = -1;
+  socket::Fd fd_;
 };
 
 template <class T>
@@ -79,11 +71,11 @@ class OobListener {
   // Adopts an already listening socket (the --pair driver hands one to its server child).
   static OobListener adopt(int fd);
   uint16_t port() const;
-  int fd() const { return sock_.fd(); }
+  int fd() const { return fd_.get(); }
   OobSocket accept(std::chrono::milliseconds timeout);
 
  private:
-  OobSocket sock_;
+  socket::Fd fd_;
 };
 
 // Connects to host:port, retrying refused connections until the timeout (the server may start later).

@@ -13,7 +13,7 @@ Desk::Desk(int listen_fd, JobSecret key, size_t max_held, int come_back_ms)
 
 std::optional<Caller> Desk::next(Clock::time_point accept_by, Clock::time_point until) {
   std::string peer;
-  Fd fd = accept_until(listen_fd_, accept_by, &peer, &spare_);
+  Fd fd = socket::accept_until(listen_fd_, accept_by, &peer, &spare_).fd;
   if (!fd) return std::nullopt;
   // A caller gets at most 10 s for its hello and frame, so a silent connection cannot hold the others
   // up long. The frame binds the connection to its rank (its tag covers the rank).

@@ -1,7 +1,6 @@
 #include "plugin/net/common/socket.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -12,6 +11,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "railscope/socket/endpoints.h"
 
 namespace railscope::net {
 namespace {
@@ -79,59 +80,45 @@ std::string address_text(const SocketAddress& a) {
 }
 
 Status open_listener(const SocketAddress& a, Fd* out, uint16_t* port) {
-  Fd fd(::socket(a.family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return listen_failed(a, "socket", errno);
-  set_int(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1);
   sockaddr_storage ss{};
-  socklen_t len = fill_addr(a, &ss);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return listen_failed(a, "bind", errno);
-  if (::listen(fd.get(), SOMAXCONN) != 0) return listen_failed(a, "listen", errno);
-  len = sizeof ss;
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
-    return listen_failed(a, "getsockname", errno);
-  *port = from_storage(ss).port;
-  *out = std::move(fd);
+  const socklen_t len = fill_addr(a, &ss);
+  socket::Opened o = socket::listen_at(reinterpret_cast<sockaddr*>(&ss), len, true);
+  if (!o.fd) return listen_failed(a, o.step, o.err);
+  *port = socket::local_port(o.fd.get());
+  if (*port == 0) return listen_failed(a, "getsockname", errno);
+  *out = std::move(o.fd);
   return Status::success();
 }
 
 Status accept_one(const Fd& listener, Fd* out) {
-  for (;;) {
-    int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      *out = Fd(fd);
-      return Status::success();
-    }
-    if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::success();
-    return sys_fail("accept", errno);
-  }
+  socket::Accepted a = socket::accept_one(listener.get(), true);
+  if (a.err != 0) return sys_fail("accept", a.err);
+  if (a.fd) *out = std::move(a.fd);
+  return Status::success();
 }
 
 Status start_connect(const SocketAddress& a, Fd* out) {
-  Fd fd(::socket(a.family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd) return sys_fail("socket", errno);
   sockaddr_storage ss{};
-  socklen_t len = fill_addr(a, &ss);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS)
-    return io_failure("connect", -1, errno, address_text(a), 0);
-  *out = std::move(fd);
+  const socklen_t len = fill_addr(a, &ss);
+  socket::Opened o = socket::start_connect(reinterpret_cast<sockaddr*>(&ss), len);
+  if (!o.fd)
+    return std::strcmp(o.step, "socket") == 0 ? sys_fail("socket", o.err)
+                                              : io_failure("connect", -1, o.err, address_text(a), 0);
+  *out = std::move(o.fd);
   return Status::success();
 }
 
 Status connect_finished(int fd, const std::string& peer, bool* ready) {
   *ready = false;
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return sys_fail("getsockopt(SO_ERROR)", errno);
-  if (err != 0) return io_failure("connect", -1, err, peer, 0);
+  if (const int err = socket::connect_error(fd); err != 0) return io_failure("connect", -1, err, peer, 0);
   sockaddr_storage ss{};
-  len = sizeof ss;
+  socklen_t len = sizeof ss;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) *ready = true;
   return Status::success();
 }
 
 void tune_socket(int fd, int timeout_s, int sockbuf) {
-  set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+  socket::set_no_delay(fd);
   if (sockbuf > 0) {
     set_int(fd, SOL_SOCKET, SO_SNDBUF, sockbuf);
     set_int(fd, SOL_SOCKET, SO_RCVBUF, sockbuf);

@@ -1,4 +1,5 @@
-// The socket layer both engines share: non-blocking listen/accept/connect on an address, the options
+// The socket layer both engines share, over railscope/socket/ (descriptors, listen/accept/connect,
+// deadlines): non-blocking listen/accept/connect on a handle's address, the options
 // every connection socket gets (TCP_NODELAY, buffer sizes, keepalive and TCP_USER_TIMEOUT so a dead
 // peer turns into an error within the configured bound), a liveness check that unread bytes cannot
 // fool, and the mapping of socket errors to the diagnosis catalogue (peer.closed for EOF/reset,
@@ -12,10 +13,12 @@
 #include <optional>
 #include <string>
 
-#include "plugin/net/common/fd.h"
 #include "plugin/net/transport.h"
+#include "railscope/socket/fd.h"
 
 namespace railscope::net {
+
+using railscope::socket::Fd;
 
 // An address as both engines' handles carry it: family 4 (IPv4 in bytes 0..3) or 6.
 struct SocketAddress {

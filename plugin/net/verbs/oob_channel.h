@@ -3,21 +3,20 @@
 // forever on a receive. Everything is non-blocking: calls report "not yet" and are called again.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "plugin/net/common/fd.h"
 #include "plugin/net/common/socket.h"
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/handshake.h"
+#include "railscope/socket/frame_reader.h"
 
 namespace railscope::net::verbs {
 
 // The listen handle's address, for the shared socket layer (plugin/net/common/socket.h: listen,
-// accept, connect, socket options and error mapping are common to both engines; the message framing
-// below is the verbs engine's own).
+// accept, connect, socket options and error mapping are common to both engines; frames are read by
+// railscope/socket/frame_reader.h; the message format is the verbs engine's own, handshake.h).
 SocketAddress handle_address(const ListenHandle& h);
 
 class Channel {
@@ -44,17 +43,14 @@ class Channel {
   void set_peer(std::string p) { peer_ = std::move(p); }
 
  private:
+  // The body's length a message header announces (decode_header: magic, version, type, bound).
+  static std::optional<size_t> message_length(std::span<const std::byte> header, std::string* why);
   Status closed(const char* during);
   Fd fd_;
   std::string peer_;
   std::vector<std::byte> out_;
   size_t out_off_ = 0;
-  std::array<std::byte, kMessageHeaderSize> header_{};
-  size_t header_got_ = 0;
-  std::vector<std::byte> body_;
-  size_t body_got_ = 0;
-  MessageType type_ = MessageType::Hello;
-  bool have_header_ = false;
+  socket::FrameReader in_{kMessageHeaderSize, kMaxMessageBody, message_length};
   bool other_version_ = false;
 };
 

@@ -1,7 +1,7 @@
-// Rank 0 out of open files (tools/preflight/open_files.h, accept_until in rendezvous.h): the soft limit is
-// raised to the hard limit, and a connection waiting while no descriptor is free neither makes accept spin
-// past its deadline nor hangs its peer. Each case runs in a child process: it lowers its own limit, and a
-// spinning accept is killed there instead of hanging the test.
+// Rank 0 out of open files (tools/preflight/open_files.h, accept_until in railscope/socket/endpoints.h):
+// the soft limit is raised to the hard limit, and a connection waiting while no descriptor is free neither
+// makes accept spin past its deadline nor hangs its peer. Each case runs in a child process: it lowers its
+// own limit, and a spinning accept is killed there instead of hanging the test.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -75,8 +75,9 @@ int out_of_descriptors(bool with_spare) {
   if (errno != EMFILE) return 13;
   const auto t0 = Clock::now();
   std::string peer;
-  Fd c =
-      accept_until(listener.get(), t0 + std::chrono::milliseconds(300), &peer, with_spare ? &spare : nullptr);
+  Fd c = socket::accept_until(listener.get(), t0 + std::chrono::milliseconds(300), &peer,
+                              with_spare ? &spare : nullptr)
+             .fd;
   const auto took = Clock::now() - t0;
   if (c) return 14;
   if (took > std::chrono::seconds(2)) return 15;
@@ -107,7 +108,7 @@ TEST(OpenFiles, AcceptWithDescriptorsTakesTheConnection) {
         SpareFd spare;
         if (connect_client(listener) < 0) return 11;
         std::string peer;
-        Fd c = accept_until(listener.get(), Clock::now() + std::chrono::seconds(2), &peer, &spare);
+        Fd c = socket::accept_until(listener.get(), Clock::now() + std::chrono::seconds(2), &peer, &spare).fd;
         return c && spare.closed == 0 && peer.rfind("127.0.0.1:", 0) == 0 ? 0 : 14;
       },
       std::chrono::seconds(10));
