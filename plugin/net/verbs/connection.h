@@ -180,7 +180,7 @@ class Connection {
     telemetry_.profile_start(qps_.lanes(), qps_.qps(), request, phandle, opcode, seq, size, whole);
   }
   // Ends the request slot's QP events (NCCL's Stop) and forgets them.
-  void profile_stop(size_t request) { telemetry_.profile_stop(request, qps_.qps().size()); }
+  void profile_stop(size_t request) { telemetry_.profile_stop(request, qps_.qps()); }
   bool profiling(size_t request) const { return telemetry_.profiling(request); }
   // The connection failed: the request slot's QP events end, and one railscope NetPlugin event
   // (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that failed
