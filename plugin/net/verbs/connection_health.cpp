@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/oob_channel.h"
 #include "railscope/ibv/ibv.h"
 

@@ -19,7 +19,8 @@ struct ibv_wc;
 
 namespace railscope::net::verbs {
 
-class Channel;  // oob_channel.h
+class Channel;      // oob_channel.h
+struct LinkParams;  // link_params.h
 
 class ConnectionHealth {
  public:

@@ -9,6 +9,8 @@
 
 #include "plugin/net/verbs/diagnosis_map.h"
 #include "plugin/net/verbs/discovery.h"
+#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/link_params.h"
 #include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/qp.h"
 #include "railscope/core/log.h"

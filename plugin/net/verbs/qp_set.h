@@ -11,8 +11,6 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/handshake.h"
-#include "plugin/net/verbs/link_params.h"
 #include "railscope/ibv/handles.h"
 
 namespace railscope::net::verbs {
@@ -20,10 +18,12 @@ namespace railscope::net::verbs {
 using ibv::CqPtr;
 using ibv::MrPtr;
 using ibv::QpPtr;
-struct NetPort;    // discovery.h
-class MrCache;     // mr_cache.h
-class PortHealth;  // port_health.h
-struct QpCaps;     // qp.h
+struct NetPort;     // discovery.h
+class MrCache;      // mr_cache.h
+class PortHealth;   // port_health.h
+struct QpCaps;      // qp.h
+struct EndInfo;     // handshake.h
+struct LinkParams;  // link_params.h
 
 // Page-aligned memory registered on every lane of a connection.
 struct RegisteredBuffer {
