@@ -12,17 +12,6 @@ VerbsMr::~VerbsMr() {
     if (cache[i] != nullptr) cache[i]->release(token[i]);
 }
 
-// The comm's own on_completion (virtual), for the drains off the protocol's data path.
-struct Connection::CommSink {
-  Connection& c;
-  Status on_completion(const ibv_wc& wc) { return c.on_completion(wc); }
-  bool poll_failed() { return c.poll_failed(); }
-  bool completion_failed(size_t lane, const ibv_wc& wc, Status st) {
-    return c.completion_failed(lane, wc, std::move(st));
-  }
-  bool drain_all() { return c.drain_all_cqs(); }
-};
-
 Connection::~Connection() { ConnectionHealth::detach(qps_.lanes()); }
 
 Status Connection::open_lanes(const std::vector<const NetPort*>& ports,
@@ -51,7 +40,7 @@ EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint6
 
 bool Connection::drain_all_cqs() {
   if (!health_.ok()) return false;
-  CommSink sink{*this};
+  DrainSink<Connection> sink{*this, *this};
   return qps_.drain_all(sink);
 }
 

@@ -118,7 +118,7 @@ class Connection {
   template <class Protocol>
   [[gnu::always_inline]] bool drain_cqs(Protocol& protocol) {
     if (qps_.solo() == nullptr || !health_.ok()) return drain_all_cqs();
-    ProtocolSink<Protocol> sink{*this, protocol};
+    DrainSink<Protocol> sink{*this, protocol};
     return qps_.drain_solo(sink);
   }
   // Checks that cannot wait for a completion: port health, peer liveness (rate-limited), and the
@@ -202,20 +202,19 @@ class Connection {
   ConnectionHealth& health_state() { return health_; }
 
  private:
-  // What a drain does with each completion and failure (QpSet): the protocol's on_completion by a
-  // direct call, or the comm's (virtual).
-  template <class Protocol>
-  struct ProtocolSink {
+  // What a drain does with each completion and failure (QpSet): each completion to `target`'s
+  // on_completion, the protocol's by a direct call or the comm's own (virtual, target = *this).
+  template <class Target>
+  struct DrainSink {
     Connection& c;
-    Protocol& protocol;
-    Status on_completion(const ibv_wc& wc) { return protocol.on_completion(wc); }
+    Target& target;
+    Status on_completion(const ibv_wc& wc) { return target.on_completion(wc); }
     bool poll_failed() { return c.poll_failed(); }
     bool completion_failed(size_t lane, const ibv_wc& wc, Status st) {
       return c.completion_failed(lane, wc, std::move(st));
     }
     bool drain_all() { return c.drain_all_cqs(); }
   };
-  struct CommSink;
   // A drain's failures, out of line and cold (they build strings): the connection fails; false.
   [[gnu::cold, gnu::noinline]] bool poll_failed();
   [[gnu::cold, gnu::noinline]] bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
