@@ -91,9 +91,9 @@ std::string peer_text(const ListenHandle& h) {
 
 SendConnector::SendConnector(const ListenHandle& handle, LocalDevice dev, LinkParams link)
     : handle_(handle), dev_(std::move(dev)), comm_(std::make_unique<VerbsSendComm>()) {
-  comm_->link = link;
-  comm_->profiler = dev_.profiler;
-  comm_->local = describe_local(dev_, link);
+  comm_->set_link(link);
+  comm_->set_profiler(dev_.profiler);
+  comm_->set_local(describe_local(dev_, link));
   deadline_ = Connection::Clock::now() + kHandshakeTimeout;
 }
 
@@ -101,7 +101,7 @@ Status SendConnector::start() {
   Fd fd;
   if (Status st = start_connect(handle_address(handle_), &fd); !st.ok()) return st;
   tune_socket(fd.get(), static_cast<int>(kHandshakeTimeout.count()));
-  comm_->oob = Channel(std::move(fd), peer_text(handle_));
+  comm_->set_oob(Channel(std::move(fd), peer_text(handle_)));
   return Status::success();
 }
 
@@ -110,14 +110,14 @@ Status SendConnector::step(VerbsSendComm** out) {
   VerbsSendComm& c = *comm_;
   if (stage_ == Stage::Connecting) {
     bool ready = false;
-    if (Status st = c.oob.connected(&ready); !st.ok()) return st;
+    if (Status st = c.oob().connected(&ready); !st.ok()) return st;
     if (!ready) {
       // The kernel alone would retry the SYN for ~127 s (tcp_syn_retries); the handshake's own
       // deadline bounds this stage too.
       if (Connection::Clock::now() > deadline_)
         return Status::fail(
             ncclRemoteError, "progress.stalled",
-            fmt::format("connecting to the listener at {}: no answer within {} s", c.oob.peer(),
+            fmt::format("connecting to the listener at {}: no answer within {} s", c.oob().peer(),
                         kHandshakeTimeout.count()),
             "Check that the peer process is alive and that its address is reachable from this host");
       return Status::success();
@@ -130,66 +130,66 @@ Status SendConnector::step(VerbsSendComm** out) {
     hello.type = MessageType::Hello;
     hello.nonce = handle_.nonce;
     hello.end = c.local_end(c.region_rkeys(), c.region_addr());
-    c.oob.send(hello);
+    c.oob().send(hello);
     stage_ = Stage::AwaitReply;
     deadline_ = Connection::Clock::now() + kHandshakeTimeout;
   }
   bool flushed = false;
-  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
   std::optional<Message> m;
-  if (Status st = c.oob.receive(&m); !st.ok()) return st;
+  if (Status st = c.oob().receive(&m); !st.ok()) return st;
   if (!m) {
-    if (Connection::Clock::now() > deadline_) return timed_out(c.oob.peer(), "waiting for the receiver");
+    if (Connection::Clock::now() > deadline_) return timed_out(c.oob().peer(), "waiting for the receiver");
     return Status::success();
   }
   deadline_ = Connection::Clock::now() + kHandshakeTimeout;
   if (stage_ == Stage::AwaitReply) {
-    if (m->type != MessageType::Reply) return unexpected(c.oob.peer(), m->type, "REPLY");
+    if (m->type != MessageType::Reply) return unexpected(c.oob().peer(), m->type, "REPLY");
     return on_reply(*m);
   }
-  if (m->type != MessageType::Ready) return unexpected(c.oob.peer(), m->type, "READY");
+  if (m->type != MessageType::Ready) return unexpected(c.oob().peer(), m->type, "READY");
   if (m->status != kOk)
-    return Status::fail(
-        ncclRemoteError, "qp.modify_failed",
-        fmt::format("the receiver {} could not bring its QPs up (see its log); {}", c.oob.peer(), c.where()));
-  RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-          node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+    return Status::fail(ncclRemoteError, "qp.modify_failed",
+                        fmt::format("the receiver {} could not bring its QPs up (see its log); {}",
+                                    c.oob().peer(), c.where()));
+  RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps().size(),
+          node::ib_mtu_bytes(c.path_mtu()), protocol_text(c.eager_max));
   *out = comm_.release();
   return Status::success();
 }
 
 Status SendConnector::on_reply(const Message& m) {
   VerbsSendComm& c = *comm_;
-  c.remote = m.end;
+  c.set_remote(m.end);
   if (m.status != kOk) {
     // Run the same checks the receiver ran, to name the problem here too.
-    for (const auto& ld : c.local.devs)
-      for (const auto& rd : c.remote.devs) {
+    for (const auto& ld : c.local().devs)
+      for (const auto& rd : c.remote().devs) {
         PathChoice path;
-        if (Status st = check_link(ld, c.local.host, rd, c.remote.host, &path); !st.ok()) return st;
+        if (Status st = check_link(ld, c.local().host, rd, c.remote().host, &path); !st.ok()) return st;
       }
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} rejected the connection (code {}); see its log",
-                                    c.oob.peer(), m.status));
+                                    c.oob().peer(), m.status));
   }
-  if (c.remote.eager_max > c.local.eager_max)
+  if (c.remote().eager_max > c.local().eager_max)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
-                        fmt::format("the receiver {} chose eager limit {} above the {} offered", c.oob.peer(),
-                                    c.remote.eager_max, c.local.eager_max));
-  if (Status st = c.choose_protocol(c.remote.eager_max); !st.ok()) return st;
-  const size_t expected = c.local.qps_per_conn * std::max(c.local.devs.size(), c.remote.devs.size());
-  if (c.remote.qpns.size() != expected)
+                        fmt::format("the receiver {} chose eager limit {} above the {} offered",
+                                    c.oob().peer(), c.remote().eager_max, c.local().eager_max));
+  if (Status st = c.choose_protocol(c.remote().eager_max); !st.ok()) return st;
+  const size_t expected = c.local().qps_per_conn * std::max(c.local().devs.size(), c.remote().devs.size());
+  if (c.remote().qpns.size() != expected)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
-                        fmt::format("the receiver {} created {} QPs, {} expected", c.oob.peer(),
-                                    c.remote.qpns.size(), expected));
+                        fmt::format("the receiver {} created {} QPs, {} expected", c.oob().peer(),
+                                    c.remote().qpns.size(), expected));
   // QPs per local lane: the QPs spread round robin over this end's lanes.
-  const size_t nlanes = c.lanes.size();
-  if (Status st = c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote.devs.size()),
+  const size_t nlanes = c.lanes().size();
+  if (Status st = c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote().devs.size()),
                                sender_caps(c.eager_max > 0),
                                cq_entries(c.eager_max > 0, (expected + nlanes - 1) / nlanes));
       !st.ok())
     return st;
-  if (Status st = c.connect_qps(c.remote.qpns); !st.ok()) return st;
+  if (Status st = c.connect_qps(c.remote().qpns); !st.ok()) return st;
   Message q;
   q.type = MessageType::Qpns;
   q.qpns = c.qpns();
@@ -197,9 +197,9 @@ Status SendConnector::on_reply(const Message& m) {
     q.fifo_addr = c.region_addr();
     q.fifo_rkeys = c.region_rkeys();
   }
-  c.oob.send(q);
+  c.oob().send(q);
   bool flushed = false;
-  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
   stage_ = Stage::AwaitReady;
   return Status::success();
 }
@@ -208,10 +208,10 @@ Status SendConnector::on_reply(const Message& m) {
 
 RecvAcceptor::RecvAcceptor(Fd fd, std::string peer, uint64_t nonce, LocalDevice dev, LinkParams link)
     : nonce_(nonce), dev_(std::move(dev)), comm_(std::make_unique<VerbsRecvComm>()) {
-  comm_->oob = Channel(std::move(fd), std::move(peer));
-  comm_->link = link;
-  comm_->profiler = dev_.profiler;
-  comm_->local = describe_local(dev_, link);
+  comm_->set_oob(Channel(std::move(fd), std::move(peer)));
+  comm_->set_link(link);
+  comm_->set_profiler(dev_.profiler);
+  comm_->set_local(describe_local(dev_, link));
   deadline_ = Connection::Clock::now() + kHandshakeTimeout;
 }
 
@@ -219,11 +219,11 @@ Status RecvAcceptor::reject(uint8_t code, Status why) {
   Message r;
   r.type = MessageType::Reply;
   r.status = code;
-  r.end = comm_->local;
+  r.end = comm_->local();
   r.end.qpns.clear();
-  comm_->oob.send(r);
+  comm_->oob().send(r);
   bool flushed = false;
-  (void)comm_->oob.flush(&flushed);  // best effort: the sender learns why, we report either way
+  (void)comm_->oob().flush(&flushed);  // best effort: the sender learns why, we report either way
   return why;
 }
 
@@ -240,26 +240,30 @@ Status RecvAcceptor::on_hello(const Message& m) {
         reject(kRejectNonce, Status::fail(ncclRemoteError, "peer.bad_handshake",
                                           fmt::format("{} connected with a handle for another listener "
                                                       "(its HELLO names listener {:#x}; stale handle?)",
-                                                      c.oob.peer(), m.nonce))));
+                                                      c.oob().peer(), m.nonce))));
   verified_ = true;
   if (!m.end.qpns.empty())
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
-                        fmt::format("{} sent QPNs too early", c.oob.peer()));
-  c.remote = m.end;
+                        fmt::format("{} sent QPNs too early", c.oob().peer()));
+  c.set_remote(m.end);
   // The sender decides traffic class and service level; the receiver echoes them (as NCCL does).
-  c.link.traffic_class = c.remote.traffic_class;
-  c.link.service_level = c.remote.service_level;
-  c.local.traffic_class = c.remote.traffic_class;
-  c.local.service_level = c.remote.service_level;
-  c.local.qps_per_conn = c.remote.qps_per_conn;
-  c.local.eager_max = std::min(c.remote.eager_max, c.local.eager_max);  // both ends must offer it
-  if (Status st = c.choose_protocol(c.local.eager_max); !st.ok()) return st;
-  const size_t nl = c.local.devs.size(), nr = c.remote.devs.size();
-  const size_t nqps = c.remote.qps_per_conn * std::max(nl, nr);
+  LinkParams link = c.link();
+  link.traffic_class = m.end.traffic_class;
+  link.service_level = m.end.service_level;
+  c.set_link(link);
+  EndInfo local = c.local();
+  local.traffic_class = m.end.traffic_class;
+  local.service_level = m.end.service_level;
+  local.qps_per_conn = m.end.qps_per_conn;
+  local.eager_max = std::min(m.end.eager_max, local.eager_max);  // both ends must offer it
+  c.set_local(std::move(local));
+  if (Status st = c.choose_protocol(c.local().eager_max); !st.ok()) return st;
+  const size_t nl = c.local().devs.size(), nr = c.remote().devs.size();
+  const size_t nqps = c.remote().qps_per_conn * std::max(nl, nr);
   for (size_t q = 0; q < std::max(nl, nr); ++q) {
     PathChoice path;
-    if (Status st =
-            check_link(c.local.devs[q % nl], c.local.host, c.remote.devs[q % nr], c.remote.host, &path);
+    if (Status st = check_link(c.local().devs[q % nl], c.local().host, c.remote().devs[q % nr],
+                               c.remote().host, &path);
         !st.ok())
       return reject(kRejectIncompatible, std::move(st));
   }
@@ -274,7 +278,7 @@ Status RecvAcceptor::on_hello(const Message& m) {
   r.type = MessageType::Reply;
   r.status = kOk;
   r.end = c.local_end(c.advertised_rkeys(), c.advertised_addr());
-  c.oob.send(r);
+  c.oob().send(r);
   stage_ = Stage::AwaitQpns;
   return Status::success();
 }
@@ -283,51 +287,53 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   *out = nullptr;
   VerbsRecvComm& c = *comm_;
   bool flushed = false;
-  if (Status st = c.oob.flush(&flushed); !st.ok()) return st;
+  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
   if (stage_ == Stage::SendReady) {
     if (!flushed) return Status::success();
-    RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps.size(),
-            node::ib_mtu_bytes(c.path_mtu), protocol_text(c.eager_max));
+    RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps().size(),
+            node::ib_mtu_bytes(c.path_mtu()), protocol_text(c.eager_max));
     *out = comm_.release();
     return Status::success();
   }
   std::optional<Message> m;
-  if (Status st = c.oob.receive(&m); !st.ok()) {
+  if (Status st = c.oob().receive(&m); !st.ok()) {
     if (verified_) return st;
     // railscope of another release: told why (a REPLY of this version, which it cannot read and names)
     // before the connection is dropped, so that the sender fails naming both versions.
-    if (c.oob.peer_speaks_other_version())
+    if (c.oob().peer_speaks_other_version())
       return refuse_unverified("version", reject(kRejectIncompatible, std::move(st)));
     const char* kind = st.finding().id() == "peer.bad_handshake" ? "malformed" : "closed";
     return refuse_unverified(kind, std::move(st));
   }
   if (!m) {
     if (Connection::Clock::now() > deadline_)
-      return verified_ ? timed_out(c.oob.peer(), "waiting for the sender")
-                       : refuse_unverified("silent", timed_out(c.oob.peer(), "no HELLO from the sender"));
+      return verified_ ? timed_out(c.oob().peer(), "waiting for the sender")
+                       : refuse_unverified("silent", timed_out(c.oob().peer(), "no HELLO from the sender"));
     return Status::success();
   }
   deadline_ = Connection::Clock::now() + kHandshakeTimeout;
   if (stage_ == Stage::AwaitHello) {
     if (m->type != MessageType::Hello)
-      return refuse_unverified("malformed", unexpected(c.oob.peer(), m->type, "HELLO"));
+      return refuse_unverified("malformed", unexpected(c.oob().peer(), m->type, "HELLO"));
     if (Status st = on_hello(*m); !st.ok()) return st;
-    return c.oob.flush(&flushed);
+    return c.oob().flush(&flushed);
   }
-  if (m->type != MessageType::Qpns) return unexpected(c.oob.peer(), m->type, "QPNS");
+  if (m->type != MessageType::Qpns) return unexpected(c.oob().peer(), m->type, "QPNS");
   Message ready;
   ready.type = MessageType::Ready;
-  Status st = take_fifo(*m, c.eager_max, c.oob.peer(), &c.remote);
+  EndInfo remote = c.remote();
+  Status st = take_fifo(*m, c.eager_max, c.oob().peer(), &remote);
+  if (st.ok()) c.set_remote(std::move(remote));
   if (st.ok()) st = c.connect_qps(m->qpns);
   if (st.ok()) st = c.start();
   if (!st.ok()) {
     ready.status = kRejectIncompatible;
-    c.oob.send(ready);
-    (void)c.oob.flush(&flushed);
+    c.oob().send(ready);
+    (void)c.oob().flush(&flushed);
     return st;
   }
   ready.status = kOk;
-  c.oob.send(ready);
+  c.oob().send(ready);
   stage_ = Stage::SendReady;
   return step(out);
 }

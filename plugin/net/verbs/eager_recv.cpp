@@ -60,16 +60,16 @@ std::vector<uint32_t> EagerRecv::advertised_rkeys() const {
 }
 
 Status EagerRecv::start() {
-  for (size_t q = 0; q < c_.qps.size(); ++q)
+  for (size_t q = 0; q < c_.qps().size(); ++q)
     for (uint32_t i = 0; i < eager::kReceiverRecvDepth; ++i)
-      if (Status st = c_.post_recv(c_.qps[q], kWrRecv | q); !st.ok()) return st;
+      if (Status st = c_.post_recv(c_.qps()[q], kWrRecv | q); !st.ok()) return st;
   return Status::success();
 }
 
 // Gives each QP back the standing receives its completions consumed, in one ibv_post_recv per QP.
 Status EagerRecv::repost_receives() {
   if (reposts_pending_ == 0) return Status::success();
-  for (size_t q = 0; q < c_.qps.size(); ++q) {
+  for (size_t q = 0; q < c_.qps().size(); ++q) {
     const int n = reposts_due_[q];
     if (n == 0) continue;
     std::array<ibv_recv_wr, eager::kRepostBatch> wrs;  // the first n are filled
@@ -77,7 +77,7 @@ Status EagerRecv::repost_receives() {
       wrs[static_cast<size_t>(i)] =
           ibv_recv_wr{kWrRecv | q, i + 1 < n ? &wrs[static_cast<size_t>(i) + 1] : nullptr, nullptr, 0};
     ibv_recv_wr* bad = nullptr;
-    if (int rc = ibv_post_recv(c_.qps[q].qp.get(), wrs.data(), &bad); rc != 0)
+    if (int rc = ibv_post_recv(c_.qps()[q].qp.get(), wrs.data(), &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_recv", rc, c_.where()));
     reposts_pending_ -= n;
     reposts_due_[q] = 0;
@@ -104,10 +104,10 @@ inline uint64_t EagerRecv::stage_control(const void* src, uint32_t bytes, uint64
 inline void EagerRecv::fill_control(uint64_t seq, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
                                     ibv_sge* sge) {
   void* slot = control_slot(seq);
-  const QpLane& ql = c_.qps[0];
+  const QpLane& ql = c_.qps()[0];
   *sge = ibv_sge{reinterpret_cast<uint64_t>(slot), bytes, staging_.mrs[static_cast<size_t>(ql.lane)]->lkey};
-  fill_rdma_write(wr, kWrCts | seq, sge, c_.remote.addr + remote_offset,
-                  c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey,
+  fill_rdma_write(wr, kWrCts | seq, sge, c_.remote().addr + remote_offset,
+                  c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey,
                   (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) |
                       (eager::ControlWindow::signalled(seq) ? IBV_SEND_SIGNALED : 0));
   control_.posted(seq);
@@ -116,7 +116,7 @@ inline void EagerRecv::fill_control(uint64_t seq, uint32_t bytes, uint64_t remot
 // Posts staged control writes (a chain: one doorbell, under rxe one system call) on QP 0.
 inline Status EagerRecv::post_staged(ibv_send_wr* first) {
   ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(c_.qps[0].qp.get(), first, &bad); rc != 0)
+  if (int rc = ibv_post_send(c_.qps()[0].qp.get(), first, &bad); rc != 0)
     return Status::fail(ncclSystemError, post_finding("ibv_post_send (control)", rc, c_.where()));
   return Status::success();
 }
@@ -140,7 +140,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   r.in_use = true;
   r.tester = &protocol_tester<EagerRecv, RecvSlot>;
   r.n = n;
-  r.posted_at = c_.stats_on ? Clock::now() : Clock::time_point{};  // for the stats line only
+  r.posted_at = c_.stats_on() ? Clock::now() : Clock::time_point{};  // for the stats line only
   t.seq = tail_ + 1;
   t.unfinished = n;
   for (int i = 0; i < n; ++i) {
@@ -160,7 +160,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
                      b.size <= c_.eager_max);
   }
   ++tail_;
-  c_.stats.posted();
+  c_.stats().posted();
   *out = &r;
   // Messages that arrived before this receive was posted: each buffer takes the one sent for it.
   bool delivered = false;
@@ -214,7 +214,7 @@ inline uint64_t EagerRecv::stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t 
   c->seq = t.seq;
   t.state[i] = kAhead;
   t.entry[i] = static_cast<uint8_t>(entry);
-  t.parts[i] = static_cast<int>(c_.qps.size());
+  t.parts[i] = static_cast<int>(c_.qps().size());
   ++large_incoming_;  // its data may come at any time now
   fill_control(seq, sizeof *c, eager::kAheadOffset + sizeof *c * entry, wr, sge);
   return seq;
@@ -230,7 +230,7 @@ Status EagerRecv::write_ahead_one(RecvSlot& r) {
   ibv_send_wr wr;
   ibv_sge sge;
   stage_ahead(r, t, 0, *entry, &wr, &sge);
-  ++c_.stats.cts_writes;
+  ++c_.stats().cts_writes;
   return post_staged(&wr);
 }
 
@@ -263,7 +263,7 @@ Status EagerRecv::write_ahead(RecvSlot& r) {
       ibv_send_wr& w = wrs[nwrs - 1];
       sges[nwrs - 1].length += sizeof(eager::ClearToSend);
       w.send_flags &= ~static_cast<unsigned int>(IBV_SEND_INLINE);
-      if (sges[nwrs - 1].length <= c_.qps[0].max_inline) w.send_flags |= IBV_SEND_INLINE;
+      if (sges[nwrs - 1].length <= c_.qps()[0].max_inline) w.send_flags |= IBV_SEND_INLINE;
       if (eager::ControlWindow::signalled(seq)) {  // its completion retires this write and those before
         w.send_flags |= IBV_SEND_SIGNALED;
         w.wr_id = wrs[nwrs].wr_id;
@@ -276,7 +276,7 @@ Status EagerRecv::write_ahead(RecvSlot& r) {
     last_seq = seq;
   }
   if (nwrs == 0) return Status::success();
-  c_.stats.cts_writes += nwrs;
+  c_.stats().cts_writes += nwrs;
   return post_staged(&wrs[0]);
 }
 
@@ -320,7 +320,7 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
           fmt::format("unexpected control completion (wr_id {:#x}) on {}", wc.wr_id, c_.where()));
     return post_queued();
   }
-  if (kind != kWrRecv || low >= c_.qps.size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+  if (kind != kWrRecv || low >= c_.qps().size() || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
     return bad_peer(fmt::format("unexpected completion (opcode {}, wr_id {:#x}) on {}",
                                 static_cast<int>(wc.opcode), wc.wr_id, c_.where()));
   // The standing receive is given back later, in a batch (repost_receives: in irecv, off the path
@@ -392,23 +392,23 @@ inline Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     r.got[i] = bytes.size();
     t.state[i] = kDone;
     --t.unfinished;
-    ++c_.stats.eager;
+    ++c_.stats().eager;
     if (ahead)  // room for a queued clear-to-send
       if (Status st = post_queued(); !st.ok()) return st;
   } else {
-    ++c_.stats.rts;
+    ++c_.stats().rts;
     eager::ClearToSend c;
     fill_clear_to_send(&c, r, index, i, t.data[i], t.mrs[i]);
     if (h.size > r.sizes[i]) c.status = eager::kTooSmall;
     c.seq = h.seq;
     r.got[i] = h.size;
-    t.parts[i] = static_cast<int>(c_.qps.size());
+    t.parts[i] = static_cast<int>(c_.qps().size());
     t.counted[i] = false;  // the request-to-send said the size
     if (c.status == eager::kTooSmall) {
       // The connection fails here; the sender learns the sizes too when the send queue has room.
       t.state[i] = kDone;
       if (control_.has_room()) {
-        ++c_.stats.cts_writes;
+        ++c_.stats().cts_writes;
         if (Status st = post_control(&c, sizeof c, eager::kMailboxOffset + sizeof c * h.req); !st.ok())
           return st;
       }
@@ -447,7 +447,7 @@ Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
     t->state[i] = kIncoming;
     t->counted[i] = true;
     r->got[i] = 0;
-    ++c_.stats.ahead;
+    ++c_.stats().ahead;
   }
   if (t->counted[i]) {  // no request-to-send said its size: the parts' completions do
     if (bytes > r->sizes[i] - r->got[i])
@@ -471,7 +471,7 @@ Status EagerRecv::post_queued_now() {
     --nqueued_;
     targets_[q.cts.target / kMaxRecvs].state[q.cts.target % kMaxRecvs] = kIncoming;
     ++large_incoming_;
-    ++c_.stats.cts_writes;
+    ++c_.stats().cts_writes;
     if (Status st = post_control(&q.cts, sizeof q.cts, eager::kMailboxOffset + sizeof q.cts * q.req);
         !st.ok())
       return st;
@@ -500,15 +500,15 @@ Status EagerRecv::write_credits(const eager::RingCount& now) {
 }
 
 void EagerRecv::close() {
-  if (!c_.error().ok() || c_.qps.empty()) return;
+  if (!c_.error().ok() || c_.qps().empty()) return;
   // Out of band: the kernel delivers it after this end's QPs are gone, which an RDMA write (and its
   // acknowledgement) would not survive. A few bytes into an idle socket: the send does not block.
   Message m;
   m.type = MessageType::Closing;
   m.released = released().messages;
-  c_.oob.send(m);
+  c_.oob().send(m);
   bool done = false;
-  (void)c_.oob.flush(&done);
+  (void)c_.oob().flush(&done);
 }
 
 ncclResult_t EagerRecv::test(RecvSlot* r, int* done, int* sizes) {

@@ -127,7 +127,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   if (!place) return c_.not_ready();
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
-    ++c_.stats.not_ready;
+    ++c_.stats().not_ready;
     return Status::success();
   }
   const uint64_t seq = ring_.posted() + 1;
@@ -141,14 +141,14 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
                         req->mailbox, sent + 1};
   std::memcpy(slot, &h, sizeof h);
   if (whole) eager::copy_payload(slot + sizeof h, data, size);
-  const QpLane& ql = c_.qps[0];
+  const QpLane& ql = c_.qps()[0];
   const auto bytes = static_cast<uint32_t>(sizeof h + (whole ? size : 0));
   ibv_sge sge{reinterpret_cast<uint64_t>(slot), bytes, stage_.mrs[static_cast<size_t>(ql.lane)]->lkey};
   unsigned int flags = bytes <= ql.max_inline ? IBV_SEND_INLINE : 0;
   if (eager::ring_write_signalled(seq, *place, ring_.end(), ring_.size())) flags |= IBV_SEND_SIGNALED;
   ibv_send_wr wr;
-  fill_rdma_write_imm(&wr, kWrRing | seq, &sge, c_.remote.addr + offset,
-                      c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey, flags,
+  fill_rdma_write_imm(&wr, kWrRing | seq, &sge, c_.remote().addr + offset,
+                      c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey, flags,
                       eager::imm_ring(*place, ring_.size()));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
@@ -157,8 +157,8 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   }
   ring_.post(*place);
   ++sent;
-  c_.stats.posted();
-  ++(whole ? c_.stats.eager : c_.stats.rts);
+  c_.stats().posted();
+  ++(whole ? c_.stats().eager : c_.stats().rts);
   req->phandle = phandle;
   // Whole: the ring write on QP 0; else one event per data part post_data() gives each QP.
   c_.profile_start(index, phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size, whole);
@@ -190,7 +190,7 @@ std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, Ve
   if (!cts) return std::nullopt;
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
-    ++c_.stats.not_ready;
+    ++c_.stats().not_ready;
     return Status::success();
   }
   start(req, data, size, mr, false, 0);
@@ -200,8 +200,8 @@ std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, Ve
   }
   ++*sent;
   mailbox_used_ |= uint64_t{1} << req->mailbox;
-  c_.stats.posted();
-  ++c_.stats.ahead;
+  c_.stats().posted();
+  ++c_.stats().ahead;
   req->phandle = phandle;
   c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, *sent, size, false);
   *out = req;
@@ -240,9 +240,9 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
         fmt::format("clear-to-send with status {} for target {} on {}", c.status, c.target, c_.where()));
   const uint64_t addr = c.addr;
   const uint32_t target = c.target;
-  const size_t nqps = c_.qps.size();
+  const size_t nqps = c_.qps().size();
   for (size_t q = 0; q < nqps; ++q) {
-    const QpLane& ql = c_.qps[q];
+    const QpLane& ql = c_.qps()[q];
     size_t off = 0, len = 0;
     chunk_of(req->size, q, nqps, &off, &len);
     ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
@@ -289,7 +289,7 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
 void EagerSend::read_closing(eager::CloseFacts* f) {
   while (!f->peer_gone) {
     std::optional<Message> m;
-    if (!c_.oob.receive(&m).ok()) {
+    if (!c_.oob().receive(&m).ok()) {
       f->peer_gone = true;  // closed, or bytes that are no message: nothing more will come
       return;
     }
@@ -311,19 +311,19 @@ void EagerSend::drain() {
     f.credits = ring_.released();
     return eager::close_verdict(f);
   };
-  if (!c_.error().ok() || c_.qps.empty() || verdict().kind == eager::CloseVerdict::kSettled) return;
+  if (!c_.error().ok() || c_.qps().empty() || verdict().kind == eager::CloseVerdict::kSettled) return;
   // A signalled zero-byte write completes only after every write posted before it on QP 0; a
   // receiver that closes first says out of band how many messages it took instead.
-  const QpLane& ql = c_.qps[0];
+  const QpLane& ql = c_.qps()[0];
   ibv_send_wr wr{};
   wr.wr_id = kWrRing | ring_.posted();
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = c_.remote.addr;
-  wr.wr.rdma.rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+  wr.wr.rdma.remote_addr = c_.remote().addr;
+  wr.wr.rdma.rkey = c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey;
   ibv_send_wr* bad = nullptr;
   (void)ibv_post_send(ql.qp.get(), &wr, &bad);  // if it cannot be posted, the receiver's word decides
-  const auto deadline = Clock::now() + std::min<Clock::duration>(c_.stall_budget, std::chrono::seconds(5));
+  const auto deadline = Clock::now() + std::min<Clock::duration>(c_.stall_budget(), std::chrono::seconds(5));
   eager::CloseVerdict v = verdict();
   while (v.kind == eager::CloseVerdict::kWait && Clock::now() < deadline) {
     (void)c_.poll();  // a failed write (the receiver's QP is gone) leaves the out-of-band word to decide
@@ -354,7 +354,7 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.clock_due()) return c_.health_result();
-  return tested_result(req->posted ? c_.stall_check(*req, req->posted_at) : c_.watch(Clock::now()));
+  return tested_result(req->posted ? c_.stall_check(req->size, req->posted_at) : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs

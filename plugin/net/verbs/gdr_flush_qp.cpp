@@ -108,8 +108,8 @@ Status GdrFlush::iflush(Connection& c, std::span<const RecvBuffer> bufs, Request
   if (!c.error().ok()) return c.error();
   if (!decided_) {
     int bits = ~0;
-    for (const auto& lane : c.lanes) bits &= lane.port->gdr.ptr_support;
-    policy_ = gpu::gdr_flush_policy(c.lanes.empty() ? NCCL_PTR_HOST : bits);
+    for (const auto& lane : c.lanes()) bits &= lane.port->gdr.ptr_support;
+    policy_ = gpu::gdr_flush_policy(c.lanes().empty() ? NCCL_PTR_HOST : bits);
     mode_ = flush_mode_from_env();
     decided_ = true;
   }
@@ -123,9 +123,9 @@ Status GdrFlush::iflush(Connection& c, std::span<const RecvBuffer> bufs, Request
   auto* mr = static_cast<VerbsMr*>(b->mr);
   if (!flush_wanted(mode_, policy_, mr->type != NCCL_PTR_HOST)) return Status::success();
   if (qps_.empty()) {
-    for (const auto& lane : c.lanes) {
+    for (const auto& lane : c.lanes()) {
       std::unique_ptr<FlushQp> q;
-      if (Status st = FlushQp::create(*lane.port, c.link, &q); !st.ok()) {
+      if (Status st = FlushQp::create(*lane.port, c.link(), &q); !st.ok()) {
         qps_.clear();
         return c.fail(std::move(st));
       }

@@ -21,7 +21,7 @@ const gpu::PeerMemoryStatus* peer_of(const Lane& lane) {
 }  // namespace
 
 Status register_cuda_on_lanes(Connection& c, void* data, size_t size, VerbsMr** out) {
-  for (const auto& lane : c.lanes)
+  for (const auto& lane : c.lanes())
     if ((lane.port->gdr.ptr_support & NCCL_PTR_CUDA) == 0) {
       const diag::Finding* why = lane.port->gdr.cuda_refusal();
       diag::Finding f =
@@ -36,7 +36,7 @@ Status register_cuda_on_lanes(Connection& c, void* data, size_t size, VerbsMr** 
     }
   auto mr = std::make_unique<VerbsMr>();
   mr->type = NCCL_PTR_CUDA;
-  for (auto& lane : c.lanes) {
+  for (auto& lane : c.lanes()) {
     int i = mr->ndevs;
     if (Status st = lane.mr_cache->acquire(data, size, &mr->mr[i], &mr->token[i],
                                            gpu::RegKind::CudaPeerMemory, peer_of(lane));
@@ -63,7 +63,7 @@ Status register_dmabuf_on_lanes(Connection& c, void* data, size_t size, int type
   const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   auto mr = std::make_unique<VerbsMr>();
   mr->type = NCCL_PTR_DMABUF;
-  for (auto& lane : c.lanes) {
+  for (auto& lane : c.lanes()) {
     int i = mr->ndevs;
     errno = 0;
     ibv_mr* raw = ibv::api()->reg_dmabuf_mr(lane.port->pd.get(), offset, size,

@@ -38,7 +38,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   const auto index = static_cast<size_t>(tail_ % kCtsSlots);
   RecvSlot& r = c_.slots[index];
   if (r.in_use) return c_.not_ready();
-  const auto q = static_cast<size_t>(tail_ % c_.qps.size());
+  const auto q = static_cast<size_t>(tail_ % c_.qps().size());
   receiver_driven::CtsWindow& window = cts_windows_[q];
   if (!window.has_room()) {
     if (!c_.drain_cqs(*this)) return c_.error();
@@ -50,7 +50,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     if (b.size > 0 && b.mr == nullptr) return VerbsRecvComm::check_buffers(bufs);
   // One zero-length receive per QP: each QP ends the message with a write with immediate. Posted
   // here, not through VerbsRecvComm::post_recv: a call and a Status per QP and message less.
-  for (const auto& ql : c_.qps) {
+  for (const auto& ql : c_.qps()) {
     ibv_recv_wr wr{};
     wr.wr_id = kWrRecv | index;
     ibv_recv_wr* bad = nullptr;
@@ -59,8 +59,8 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   r.in_use = true;
   r.tester = &protocol_tester<ReceiverDrivenRecv, RecvSlot>;
   r.n = n;
-  progress_[index] = Progress{static_cast<int>(c_.qps.size()), 0};
-  r.posted_at = c_.stats_on ? Clock::now() : Clock::time_point{};  // for the stats line only
+  progress_[index] = Progress{static_cast<int>(c_.qps().size()), 0};
+  r.posted_at = c_.stats_on() ? Clock::now() : Clock::time_point{};  // for the stats line only
   const uint64_t seq = tail_ + 1;
   CtsSlot& cts = static_cast<CtsSlot*>(cts_.get())[index];
   for (int i = 0; i < n; ++i) {
@@ -77,10 +77,10 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     r.sizes[i] = b.size;
     r.phandles[i] = b.phandle;
     // The sender cuts its message over the QPs as chunk_of does: one event per QP's part of the buffer.
-    if (b.phandle != nullptr && c_.profiler != nullptr)
+    if (b.phandle != nullptr && c_.profiler_on())
       c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, seq, b.size);
   }
-  const QpLane& ql = c_.qps[q];
+  const QpLane& ql = c_.qps()[q];
   const auto lane = static_cast<size_t>(ql.lane);
   const auto rd = static_cast<size_t>(ql.remote_dev);
   const auto bytes = static_cast<uint32_t>(sizeof(CtsEntry) * static_cast<size_t>(n));
@@ -90,15 +90,15 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   const unsigned int flags =
       (bytes <= ql.max_inline ? IBV_SEND_INLINE : 0) | (window.next_signalled() ? IBV_SEND_SIGNALED : 0);
   ibv_send_wr wr;
-  fill_rdma_write(&wr, kWrCts | q, &sge, c_.remote.addr + sizeof(CtsSlot) * index, c_.remote.devs[rd].rkey,
-                  flags);
+  fill_rdma_write(&wr, kWrCts | q, &sge, c_.remote().addr + sizeof(CtsSlot) * index,
+                  c_.remote().devs[rd].rkey, flags);
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
     return c_.fail(
         Status::fail(ncclSystemError, post_finding("ibv_post_send (clear-to-send)", rc, c_.where())));
   window.posted();
   ++tail_;
-  c_.stats.posted();
+  c_.stats().posted();
   *out = &r;
   return Status::success();
 }
@@ -108,7 +108,7 @@ Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
   const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
   if (wc.status != IBV_WC_SUCCESS || index >= c_.slots.size()) return failed_completion(wc);
   if (kind == kWrCts) {  // index: the QP; its oldest signalled clear-to-send write completed
-    if (index < c_.qps.size() && cts_windows_[index].retire()) return Status::success();
+    if (index < c_.qps().size() && cts_windows_[index].retire()) return Status::success();
     return cts_beyond_window(index);
   }
   if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||

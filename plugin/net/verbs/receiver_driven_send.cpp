@@ -58,7 +58,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
     return c_.fail(
         Status::fail(ncclRemoteError, "peer.bad_handshake",
                      fmt::format("clear-to-send slot {} from {} announces {} receives (1..{} allowed)", seq,
-                                 c_.oob.peer(), nreqs, kMaxRecvs)));
+                                 c_.oob().peer(), nreqs, kMaxRecvs)));
   for (uint32_t i = 0; i < nreqs; ++i)
     if (fifo[i].seq != seq) return Status::success();  // the slot is still being written
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -90,7 +90,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   }
   SendReq* req = c_.pool.get();
   if (req == nullptr) {
-    ++c_.stats.not_ready;
+    ++c_.stats().not_ready;
     return Status::success();
   }
   req->start(&c_, data, size, mr);
@@ -99,10 +99,10 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   s.reqs[entry] = req;
   ++s.matched;
   ++s.live_reqs;
-  c_.stats.posted();
+  c_.stats().posted();
   req->phandle = phandle;
   // One QP event per part: post() gives QP q the part chunk_of names.
-  if (phandle != nullptr && c_.profiler != nullptr)
+  if (phandle != nullptr && c_.profiler_on())
     c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return c_.fail(std::move(st));
@@ -113,7 +113,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 }
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
-  const size_t nqps = c_.qps.size();
+  const size_t nqps = c_.qps().size();
   const auto nreqs = static_cast<size_t>(s.nreqs);
   SizesWrite sizes{};
   sizes.in_area = receiver_driven::needs_sizes_record(nreqs, s.reqs[0]->size);
@@ -122,14 +122,14 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
     for (size_t i = 0; i < nreqs; ++i) (*record)[i] = static_cast<int32_t>(s.reqs[i]->size);
     sizes.local = reinterpret_cast<uint64_t>(record->data());
     sizes.bytes = static_cast<uint32_t>(sizeof(int32_t) * nreqs);
-    sizes.area = c_.remote.addr;
-    sizes.remote = c_.remote.addr + sizeof(SizesSlot) * static_cast<size_t>(index);
+    sizes.area = c_.remote().addr;
+    sizes.remote = c_.remote().addr + sizeof(SizesSlot) * static_cast<size_t>(index);
   }
   for (size_t q = 0; q < nqps; ++q) {
-    const QpLane& ql = c_.qps[q];
+    const QpLane& ql = c_.qps()[q];
     if (sizes.in_area) {
       sizes.lkey = sizes_.mrs[static_cast<size_t>(ql.lane)]->lkey;
-      sizes.area_rkey = c_.remote.devs[static_cast<size_t>(ql.remote_dev)].rkey;
+      sizes.area_rkey = c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey;
     }
     // Only the work requests posted are written: zeroing all kMaxRecvs + 1 would write over a KiB per QP
     // and message that the provider never reads.
@@ -189,7 +189,7 @@ ncclResult_t ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.clock_due()) return c_.health_result();
-  return tested_result(s.posted ? c_.stall_check(*req, s.posted_at) : c_.watch(Clock::now()));
+  return tested_result(s.posted ? c_.stall_check(req->size, s.posted_at) : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs

@@ -27,7 +27,7 @@ struct RecvSlot : Request {
   size_t sizes[kMaxRecvs] = {};               // capacities
   size_t got[kMaxRecvs] = {};                 // bytes received
   void* phandles[kMaxRecvs] = {};             // NCCL's parent handles of the buffers' QP events
-  Connection::Clock::time_point posted_at{};  // when stats_on (the latency histogram only)
+  Connection::Clock::time_point posted_at{};  // when stats_on() (the latency histogram only)
 };
 
 // What one protocol does on the receiving end. Each call runs on the thread NCCL drives the comm from.
@@ -50,14 +50,12 @@ class RecvProtocol {
 
 class VerbsRecvComm final : public RecvComm, public Connection {
  public:
-  VerbsRecvComm() {
-    role = "recv";
+  VerbsRecvComm() : Connection("recv", kFifoDepth * kMaxRecvs) {  // request slot: event_slot()
     for (size_t i = 0; i < slots.size(); ++i) {
       slots[i].comm = this;
       slots[i].index = static_cast<uint32_t>(i);
     }
-    qp_events.set_requests(slots.size() * kMaxRecvs);  // request slot: event_slot()
-    flusher = &VerbsRecvComm::flush_received;          // whichever protocol is agreed
+    flusher = &VerbsRecvComm::flush_received;  // whichever protocol is agreed
   }
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
@@ -116,10 +114,10 @@ inline void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {
     total += r->got[i];
     profile_stop(event_slot(*r, i));
   }
-  const auto us = stats_on
+  const auto us = stats_on()
                       ? std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r->posted_at)
                       : std::chrono::microseconds::zero();
-  stats.completed(total, static_cast<uint64_t>(us.count()));
+  stats().completed(total, static_cast<uint64_t>(us.count()));
   r->in_use = false;
   *done = 1;
 }

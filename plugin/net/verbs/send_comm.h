@@ -34,7 +34,7 @@ struct SendReq : Request {
   size_t size = 0;
   void* data = nullptr;
   VerbsMr* mr = nullptr;
-  void* phandle = nullptr;  // NCCL's parent handle of its QP events (Connection::qp_events)
+  void* phandle = nullptr;  // NCCL's parent handle of its QP events (Connection::profile_start)
   void start(VerbsSendComm* c, void* d, size_t n, VerbsMr* m) {
     comm = c;
     data = d;
@@ -79,10 +79,7 @@ inline constexpr size_t kSendRequests = 128;
 
 class VerbsSendComm final : public SendComm, public Connection {
  public:
-  VerbsSendComm() {
-    role = "send";
-    qp_events.set_requests(kSendRequests);  // request slot = pool index
-  }
+  VerbsSendComm() : Connection("send", kSendRequests) {}  // request slot = pool index
   // Allocates and registers the region the receiver writes into (after open_lanes), before the
   // protocol is agreed: where this end offers eager, the eager protocol's mailbox and credit word (the
   // receiver will almost always agree), else the receiver-driven protocol's clear-to-send FIFO.
@@ -115,8 +112,6 @@ class VerbsSendComm final : public SendComm, public Connection {
   // Inline into the protocols' testers: an eager message's (untimed, one lane) is then a few stores.
   [[gnu::always_inline]] inline void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
                                             const Clock::time_point* lane_done = nullptr);
-  // A send posted at posted_at and not acknowledged within the QP's retry budget is an error.
-  Status stall_check(const SendReq& req, Clock::time_point posted_at);
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
@@ -136,13 +131,13 @@ inline void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done
   // Striped: the send ended when its last part's completion was polled (the caller read no clock).
   if (lane_done != nullptr && striped()) {
     Clock::time_point last = req->posted_at;
-    for (size_t l = 0; l < lanes.size() && l < kMaxDevsPerEnd; ++l) last = std::max(last, lane_done[l]);
+    for (size_t l = 0; l < lanes().size() && l < kMaxDevsPerEnd; ++l) last = std::max(last, lane_done[l]);
     elapsed = last - req->posted_at;
   }
   *done = 1;
   if (sizes != nullptr) *sizes = static_cast<int>(std::min<size_t>(req->size, INT_MAX));
-  stats.completed(req->size, static_cast<uint64_t>(
-                                 std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
+  stats().completed(req->size, static_cast<uint64_t>(
+                                   std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
   // The ports' rates (fabric.rail_skew): per lane when the parts were timed per lane.
   if (lane_done != nullptr && striped())
     record_parts(req->size, req->posted_at, lane_done);

@@ -227,7 +227,7 @@ int device_index(net::Engine& e, const char* name) {
 // address `remote` on the connection's QP 0, waited for on that lane's CQ.
 bool raw_write(net::verbs::Connection& c, const void* src, uint32_t bytes, uint32_t lkey, uint64_t remote,
                uint32_t rkey) {
-  const auto& ql = c.qps[0];
+  const auto& ql = c.qps()[0];
   ibv_sge sge{reinterpret_cast<uint64_t>(src), bytes, lkey};
   ibv_send_wr wr{};
   wr.wr_id = 0xbad;
@@ -239,7 +239,7 @@ bool raw_write(net::verbs::Connection& c, const void* src, uint32_t bytes, uint3
   wr.wr.rdma.rkey = rkey;
   ibv_send_wr* bad = nullptr;
   if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) return false;
-  ibv_cq* cq = c.lanes[static_cast<size_t>(ql.lane)].cq.get();
+  ibv_cq* cq = c.lanes()[static_cast<size_t>(ql.lane)].cq.get();
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   while (Clock::now() < deadline) {
     ibv_wc wc{};
@@ -285,7 +285,7 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   // Rewrite every message's header in the victim's ring: 1 MiB claimed, another request index.
   net::verbs::RegisteredBuffer forged;
   CHECK(c.register_buffer(4096, IBV_ACCESS_LOCAL_WRITE, &forged).ok(), "register_buffer");
-  const auto rkey = c.remote.devs[static_cast<size_t>(c.qps[0].remote_dev)].rkey;
+  const auto rkey = c.remote().devs[static_cast<size_t>(c.qps()[0].remote_dev)].rkey;
   const size_t ring = net::verbs::eager::ring_bytes(c.eager_max);
   uint64_t end = 0;  // where the previous message ended: the messages lie one after the other
   for (int i = 0; i < kMessages; ++i) {
@@ -296,7 +296,7 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
     net::verbs::eager::Header h{seq, kBig, kHeldTagBase + i, net::verbs::eager::kData, 7777, 0};
     auto* at = static_cast<char*>(forged.get()) + 64 * static_cast<size_t>(i);
     std::memcpy(at, &h, sizeof h);
-    CHECK(raw_write(c, at, sizeof h, forged.mrs[0]->lkey, c.remote.addr + place.offset(ring), rkey),
+    CHECK(raw_write(c, at, sizeof h, forged.mrs[0]->lkey, c.remote().addr + place.offset(ring), rkey),
           "rewrite of ring message %d", i);
   }
   touch(dir + (mode == "ring-held" ? "/forged" : "/sent"));  // ring-early: the victim looks only now
@@ -349,9 +349,9 @@ int hostile_receiver(const std::string& mode, const std::string& dir) {
     entries[i].tag = ahead ? 1 : 0;
     entries[i].ordinal = ahead ? 1 : 0;
   }
-  const auto rkey = c.remote.devs[static_cast<size_t>(c.qps[0].remote_dev)].rkey;
+  const auto rkey = c.remote().devs[static_cast<size_t>(c.qps()[0].remote_dev)].rkey;
   // An eager sender's region starts with its mailbox; the entries ahead follow its credit word.
-  const uint64_t at = c.remote.addr + (ahead ? net::verbs::eager::kAheadOffset : 0);
+  const uint64_t at = c.remote().addr + (ahead ? net::verbs::eager::kAheadOffset : 0);
   CHECK(raw_write(c, entries, static_cast<uint32_t>(sizeof(net::verbs::eager::ClearToSend) * kEntries),
                   forged.mrs[0]->lkey, at, rkey),
         "forged clear-to-send write");

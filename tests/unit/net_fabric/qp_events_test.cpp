@@ -70,7 +70,8 @@ ncclResult_t fake_profiler(void** handle, int type, void* /*parent*/, int64_t pl
 class FakeConnection : public Connection {
  public:
   // QP q on lane q % 2 with QP number 100 + q / 2: lane 0 has 100, 101; lane 1 has 100, 101 too.
-  explicit FakeConnection(size_t nqps) {
+  explicit FakeConnection(size_t nqps) : Connection("send", 4) {
+    std::vector<Lane>& lanes = qp_set().lanes();
     lanes.resize(2);
     // Lane 0 offers GPU memory (GPUDirect RDMA); lane 1 only host memory, refused for want of peer memory.
     ports_[0].dev_name = "mlx5_0";
@@ -86,14 +87,14 @@ class FakeConnection : public Connection {
       QpLane ql;
       ql.qp.reset(&fake_[q]);
       ql.lane = static_cast<int>(q % 2);
-      qps.push_back(std::move(ql));
+      qp_set().qps().push_back(std::move(ql));
     }
-    profiler = fake_profiler;
-    qp_events.set_requests(4);
+    set_profiler(fake_profiler);
   }
   ~FakeConnection() override {
-    for (auto& q : qps) (void)q.qp.release();  // not libibverbs objects
+    for (auto& q : qp_set().qps()) (void)q.qp.release();  // not libibverbs objects
   }
+  Lane& lane(size_t i) { return qp_set().lanes()[i]; }
   void completion_failed(size_t lane, uint32_t qp_num) {
     ibv_wc wc{};
     wc.status = IBV_WC_RETRY_EXC_ERR;
@@ -230,8 +231,8 @@ TEST(QpEvents, ErrorOfAPortDownNamesAQpOnThatPort) {
   g_calls.clear();
   FakeConnection c(4);
   PortHealth up, down;
-  c.lanes[0].health = &up;
-  c.lanes[1].health = &down;
+  c.lane(0).health = &up;
+  c.lane(1).health = &down;
   c.profile_start(0, c.phandle, IBV_WR_RDMA_WRITE_WITH_IMM, 1, 1 << 16);
   ASSERT_TRUE(down.link_down(PortHealth::Clock::now()));
   c.fail(Status::fail(ncclSystemError, "async.port_error", "test"));
@@ -241,7 +242,7 @@ TEST(QpEvents, ErrorOfAPortDownNamesAQpOnThatPort) {
   ASSERT_EQ(err.size(), 2u);
   EXPECT_EQ(err[0].device, 1);
   EXPECT_EQ(err[0].qp_num, 100);
-  c.lanes[0].health = c.lanes[1].health = nullptr;
+  c.lane(0).health = c.lane(1).health = nullptr;
 }
 
 }  // namespace

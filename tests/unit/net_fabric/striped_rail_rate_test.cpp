@@ -1,48 +1,42 @@
 // A connection striped over several ports (a merged NIC: QPs on two devices) accounts each part of a
 // large send to the port it went through, with that part's own completion time
-// (Connection::record_parts): a slow port of the connection shows its own rate, not the message's.
-// Fake QPs on two lanes, each lane's PortHealth real.
+// (ConnectionTelemetry::record_parts): a slow port of the connection shows its own rate, not the
+// message's. Lanes and QPs as plain records (no libibverbs object: the accounting reads only which lane
+// each QP is on), each lane's PortHealth real.
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "plugin/net/verbs/connection.h"
+#include "plugin/net/verbs/connection_telemetry.h"
+#include "plugin/net/verbs/handshake.h"  // kMaxDevsPerEnd
 #include "plugin/net/verbs/port_health.h"
 #include "railscope/node/rail_skew.h"
 
 namespace railscope::net::verbs {
 namespace {
 
-using Clock = Connection::Clock;
+using Clock = ConnectionTelemetry::Clock;
 using std::chrono::milliseconds;
 
-class StripedConnection : public Connection {
+// `nqps` QPs, QP q on lane q % 2; both lanes attached to their port's health.
+class StripedConnection {
  public:
-  // `nqps` QPs, QP q on lane q % 2; both lanes attached to their port's health.
-  explicit StripedConnection(size_t nqps) {
-    lanes.resize(2);
+  explicit StripedConnection(size_t nqps) : lanes(2), qps(nqps) {
     for (size_t l = 0; l < 2; ++l) {
       lanes[l].health = &health[l];
       lanes[l].attached = true;
     }
-    for (size_t q = 0; q < nqps; ++q) {
-      QpLane ql;
-      ql.qp.reset(&fake_[q]);
-      ql.lane = static_cast<int>(q % 2);
-      qps.push_back(std::move(ql));
-    }
+    for (size_t q = 0; q < nqps; ++q) qps[q].lane = static_cast<int>(q % 2);
   }
-  ~StripedConnection() override {
-    for (auto& q : qps) (void)q.qp.release();  // not libibverbs objects
+  void record_parts(size_t bytes, Clock::time_point posted_at, const Clock::time_point* lane_done) const {
+    ConnectionTelemetry::record_parts(lanes, qps, bytes, posted_at, lane_done);
+  }
+  void record_transfer(size_t bytes, Clock::time_point start, Clock::time_point end) const {
+    ConnectionTelemetry::record_transfer(lanes, bytes, start, end);
   }
   PortHealth health[2];
-
- protected:
-  Status on_completion(const ibv_wc&) override { return Status::success(); }
-  void profile_in_flight_failure() override {}
-
- private:
-  ibv_qp fake_[8]{};
+  std::vector<Lane> lanes;
+  std::vector<QpLane> qps;
 };
 
 node::RailRate rate_of(const PortHealth& h) {
@@ -52,7 +46,6 @@ node::RailRate rate_of(const PortHealth& h) {
 
 TEST(StripedRailRate, EachPortGetsItsPartsBytesOverItsPartsTime) {
   StripedConnection c(4);
-  ASSERT_TRUE(c.striped());
   const Clock::time_point t0 = Clock::now();
   // Lane 0's parts (QPs 0 and 2) done after 10 ms, lane 1's (QPs 1 and 3) after 50 ms: port 1 is
   // five times slower. Two such sends, 100 ms apart.
@@ -93,6 +86,23 @@ TEST(StripedRailRate, SmallSendsAndDetachedLanesAddNothing) {
   c.record_parts(1 << 20, t0, done);
   EXPECT_EQ(rate_of(c.health[0]).transfers, 1u);
   EXPECT_EQ(rate_of(c.health[1]).transfers, 0u);
+}
+
+// Where the parts are not timed per lane, each attached lane gets its share of the bytes over the
+// whole send's time.
+TEST(StripedRailRate, AnUntimedSendGivesEachLaneItsShare) {
+  StripedConnection c(2);
+  const Clock::time_point t0 = Clock::now();
+  c.record_transfer(1 << 20, t0, t0 + milliseconds(8));
+  EXPECT_EQ(rate_of(c.health[0]).bytes, 1u << 19);
+  EXPECT_EQ(rate_of(c.health[1]).bytes, 1u << 19);
+  EXPECT_EQ(rate_of(c.health[1]).busy_ns, 8'000'000u);
+  c.record_transfer(1 << 20, t0, t0);  // no time: nothing to rate
+  c.lanes[0].attached = false;
+  c.record_transfer(1 << 20, t0 + milliseconds(10), t0 + milliseconds(12));
+  EXPECT_EQ(rate_of(c.health[0]).transfers, 1u);
+  EXPECT_EQ(rate_of(c.health[1]).transfers, 2u);
+  EXPECT_EQ(rate_of(c.health[1]).bytes, 1u << 20);
 }
 
 }  // namespace
