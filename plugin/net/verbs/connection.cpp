@@ -35,12 +35,12 @@ namespace {
 // Path warnings (mtu.mismatch) are about a pair of ports, not a connection: NCCL opens many connections
 // between the same two ports, and each would repeat the line. Logged once per process, port pair and id
 // (bounded by the ports of this node times the peers' ports it talks to).
-void warn_once_per_port_pair(const DeviceInfo& local, const DeviceInfo& remote,
+void warn_once_per_port_pair(const node::PortRecord& local, const node::PortRecord& remote,
                              const std::string& remote_host, const diag::Finding& f) {
   static std::mutex mutex;
   static std::set<std::string> seen;
-  std::string key =
-      fmt::format("{}:{}|{}|{}:{}|{}", local.name, local.port, remote_host, remote.name, remote.port, f.id());
+  std::string key = fmt::format("{}:{}|{}|{}:{}|{}", local.dev_name, local.port, remote_host, remote.dev_name,
+                                remote.port, f.id());
   {
     std::lock_guard lock(mutex);
     if (!seen.insert(std::move(key)).second) return;
@@ -119,14 +119,11 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
   path_mtu = 0;
   for (size_t q = 0; q < qps.size(); ++q) {
     const Lane& lane = lanes[static_cast<size_t>(qps[q].lane)];
-    const DeviceInfo& rdev = remote.devs[static_cast<size_t>(qps[q].remote_dev)];
+    const node::PortRecord& rdev = remote.devs[static_cast<size_t>(qps[q].remote_dev)].record;
+    const node::PortRecord& ldev = local.devs[static_cast<size_t>(qps[q].lane)].record;
     PathChoice path;
-    if (Status st =
-            check_link(local.devs[static_cast<size_t>(qps[q].lane)], local.host, rdev, remote.host, &path);
-        !st.ok())
-      return st;
-    for (const auto& w : path.warnings)
-      warn_once_per_port_pair(local.devs[static_cast<size_t>(qps[q].lane)], rdev, remote.host, w);
+    if (Status st = check_link(ldev, local.host, rdev, remote.host, &path); !st.ok()) return st;
+    for (const auto& w : path.warnings) warn_once_per_port_pair(ldev, rdev, remote.host, w);
     if (path_mtu == 0 || path.path_mtu < path_mtu) path_mtu = path.path_mtu;
     std::string at =
         fmt::format("{} (QP {} -> remote QPN {:#x})", where(), qps[q].qp->qp_num, remote_qpns[q]);
@@ -327,11 +324,11 @@ Status Connection::fail(Status st) {
 
 std::string Connection::where() const {
   std::string l, r;
-  for (const auto& d : local.devs)
-    l += fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.name, d.port, d.gid_index,
+  for (const auto& [d, rkey] : local.devs)
+    l += fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.dev_name, d.port, d.gid_index,
                      d.gid.to_string());
-  for (const auto& d : remote.devs)
-    r += fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.name, d.port, d.gid_index,
+  for (const auto& [d, rkey] : remote.devs)
+    r += fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.dev_name, d.port, d.gid_index,
                      d.gid.to_string());
   return fmt::format("{} {} -> peer {} {} ({})", local.host, l, remote.host.empty() ? "?" : remote.host,
                      r.empty() ? "?" : r, oob.peer());
@@ -366,7 +363,7 @@ void Connection::announce_ports(void* phandle) {
     nccl::RailscopeNetPort_v1 d{};
     d.type = nccl::kRailscopeNetPort;
     d.port = p.port;
-    d.speedMbps = p.speed_mbps;
+    d.speedMbps = static_cast<int>(p.speed_mbps);
     const size_t n = std::min(p.dev_name.size(), nccl::kRailscopeNetPortNameLen - 1);
     std::memcpy(d.device, p.dev_name.data(), n);
     // No NCCL_PTR_CUDA and no DMA-BUF: NCCL copies GPU buffers through host memory for this port.
@@ -458,11 +455,11 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   }
   if (sampled) who.extra_json = fmt::format(",\"rail_rate\":[{}]", rates);
   who.local_host = local.host;
-  for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
-  if (!local.devs.empty()) who.local_gid = local.devs[0].gid.to_string();
+  for (const auto& d : local.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.record.dev_name;
+  if (!local.devs.empty()) who.local_gid = local.devs[0].record.gid.to_string();
   who.peer_host = remote.host;
-  for (const auto& d : remote.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.name;
-  if (!remote.devs.empty()) who.peer_gid = remote.devs[0].gid.to_string();
+  for (const auto& d : remote.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.record.dev_name;
+  if (!remote.devs.empty()) who.peer_gid = remote.devs[0].record.gid.to_string();
   who.peer_addr = oob.peer();
   who.qps = static_cast<int>(qps.size());
   who.path_mtu = node::ib_mtu_bytes(path_mtu);

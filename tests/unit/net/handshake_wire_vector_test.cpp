@@ -18,9 +18,10 @@ std::string hex(const std::vector<std::byte>& bytes) {
   return s;
 }
 
-DeviceInfo roce_port() {
-  DeviceInfo d;
-  d.name = "rxe0";
+EndDevice roce_port() {
+  EndDevice e;
+  node::PortRecord& d = e.record;
+  d.dev_name = "rxe0";
   d.netdev = "vethA";
   d.port = 1;
   d.link_layer = node::LinkLayer::Ethernet;
@@ -31,13 +32,15 @@ DeviceInfo roce_port() {
   d.lid = 0;
   d.netdev_mtu = 1500;
   d.speed_mbps = 100000;
-  d.rkey = 0x1234;
-  return d;
+  d.pci_path = "/sys/devices/pci0000:00/0000:00:03.0";  // local only: not in the bytes
+  e.rkey = 0x1234;
+  return e;
 }
 
-DeviceInfo ib_port() {
-  DeviceInfo d;
-  d.name = "mlx5_1";
+EndDevice ib_port() {
+  EndDevice e;
+  node::PortRecord& d = e.record;
+  d.dev_name = "mlx5_1";
   d.port = 2;
   d.link_layer = node::LinkLayer::InfiniBand;
   d.gid = *node::Gid::parse("fe80::248a:703:9b:a5c6");
@@ -46,11 +49,11 @@ DeviceInfo ib_port() {
   d.active_mtu = 5;  // 4096 bytes
   d.lid = 0x2a;
   d.speed_mbps = 400000;
-  d.rkey = 0xabcdef01;
-  return d;
+  e.rkey = 0xabcdef01;
+  return e;
 }
 
-EndInfo end_of(std::vector<DeviceInfo> devs) {
+EndInfo end_of(std::vector<EndDevice> devs) {
   EndInfo e;
   e.host = "node-a";
   e.devs = std::move(devs);
@@ -62,15 +65,18 @@ EndInfo end_of(std::vector<DeviceInfo> devs) {
   return e;
 }
 
+// A HELLO for two ports, RoCE and InfiniBand, in protocol version 5.
+constexpr const char* kHelloHex =
+    "52534e4d050001007c0000008877665544332211066e6f64652d61020472786530057665746841010200000000000000"
+    "000000ffff0a000001030003030000dc050000a086010034120000066d6c78355f31000201fe80000000000000248a07"
+    "03009ba5c6000001052a0000000000801a060001efcdab026a0300503412007f0000001000000000";
+
 TEST(NetHandshakeWire, HelloBytesAreTheStoredVector) {
   Message m;
   m.type = MessageType::Hello;
   m.nonce = 0x1122334455667788ull;
   m.end = end_of({roce_port(), ib_port()});
-  EXPECT_EQ(hex(encode_message(m)),
-      "52534e4d050001007c0000008877665544332211066e6f64652d61020472786530057665746841010200000000000000"
-      "000000ffff0a000001030003030000dc050000a086010034120000066d6c78355f31000201fe80000000000000248a07"
-      "03009ba5c6000001052a0000000000801a060001efcdab026a0300503412007f0000001000000000");
+  EXPECT_EQ(hex(encode_message(m)), kHelloHex);
 }
 
 TEST(NetHandshakeWire, ReplyBytesAreTheStoredVector) {
@@ -80,8 +86,29 @@ TEST(NetHandshakeWire, ReplyBytesAreTheStoredVector) {
   m.end = end_of({ib_port()});
   m.end.qpns = {0x11, 0xabcdef};
   EXPECT_EQ(hex(encode_message(m)),
-      "52534e4d050002004e00000000066e6f64652d6101066d6c78355f31000201fe80000000000000248a0703009ba5c600"
-      "0001052a0000000000801a060001efcdab026a0300503412007f000000100000020011000000efcdab00");
+            "52534e4d050002004e00000000066e6f64652d6101066d6c78355f31000201fe80000000000000248a0703009ba5c600"
+            "0001052a0000000000801a060001efcdab026a0300503412007f000000100000020011000000efcdab00");
+}
+
+TEST(NetHandshakeWire, StoredHelloDecodesToTheSameRecords) {
+  std::vector<std::byte> bytes;
+  const std::string hex_text = kHelloHex;
+  for (size_t i = 0; i + 1 < hex_text.size(); i += 2)
+    bytes.push_back(static_cast<std::byte>(std::stoi(hex_text.substr(i, 2), nullptr, 16)));
+  MessageType type{};
+  std::string why;
+  const auto len = decode_header(
+      std::span<const std::byte, kMessageHeaderSize>(bytes.data(), kMessageHeaderSize), &type, &why);
+  ASSERT_TRUE(len) << why;
+  const auto m = decode_body(type, std::span<const std::byte>(bytes).subspan(kMessageHeaderSize), &why);
+  ASSERT_TRUE(m) << why;
+  ASSERT_EQ(m->end.devs.size(), 2u);
+  node::PortRecord roce = roce_port().record;
+  roce.pci_path.clear();  // never sent
+  EXPECT_EQ(m->end.devs[0].record, roce);
+  EXPECT_EQ(m->end.devs[0].rkey, 0x1234u);
+  EXPECT_EQ(m->end.devs[1].record, ib_port().record);
+  EXPECT_EQ(m->end.devs[1].rkey, 0xabcdef01u);
 }
 
 }  // namespace
