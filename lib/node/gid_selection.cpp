@@ -43,7 +43,7 @@ GidChoice select_infiniband(int tbl_len, const std::vector<const GidEntry*>& at,
     c.entry = *at[static_cast<size_t>(c.index)];
   for (int i = 0; i < tbl_len; ++i)
     if (i != c.index && at[static_cast<size_t>(i)] != nullptr)
-      c.rejected.push_back({i, "InfiniBand uses index 0 or the routable-FLID index"});
+      c.rejected.push_back({static_cast<GidIndex>(i), "InfiniBand uses index 0 or the routable-FLID index"});
   if (policy.forced_index >= 0)
     c.findings.push_back(diag::make(
         "gid.forced_on_ib",
@@ -135,7 +135,7 @@ GidChoice select_gid(LinkLayer link_layer, int gid_tbl_len, std::span<const GidE
   }
   std::vector<const GidEntry*> at(static_cast<size_t>(tbl_len), nullptr);
   for (const auto& e : table)
-    if (e.index >= 0 && e.index < tbl_len) at[static_cast<size_t>(e.index)] = &e;
+    if (e.index < tbl_len) at[static_cast<size_t>(e.index)] = &e;
 
   if (link_layer == LinkLayer::InfiniBand) return select_infiniband(tbl_len, at, policy, where);
 
@@ -152,7 +152,8 @@ GidChoice select_gid(LinkLayer link_layer, int gid_tbl_len, std::span<const GidE
                            c.index, alt.index);
     for (int i = 0; i < tbl_len; ++i)
       if (i != c.index && at[static_cast<size_t>(i)] != nullptr)
-        c.rejected.push_back({i, fmt::format("NCCL_IB_GID_INDEX forces index {}", c.index)});
+        c.rejected.push_back(
+            {static_cast<GidIndex>(i), fmt::format("NCCL_IB_GID_INDEX forces index {}", c.index)});
     judge_selected(c, tbl_len, policy, where);
     return c;
   }
@@ -210,7 +211,7 @@ GidChoice select_gid(LinkLayer link_layer, int gid_tbl_len, std::span<const GidE
   if (at[static_cast<size_t>(cur)] != nullptr) c.entry = *at[static_cast<size_t>(cur)];
   for (int i = 0; i < tbl_len; ++i)
     if (i != cur && at[static_cast<size_t>(i)] != nullptr)
-      c.rejected.push_back({i, why[static_cast<size_t>(i)]});
+      c.rejected.push_back({static_cast<GidIndex>(i), why[static_cast<size_t>(i)]});
   judge_selected(c, tbl_len, policy, where);
   return c;
 }

@@ -59,13 +59,13 @@ std::vector<GidEntry> read_gids_from_sysfs(const Sysfs& sysfs, const std::string
         limit = std::max(limit, static_cast<int>(*v) + 1);
   }
   std::vector<GidEntry> out;
-  for (int i = 0; i < limit; ++i) {
+  for (int i = 0; i < std::min(limit, kGidIndexEnd); ++i) {
     auto text = sysfs.read(fmt::format("{}/gids/{}", base, i));
     if (!text) continue;
     auto gid = Gid::parse(*text);
     if (!gid || gid->is_zero()) continue;  // empty entries: skipped before touching their attributes
     GidEntry e;
-    e.index = i;
+    e.index = static_cast<GidIndex>(i);
     e.gid = *gid;
     if (auto t = sysfs.read(fmt::format("{}/gid_attrs/types/{}", base, i)))
       e.type = parse_gid_type(*t, link_layer == LinkLayer::InfiniBand);

@@ -107,10 +107,11 @@ bool read_device_from_verbs(const Sysfs& sysfs, ibv_device* ibdev, Device& dev, 
   if (n >= 0) {
     for (ssize_t i = 0; i < n; ++i) {
       const ibv_gid_entry& e = entries[static_cast<size_t>(i)];
+      if (e.gid_index >= kGidIndexEnd) continue;
       for (auto& p : ports) {
         if (p.number != static_cast<int>(e.port_num)) continue;
         GidEntry g;
-        g.index = static_cast<int>(e.gid_index);
+        g.index = static_cast<GidIndex>(e.gid_index);
         std::memcpy(g.gid.raw.data(), e.gid.raw, 16);
         if (g.gid.is_zero()) break;
         g.type = gid_type_of(e.gid_type);

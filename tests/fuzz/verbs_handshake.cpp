@@ -27,11 +27,8 @@ bool same_handle(const rv::ListenHandle& a, const rv::ListenHandle& b) {
          a.connect_id == b.connect_id;
 }
 
-bool same_device(const rv::DeviceInfo& a, const rv::DeviceInfo& b) {
-  return a.name == b.name && a.netdev == b.netdev && a.port == b.port && a.link_layer == b.link_layer &&
-         a.gid == b.gid && a.gid_index == b.gid_index && a.gid_type == b.gid_type &&
-         a.active_mtu == b.active_mtu && a.lid == b.lid && a.netdev_mtu == b.netdev_mtu &&
-         a.speed_mbps == b.speed_mbps && a.rkey == b.rkey;
+bool same_device(const rv::EndDevice& a, const rv::EndDevice& b) {
+  return a.record == b.record && a.rkey == b.rkey;
 }
 
 bool same_end(const rv::EndInfo& a, const rv::EndInfo& b) {
@@ -60,8 +57,11 @@ void check_values(const rv::Message& m) {
   RS_FUZZ_CHECK(e.qps_per_conn >= 1 && e.qps_per_conn <= rv::kMaxQpsPerConn, "qps %d", e.qps_per_conn);
   RS_FUZZ_CHECK(e.qpns.size() <= rv::kMaxQps, "%zu QPNs", e.qpns.size());
   RS_FUZZ_CHECK(e.eager_max <= rv::kMaxEagerBytes, "eager_max %u", e.eager_max);
-  for (const rv::DeviceInfo& d : e.devs)
-    RS_FUZZ_CHECK(d.active_mtu >= 1 && d.active_mtu <= 5, "active MTU code %d", d.active_mtu);  // IBV_MTU_*
+  for (const auto& [d, rkey] : e.devs) {
+    RS_FUZZ_CHECK(d.active_mtu >= 1 && d.active_mtu <= 5, "active MTU code %d", d.active_mtu);  // ibv_mtu
+    RS_FUZZ_CHECK(d.netdev_mtu >= 0 && d.netdev_mtu <= (1 << 20), "netdev MTU %d", d.netdev_mtu);
+    RS_FUZZ_CHECK(d.pci_path.empty(), "a peer's record names a PCI path");
+  }
 }
 
 void round_trip_handle(Input& in) {

@@ -13,6 +13,12 @@ namespace railscope::node {
 enum class AddrFamily { V4, V6 };
 std::string_view to_string(AddrFamily f);  // "AF_INET" / "AF_INET6"
 
+// Index of an entry in a port's GID table. Every provider's table has fewer than 256 entries and the
+// QP's address vector holds the source GID index in 8 bits (ibv_global_route::sgid_index); entries past
+// 255 could not be used and are not read.
+using GidIndex = uint8_t;
+inline constexpr int kGidIndexEnd = 256;
+
 // Kind of a GID table entry as the kernel reports it (sysfs gid_attrs/types, ibv_gid_entry).
 enum class GidType { Unknown, IB, RoceV1, RoceV2 };
 std::string_view to_string(GidType t);  // "IB", "RoCE v1", "RoCE v2", "unknown"

@@ -28,7 +28,7 @@ namespace railscope::node {
 
 // One non-empty entry of a port's GID table.
 struct GidEntry {
-  int index = 0;
+  GidIndex index = 0;
   Gid gid;
   GidType type = GidType::Unknown;
   std::string netdev;  // interface the GID belongs to (RoCE); empty when unknown
@@ -60,12 +60,14 @@ struct GidPolicy {
 GidPolicy gid_policy_from_env(std::vector<diag::Finding>* problems);
 
 struct GidRejection {
-  int index = 0;
+  GidIndex index = 0;
   std::string reason;
 };
 
 struct GidChoice {
-  int index = -1;                       // selected index; -1 only when the table is empty (gid_tbl_len 0)
+  // The index the policy lands on, which NCCL_IB_GID_INDEX may put past the table (a finding says so);
+  // -1 only when the table is empty. The usable index is entry->index.
+  int index = -1;
   bool forced = false;                  // NCCL_IB_GID_INDEX decided it
   std::optional<GidEntry> entry;        // the selected entry; nullopt when that index is empty
   std::string reason;                   // why this index, one sentence

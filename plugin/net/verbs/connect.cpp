@@ -52,7 +52,7 @@ std::string protocol_text(uint32_t eager_max) {
 EndInfo describe_local(const LocalDevice& dev, const LinkParams& link) {
   EndInfo e;
   e.host = dev.host;
-  for (const auto* p : dev.ports) e.devs.push_back(p->info());
+  for (const NetPort* p : dev.ports) e.devs.push_back({*p, 0});
   e.qps_per_conn = static_cast<uint8_t>(std::clamp(link.qps_per_conn, 1, kMaxQpsPerConn));
   e.traffic_class = static_cast<uint8_t>(link.traffic_class);
   e.service_level = static_cast<uint8_t>(link.service_level);
@@ -166,7 +166,8 @@ Status SendConnector::on_reply(const Message& m) {
     for (const auto& ld : c.local().devs)
       for (const auto& rd : c.remote().devs) {
         PathChoice path;
-        if (Status st = check_link(ld, c.local().host, rd, c.remote().host, &path); !st.ok()) return st;
+        if (Status st = check_link(ld.record, c.local().host, rd.record, c.remote().host, &path); !st.ok())
+          return st;
       }
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} rejected the connection (code {}); see its log",
@@ -262,7 +263,7 @@ Status RecvAcceptor::on_hello(const Message& m) {
   const size_t nqps = c.remote().qps_per_conn * std::max(nl, nr);
   for (size_t q = 0; q < std::max(nl, nr); ++q) {
     PathChoice path;
-    if (Status st = check_link(c.local().devs[q % nl], c.local().host, c.remote().devs[q % nr],
+    if (Status st = check_link(c.local().devs[q % nl].record, c.local().host, c.remote().devs[q % nr].record,
                                c.remote().host, &path);
         !st.ok())
       return reject(kRejectIncompatible, std::move(st));

@@ -94,11 +94,11 @@ Status Connection::fail(Status st) {
 
 std::string Connection::where() const {
   std::string l, r;
-  for (const auto& d : local_.devs)
-    l += fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.name, d.port, d.gid_index,
+  for (const auto& [d, rkey] : local_.devs)
+    l += fmt::format("{}{}:{} GID[{}] {}", l.empty() ? "" : "+", d.dev_name, d.port, d.gid_index,
                      d.gid.to_string());
-  for (const auto& d : remote_.devs)
-    r += fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.name, d.port, d.gid_index,
+  for (const auto& [d, rkey] : remote_.devs)
+    r += fmt::format("{}{}:{} GID[{}] {}", r.empty() ? "" : "+", d.dev_name, d.port, d.gid_index,
                      d.gid.to_string());
   return fmt::format("{} {} -> peer {} {} ({})", local_.host, l, remote_.host.empty() ? "?" : remote_.host,
                      r.empty() ? "?" : r, oob_.peer());
@@ -118,11 +118,11 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   who.role = stats_role;
   who.final = final;
   who.local_host = local_.host;
-  for (const auto& d : local_.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.name;
-  if (!local_.devs.empty()) who.local_gid = local_.devs[0].gid.to_string();
+  for (const auto& d : local_.devs) who.local_dev += (who.local_dev.empty() ? "" : "+") + d.record.dev_name;
+  if (!local_.devs.empty()) who.local_gid = local_.devs[0].record.gid.to_string();
   who.peer_host = remote_.host;
-  for (const auto& d : remote_.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.name;
-  if (!remote_.devs.empty()) who.peer_gid = remote_.devs[0].gid.to_string();
+  for (const auto& d : remote_.devs) who.peer_dev += (who.peer_dev.empty() ? "" : "+") + d.record.dev_name;
+  if (!remote_.devs.empty()) who.peer_gid = remote_.devs[0].record.gid.to_string();
   who.peer_addr = oob_.peer();
   who.qps = static_cast<int>(qps_.qps().size());
   who.path_mtu = node::ib_mtu_bytes(path_mtu_);

@@ -121,7 +121,7 @@ void ConnectionTelemetry::announce_ports(const std::vector<Lane>& lanes, void* p
     nccl::RailscopeNetPort_v1 d{};
     d.type = nccl::kRailscopeNetPort;
     d.port = p.port;
-    d.speedMbps = p.speed_mbps;
+    d.speedMbps = static_cast<int>(p.speed_mbps);
     const size_t n = std::min(p.dev_name.size(), nccl::kRailscopeNetPortNameLen - 1);
     std::memcpy(d.device, p.dev_name.data(), n);
     // No NCCL_PTR_CUDA and no DMA-BUF: NCCL copies GPU buffers through host memory for this port.

@@ -50,22 +50,6 @@ void open_device(const ibv::Api& v, const std::string& name, OpenDevice* d) {
 
 }  // namespace
 
-DeviceInfo NetPort::info() const {
-  DeviceInfo d;
-  d.name = dev_name;
-  d.netdev = netdev;
-  d.port = static_cast<uint8_t>(port);
-  d.link_layer = link_layer;
-  d.gid = gid;
-  d.gid_index = static_cast<uint16_t>(gid_index);
-  d.gid_type = gid_type;
-  d.active_mtu = static_cast<uint8_t>(attr.active_mtu);
-  d.lid = attr.lid;
-  d.netdev_mtu = static_cast<uint32_t>(netdev_mtu);
-  d.speed_mbps = static_cast<uint32_t>(speed_mbps);
-  return d;
-}
-
 Status discover_ports(std::vector<NetPort>* out) {
   out->clear();
   const ibv::Api* v = ibv::api();
@@ -79,35 +63,28 @@ Status discover_ports(std::vector<NetPort>* out) {
   if (selection.ports.empty()) return std::move(selection.failure);
 
   std::map<std::string, OpenDevice> devices;
-  for (PortPlan& plan : selection.ports) {
-    OpenDevice& d = devices[plan.device];
-    if (!d.tried) open_device(*v, plan.device, &d);
+  for (node::PortRecord& record : selection.ports) {
+    OpenDevice& d = devices[record.dev_name];
+    if (!d.tried) open_device(*v, record.dev_name, &d);
     if (!d.ctx || d.pd_failed) continue;
     ibv_port_attr pattr{};
-    if (ibv::query_port(*v, d.ctx.get(), static_cast<uint8_t>(plan.port), &pattr) != 0) continue;
+    if (ibv::query_port(*v, d.ctx.get(), static_cast<uint8_t>(record.port), &pattr) != 0) continue;
     if (!d.pd) {
       d.pd = ibv::UniquePd(v->alloc_pd(d.ctx.get()));
       if (!d.pd) {
-        RS_WARN("NET/railscope : ibv_alloc_pd on {} failed: {}", plan.device, std::strerror(errno));
+        RS_WARN("NET/railscope : ibv_alloc_pd on {} failed: {}", record.dev_name, std::strerror(errno));
         d.pd_failed = true;
         continue;
       }
     }
     NetPort np;
-    np.dev_name = plan.device;
-    np.port = plan.port;
+    static_cast<node::PortRecord&>(np) = std::move(record);
+    // The QPs are set up with what the port says now, not what the inventory read a moment earlier.
+    np.active_mtu = static_cast<uint8_t>(pattr.active_mtu);
+    np.lid = pattr.lid;
     np.ctx = d.ctx;
     np.pd = d.pd;
-    np.attr = pattr;
-    np.link_layer = plan.link_layer;
-    np.gid_index = plan.gid_index;
-    np.gid = plan.gid;
-    np.gid_type = plan.gid_type;
-    np.netdev = std::move(plan.netdev);
-    np.netdev_mtu = plan.netdev_mtu;
-    np.speed_mbps = static_cast<int>(plan.speed_mbps);
     np.guid = d.attr.sys_image_guid;
-    np.pci_path = std::move(plan.pci_path);
     np.max_qp = d.attr.max_qp;
     np.max_qp_wr = d.attr.max_qp_wr;
     np.max_cqe = d.attr.max_cqe;

@@ -14,37 +14,23 @@
 
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/gdr_support.h"
-#include "plugin/net/verbs/handshake.h"
 #include "railscope/ibv/handles.h"
-#include "railscope/node/gid.h"
-#include "railscope/node/link.h"
+#include "railscope/node/port_record.h"
 
 namespace railscope::net::verbs {
 
-struct NetPort {
-  std::string dev_name;  // "rxe0"
-  int port = 1;
+// A port the engine uses: its record (port_policy.h's choice; active_mtu and lid as the opened port
+// reports them) plus the verbs handles and device limits the engine holds for it.
+struct NetPort : node::PortRecord {
   ibv::ContextPtr ctx;
   ibv::PdPtr pd;
-  ibv_port_attr attr{};
-  node::LinkLayer link_layer = node::LinkLayer::Unknown;
-  int gid_index = 0;
-  node::Gid gid;
-  node::GidType gid_type = node::GidType::Unknown;
-  std::string netdev;
-  int netdev_mtu = 0;
-  int speed_mbps = 0;  // node::Port::speed_mbps: NCCL's table, XDR and active_speed_ex included
   uint64_t guid = 0;
-  std::string pci_path;  // empty: virtual device (rxe on veth)
   int max_qp = 0;
   int max_qp_wr = 0;
   int max_cqe = 0;
   // GPUDirect: what this port offers for GPU memory (set by the engine after discovery).
   std::shared_ptr<const GdrHost> gdr_host;
   NicGdr gdr;
-
-  // What the handshake carries about this port (rkey filled per connection).
-  DeviceInfo info() const;
 };
 
 // Opens every selected, active port. An empty result is an error finding (device.none,

@@ -73,7 +73,7 @@ FabricWatch::FabricWatch(const std::vector<NetPort>& ports,
     p->port = &ports[i];
     p->health = health[i].get();
     p->name = fmt::format("{}:{}", ports[i].dev_name, ports[i].port);
-    p->active_mtu = static_cast<int>(ports[i].attr.active_mtu);
+    p->active_mtu = ports[i].active_mtu;
     ports_.push_back(std::move(p));
   }
   // The rate window starts now, at every port's totals (zero: nothing was sent yet).

@@ -46,10 +46,7 @@ Status FlushQp::create(const NetPort& port, const LinkParams& link, std::unique_
                                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       rc != 0)
     return Status::fail(ncclSystemError, modify_qp_finding(rc, "INIT", where));
-  const DeviceInfo self = port.info();
-  if (Status st = qp_to_rtr(f->qp_.get(), port, self, f->qp_->qp_num,
-                            static_cast<uint8_t>(port.attr.active_mtu), link, where);
-      !st.ok())
+  if (Status st = qp_to_rtr(f->qp_.get(), port, port, f->qp_->qp_num, port.active_mtu, link, where); !st.ok())
     return st;
   if (Status st = qp_to_rts(f->qp_.get(), link, where); !st.ok()) return st;
   void* mem = std::aligned_alloc(kPageSize, kPageSize);

@@ -67,41 +67,64 @@ node::GidType gid_type_from_wire(uint8_t code) {
   return node::GidType::Unknown;
 }
 
-void put_device(wire::Writer& w, const DeviceInfo& d) {
-  w.str(d.name);
-  w.str(d.netdev);
-  w.u8(d.port);
-  w.u8(static_cast<uint8_t>(to_wire(d.link_layer)));
-  w.raw(d.gid.raw);
-  w.u16(d.gid_index);
-  w.u8(static_cast<uint8_t>(to_wire(d.gid_type)));
-  w.u8(d.active_mtu);
-  w.u16(d.lid);
-  w.u32(d.netdev_mtu);
-  w.u32(d.speed_mbps);
+constexpr uint32_t kMaxNetdevMtu = 1u << 20;
+
+// The device record (protocol version 2 onwards): name, netdev, port u8, link layer u8, GID 16 bytes,
+// GID index u16, GID type u8, active MTU (ibv_mtu) u8, LID u16, netdev MTU u32, speed in Mbps u32, rkey
+// u32. The port record's wider in-memory types are narrowed here only: port numbers are 8-bit in verbs,
+// speeds stay far below 2^32 Mbps, and netdev MTUs are 0..2^20 (what decoding accepts).
+void put_device(wire::Writer& w, const EndDevice& d) {
+  const node::PortRecord& p = d.record;
+  w.str(p.dev_name);
+  w.str(p.netdev);
+  w.u8(static_cast<uint8_t>(p.port));
+  w.u8(static_cast<uint8_t>(to_wire(p.link_layer)));
+  w.raw(p.gid.raw);
+  w.u16(p.gid_index);
+  w.u8(static_cast<uint8_t>(to_wire(p.gid_type)));
+  w.u8(p.active_mtu);
+  w.u16(p.lid);
+  w.u32(static_cast<uint32_t>(std::clamp<int64_t>(p.netdev_mtu, 0, kMaxNetdevMtu)));
+  w.u32(static_cast<uint32_t>(std::clamp<int64_t>(p.speed_mbps, 0, UINT32_MAX)));
   w.u32(d.rkey);
 }
 
-bool get_device(wire::Reader& r, DeviceInfo* d, std::string* why) {
-  d->name = r.str(63);
-  d->netdev = r.str(31);
-  d->port = r.u8();
-  uint8_t ll = r.u8();
-  r.raw(d->gid.raw);
-  d->gid_index = r.u16();
-  uint8_t gt = r.u8();
-  d->active_mtu = r.u8();
-  d->lid = r.u16();
-  d->netdev_mtu = r.u32();
-  d->speed_mbps = r.u32();
-  d->rkey = r.u32();
+// Reads the record into locals, checks them, and only then fills *d.
+bool get_device(wire::Reader& r, EndDevice* d, std::string* why) {
+  std::string name = r.str(63);
+  std::string netdev = r.str(31);
+  const uint8_t port = r.u8();
+  const uint8_t ll = r.u8();
+  node::Gid gid;
+  r.raw(gid.raw);
+  const uint16_t gid_index = r.u16();
+  const uint8_t gt = r.u8();
+  const uint8_t active_mtu = r.u8();
+  const uint16_t lid = r.u16();
+  const uint32_t netdev_mtu = r.u32();
+  const uint32_t speed_mbps = r.u32();
+  const uint32_t rkey = r.u32();
   if (r.bad()) return fail(why, "truncated or malformed device record");
   if (ll > 2 || gt > 3) return fail(why, fmt::format("link layer {} / GID type {} out of range", ll, gt));
-  if (d->active_mtu < 1 || d->active_mtu > 5)
-    return fail(why, fmt::format("active MTU code {} out of range 1..5", d->active_mtu));
-  if (d->netdev_mtu > 1u << 20) return fail(why, "netdev MTU out of range");
-  d->link_layer = link_layer_from_wire(ll);
-  d->gid_type = gid_type_from_wire(gt);
+  if (gid_index >= node::kGidIndexEnd)
+    return fail(why, fmt::format("GID index {} out of range 0..{}", gid_index, node::kGidIndexEnd - 1));
+  if (active_mtu < 1 || active_mtu > 5)
+    return fail(why, fmt::format("active MTU code {} out of range 1..5", active_mtu));
+  if (netdev_mtu > kMaxNetdevMtu) return fail(why, "netdev MTU out of range");
+  node::PortRecord& p = d->record;
+  p = node::PortRecord{};
+  p.dev_name = std::move(name);
+  p.port = port;
+  p.link_layer = link_layer_from_wire(ll);
+  p.gid_index = static_cast<node::GidIndex>(gid_index);
+  p.gid = gid;
+  p.gid_type = gid_type_from_wire(gt);
+  p.netdev = std::move(netdev);
+  p.netdev_mtu = static_cast<int>(netdev_mtu);
+  p.active_mtu = active_mtu;
+  p.lid = lid;
+  p.speed_mbps = speed_mbps;
+  d->rkey = rkey;
   return true;
 }
 
@@ -329,9 +352,10 @@ std::optional<Message> decode_body(MessageType type, std::span<const std::byte> 
 
 namespace {
 
-std::string describe(const DeviceInfo& d, const std::string& host) {
-  return fmt::format("{}:{}:{} GID[{}] {} ({}, {}{})", host, d.name, d.port, d.gid_index, d.gid.to_string(),
-                     node::to_string(d.gid_type), d.gid.family() == node::AddrFamily::V4 ? "IPv4" : "IPv6",
+std::string describe(const node::PortRecord& d, const std::string& host) {
+  return fmt::format("{}:{}:{} GID[{}] {} ({}, {}{})", host, d.dev_name, d.port, d.gid_index,
+                     d.gid.to_string(), node::to_string(d.gid_type),
+                     d.gid.family() == node::AddrFamily::V4 ? "IPv4" : "IPv6",
                      d.gid.is_link_local() ? ", link-local" : "");
 }
 
@@ -354,29 +378,29 @@ Status take_fifo(const Message& qpns, uint32_t eager_max, const std::string& pee
   return Status::success();
 }
 
-Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
-                  const std::string& remote_host, PathChoice* out) {
+Status check_link(const node::PortRecord& local, const std::string& local_host,
+                  const node::PortRecord& remote, const std::string& remote_host, PathChoice* out) {
   std::string both =
       fmt::format("local {} vs remote {}", describe(local, local_host), describe(remote, remote_host));
   if (local.link_layer != remote.link_layer)
     return Status::fail(ncclSystemError, "link.layer_mismatch",
-                        fmt::format("{} is {} but {} is {}: {}", local.name, ll_name(local.link_layer),
-                                    remote.name, ll_name(remote.link_layer), both),
+                        fmt::format("{} is {} but {} is {}: {}", local.dev_name, ll_name(local.link_layer),
+                                    remote.dev_name, ll_name(remote.link_layer), both),
                         "Select NICs of one link type on every node with NCCL_IB_HCA");
   if (local.link_layer == node::LinkLayer::Ethernet) {
     bool ll_local = local.gid.is_link_local(), ll_remote = remote.gid.is_link_local();
     if (ll_local != ll_remote) {
-      const DeviceInfo& wrong = ll_local ? local : remote;
+      const node::PortRecord& wrong = ll_local ? local : remote;
       const std::string& wrong_host = ll_local ? local_host : remote_host;
       return Status::fail(
           ncclSystemError,
           diag::make(
               "gid.link_local", diag::Severity::Error,
-              fmt::format("{} uses a link-local GID towards a peer with a routable GID: {}", wrong.name,
+              fmt::format("{} uses a link-local GID towards a peer with a routable GID: {}", wrong.dev_name,
                           both),
               fmt::format("On {} set NCCL_IB_GID_INDEX to the index of {}'s IPv4-mapped RoCE v2 GID (see "
                           "`railscope doctor`), or unset NCCL_IB_GID_INDEX on both ends",
-                          wrong_host, wrong.name)));
+                          wrong_host, wrong.dev_name)));
     }
     bool v4_local = local.gid.family() == node::AddrFamily::V4;
     bool v4_remote = remote.gid.family() == node::AddrFamily::V4;
@@ -389,16 +413,16 @@ Status check_link(const DeviceInfo& local, const std::string& local_host, const 
   out->path_mtu = std::min(local.active_mtu, remote.active_mtu);
   out->warnings.clear();
   if (local.active_mtu != remote.active_mtu) {
-    auto netdev = [](const DeviceInfo& d) {
+    auto netdev = [](const node::PortRecord& d) {
       return d.netdev.empty()
                  ? std::string("no netdev")
                  : fmt::format("{} MTU {}", d.netdev, d.netdev_mtu ? std::to_string(d.netdev_mtu) : "?");
     };
     out->warnings.push_back(diag::make(
         "mtu.mismatch", fmt::format("active MTU {} on {}:{} ({}) but {} on {}:{} ({}); using path MTU {}",
-                                    node::ib_mtu_bytes(local.active_mtu), local_host, local.name,
+                                    node::ib_mtu_bytes(local.active_mtu), local_host, local.dev_name,
                                     netdev(local), node::ib_mtu_bytes(remote.active_mtu), remote_host,
-                                    remote.name, netdev(remote), node::ib_mtu_bytes(out->path_mtu))));
+                                    remote.dev_name, netdev(remote), node::ib_mtu_bytes(out->path_mtu))));
   }
   return Status::success();
 }

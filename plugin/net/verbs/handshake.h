@@ -26,8 +26,7 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
-#include "railscope/node/gid.h"
-#include "railscope/node/link.h"
+#include "railscope/node/port_record.h"
 
 namespace railscope::net::verbs {
 
@@ -57,26 +56,18 @@ std::optional<ListenHandle> decode_handle(std::span<const std::byte> in, std::st
 // Updates only the connect_id field of an encoded handle.
 void store_connect_id(HandleBytes handle, uint64_t id);
 
-// --- what one end says about itself (node:: types in memory; their wire codes live in handshake.cpp)
-struct DeviceInfo {
-  std::string name;    // "rxe0"
-  std::string netdev;  // "vethA"; empty on IB
-  uint8_t port = 1;
-  node::LinkLayer link_layer = node::LinkLayer::Unknown;
-  node::Gid gid;
-  uint16_t gid_index = 0;
-  node::GidType gid_type = node::GidType::Unknown;
-  uint8_t active_mtu = 0;  // IBV_MTU_* enum value 1..5
-  uint16_t lid = 0;
-  uint32_t netdev_mtu = 0;  // bytes; 0 unknown
-  uint32_t speed_mbps = 0;
+// --- what one end says about itself. The device record's wire form exists only inside encode_message
+// and decode_body (handshake.cpp); a peer's record is decoded into a node::PortRecord whose every field
+// was range-checked (its pci_path stays empty: the wire does not carry it).
+struct EndDevice {
+  node::PortRecord record;
   uint32_t rkey = 0;  // rkey, on this device, of the region EndInfo::addr names
 };
 
 struct EndInfo {
   std::string host;
-  std::vector<DeviceInfo> devs;  // 1..kMaxDevsPerEnd
-  uint8_t qps_per_conn = 1;      // 1..kMaxQpsPerConn
+  std::vector<EndDevice> devs;  // 1..kMaxDevsPerEnd
+  uint8_t qps_per_conn = 1;     // 1..kMaxQpsPerConn
   uint8_t traffic_class = 0;
   uint8_t service_level = 0;
   uint64_t addr = 0;       // eager mailbox or FIFO (sender, see above); sizes area or eager ring (receiver)
@@ -121,12 +112,12 @@ Status take_fifo(const Message& qpns, uint32_t eager_max, const std::string& pee
 
 // --- checks before RTR
 struct PathChoice {
-  uint8_t path_mtu = 0;                 // IBV_MTU_* enum
+  uint8_t path_mtu = 0;                 // ibv_mtu, as node::PortRecord::active_mtu
   std::vector<diag::Finding> warnings;  // mtu.mismatch
 };
 // Link layer, GID type/family/link-local compatibility of a local and a remote device, and the path
 // MTU (the smaller active MTU). Failure: a finding naming both ends, both GIDs and the fix.
-Status check_link(const DeviceInfo& local, const std::string& local_host, const DeviceInfo& remote,
-                  const std::string& remote_host, PathChoice* out);
+Status check_link(const node::PortRecord& local, const std::string& local_host,
+                  const node::PortRecord& remote, const std::string& remote_host, PathChoice* out);
 
 }  // namespace railscope::net::verbs

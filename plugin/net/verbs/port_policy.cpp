@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "railscope/node/mtu.h"
 #include "railscope/node/sysfs.h"
 
 namespace railscope::net::verbs {
@@ -43,19 +44,21 @@ PortSelection select_ports(const node::Inventory& inventory, const node::HcaFilt
               diag::make("gid.none_usable", fmt::format("no GID at index {} on {}", choice.index, where)));
         continue;
       }
-      PortPlan plan;
-      plan.device = dev.name;
-      plan.port = port.number;
-      plan.link_layer = port.link_layer;
-      plan.gid_index = choice.index;
-      plan.gid = choice.entry->gid;
-      plan.gid_type = choice.entry->type;
-      plan.netdev = choice.entry->netdev;
-      plan.netdev_mtu =
-          plan.netdev == port.netdev ? port.netdev_mtu : node::read_netdev_mtu(sysfs, plan.netdev);
-      plan.speed_mbps = port.speed_mbps;
-      plan.pci_path = dev.is_virtual ? std::string() : dev.pci_path;
-      out.ports.push_back(std::move(plan));
+      node::PortRecord record;
+      record.dev_name = dev.name;
+      record.port = port.number;
+      record.link_layer = port.link_layer;
+      record.gid_index = choice.entry->index;
+      record.gid = choice.entry->gid;
+      record.gid_type = choice.entry->type;
+      record.netdev = choice.entry->netdev;
+      record.netdev_mtu =
+          record.netdev == port.netdev ? port.netdev_mtu : node::read_netdev_mtu(sysfs, record.netdev);
+      record.active_mtu = static_cast<uint8_t>(node::ib_mtu_enum(port.active_mtu));
+      record.lid = static_cast<uint16_t>(port.lid);
+      record.speed_mbps = port.speed_mbps;
+      record.pci_path = dev.is_virtual ? std::string() : dev.pci_path;
+      out.ports.push_back(std::move(record));
     }
   }
   if (!out.ports.empty()) return out;

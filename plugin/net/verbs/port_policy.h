@@ -12,25 +12,15 @@
 #include "railscope/node/gid_selection.h"
 #include "railscope/node/hca_filter.h"
 #include "railscope/node/inventory.h"
+#include "railscope/node/port_record.h"
 
 namespace railscope::net::verbs {
 
-// One port the engine will open, with everything lib/node knows about it.
-struct PortPlan {
-  std::string device;  // "rxe0"
-  int port = 1;
-  node::LinkLayer link_layer = node::LinkLayer::Unknown;
-  int gid_index = 0;
-  node::Gid gid;
-  node::GidType gid_type = node::GidType::Unknown;
-  std::string netdev;      // the selected GID's interface (RoCE); empty on IB or when unknown
-  int netdev_mtu = 0;      // 0 = unknown
-  int64_t speed_mbps = 0;  // node::Port::speed_mbps (node::port_speed_mbps after verbs discovery)
-  std::string pci_path;    // empty: virtual device (rxe, siw)
-};
-
 struct PortSelection {
-  std::vector<PortPlan> ports;          // in inventory order
+  // The ports the engine will open, in inventory order: the selected GID, the netdev MTU of that GID's
+  // interface and the inventory's link facts (active_mtu and lid as lib/node read them; the engine
+  // refreshes both from the port it opens).
+  std::vector<node::PortRecord> ports;
   std::vector<diag::Finding> findings;  // gid.* about the choices; logged as warnings
   // When `ports` is empty: device.none, device.filtered_out or port.down, naming why.
   Status failure = Status::success();

@@ -65,7 +65,7 @@ Status qp_to_init(ibv_qp* qp, const NetPort& port, const std::string& where) {
   return Status::success();
 }
 
-Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const DeviceInfo& remote, uint32_t remote_qpn,
+Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const node::PortRecord& remote, uint32_t remote_qpn,
                  uint8_t path_mtu, const LinkParams& lp, const std::string& where) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
@@ -79,7 +79,7 @@ Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const DeviceInfo& remote, uint
   if (port.link_layer == node::LinkLayer::Ethernet) {
     a.ah_attr.is_global = 1;
     std::memcpy(a.ah_attr.grh.dgid.raw, remote.gid.raw.data(), 16);
-    a.ah_attr.grh.sgid_index = static_cast<uint8_t>(port.gid_index);
+    a.ah_attr.grh.sgid_index = port.gid_index;
     a.ah_attr.grh.hop_limit = 255;
     a.ah_attr.grh.flow_label = 0;
     a.ah_attr.grh.traffic_class = static_cast<uint8_t>(lp.traffic_class);

@@ -22,12 +22,12 @@ namespace {
 // Path warnings (mtu.mismatch) are about a pair of ports, not a connection: NCCL opens many connections
 // between the same two ports, and each would repeat the line. Logged once per process, port pair and id
 // (bounded by the ports of this node times the peers' ports it talks to).
-void warn_once_per_port_pair(const DeviceInfo& local, const DeviceInfo& remote,
+void warn_once_per_port_pair(const node::PortRecord& local, const node::PortRecord& remote,
                              const std::string& remote_host, const diag::Finding& f) {
   static std::mutex mutex;
   static std::set<std::string> seen;
-  std::string key =
-      fmt::format("{}:{}|{}|{}:{}|{}", local.name, local.port, remote_host, remote.name, remote.port, f.id());
+  std::string key = fmt::format("{}:{}|{}|{}:{}|{}", local.dev_name, local.port, remote_host, remote.dev_name,
+                                remote.port, f.id());
   {
     std::lock_guard lock(mutex);
     if (!seen.insert(std::move(key)).second) return;
@@ -105,10 +105,11 @@ Status QpSet::connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& l
   for (size_t q = 0; q < qps_.size(); ++q) {
     const auto l = static_cast<size_t>(qps_[q].lane);
     const Lane& lane = lanes_[l];
-    const DeviceInfo& rdev = remote.devs[static_cast<size_t>(qps_[q].remote_dev)];
+    const node::PortRecord& rdev = remote.devs[static_cast<size_t>(qps_[q].remote_dev)].record;
+    const node::PortRecord& ldev = local.devs[l].record;
     PathChoice path;
-    if (Status st = check_link(local.devs[l], local.host, rdev, remote.host, &path); !st.ok()) return st;
-    for (const auto& w : path.warnings) warn_once_per_port_pair(local.devs[l], rdev, remote.host, w);
+    if (Status st = check_link(ldev, local.host, rdev, remote.host, &path); !st.ok()) return st;
+    for (const auto& w : path.warnings) warn_once_per_port_pair(ldev, rdev, remote.host, w);
     if (*path_mtu == 0 || path.path_mtu < *path_mtu) *path_mtu = path.path_mtu;
     std::string at = fmt::format("{} (QP {} -> remote QPN {:#x})", where, qps_[q].qp->qp_num, remote_qpns[q]);
     if (Status st = qp_to_rtr(qps_[q].qp.get(), *lane.port, rdev, remote_qpns[q], path.path_mtu, link, at);

@@ -64,7 +64,7 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
     e->health_.push_back(std::make_unique<PortHealth>());
     e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
     e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path, p.gdr});
-    const int active_mtu = node::ib_mtu_bytes(static_cast<int>(p.attr.active_mtu));
+    const int active_mtu = node::ib_mtu_bytes(p.active_mtu);
     summary += fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
                            p.link_layer == node::LinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index,
                            p.gid.to_string(), p.netdev.empty() ? "-" : p.netdev, active_mtu);
@@ -113,7 +113,7 @@ Status VerbsEngine::properties(int dev, DeviceProps* props) {
   props->speed_mbps = 0;
   props->max_comms = first.max_qp;
   for (int p : d.ports) {
-    props->speed_mbps += ports_[static_cast<size_t>(p)].speed_mbps;
+    props->speed_mbps += static_cast<int>(ports_[static_cast<size_t>(p)].speed_mbps);
     props->max_comms = std::min(props->max_comms, ports_[static_cast<size_t>(p)].max_qp);
   }
   props->port = first.port;

@@ -25,9 +25,10 @@ ListenHandle sample_handle() {
   return h;
 }
 
-DeviceInfo sample_device(const char* name) {
-  DeviceInfo d;
-  d.name = name;
+EndDevice sample_device(const char* name) {
+  EndDevice e;
+  node::PortRecord& d = e.record;
+  d.dev_name = name;
   d.netdev = "vethA";
   d.port = 1;
   d.link_layer = node::LinkLayer::Ethernet;
@@ -37,8 +38,8 @@ DeviceInfo sample_device(const char* name) {
   d.active_mtu = 3;
   d.netdev_mtu = 1500;
   d.speed_mbps = 10000;
-  d.rkey = 0x1234;
-  return d;
+  e.rkey = 0x1234;
+  return e;
 }
 
 Message sample_hello() {
@@ -167,9 +168,9 @@ TEST(NetMessage, HelloRoundTrip) {
   EXPECT_EQ(d->nonce, 42u);
   EXPECT_EQ(d->end.host, "node-a");
   ASSERT_EQ(d->end.devs.size(), 1u);
-  EXPECT_EQ(d->end.devs[0].name, "rxe0");
-  EXPECT_EQ(d->end.devs[0].netdev, "vethA");
-  EXPECT_EQ(d->end.devs[0].gid, sample_device("rxe0").gid);
+  EXPECT_EQ(d->end.devs[0].record.dev_name, "rxe0");
+  EXPECT_EQ(d->end.devs[0].record.netdev, "vethA");
+  EXPECT_EQ(d->end.devs[0].record.gid, sample_device("rxe0").record.gid);
   EXPECT_EQ(d->end.devs[0].rkey, 0x1234u);
   EXPECT_EQ(d->end.qps_per_conn, 2);
   EXPECT_EQ(d->end.traffic_class, 106);
@@ -192,8 +193,8 @@ TEST(NetMessage, DeviceRecordCodesOnTheWire) {
   for (auto [layer, layer_code] : layers) {
     for (auto [type, type_code] : types) {
       Message m = sample_hello();
-      m.end.devs[0].link_layer = layer;
-      m.end.devs[0].gid_type = type;
+      m.end.devs[0].record.link_layer = layer;
+      m.end.devs[0].record.gid_type = type;
       const auto bytes = encode_message(m);
       ASSERT_GT(bytes.size(), kGidType);
       EXPECT_EQ(static_cast<uint8_t>(bytes[kLinkLayer]), layer_code);
@@ -204,8 +205,8 @@ TEST(NetMessage, DeviceRecordCodesOnTheWire) {
       std::string why;
       auto d = decode_all(bytes, &why);
       ASSERT_TRUE(d) << why;
-      EXPECT_EQ(d->end.devs[0].link_layer, layer);
-      EXPECT_EQ(d->end.devs[0].gid_type, type);
+      EXPECT_EQ(d->end.devs[0].record.link_layer, layer);
+      EXPECT_EQ(d->end.devs[0].record.gid_type, type);
     }
   }
 }
@@ -381,10 +382,10 @@ TEST(NetMessage, OutOfRangeCountsAreRejected) {
   m.end.qpns = {0};
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
-  m.end.devs[0].active_mtu = 6;
+  m.end.devs[0].record.active_mtu = 6;
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
-  m.end.devs[0].name = "bad\nname";
+  m.end.devs[0].record.dev_name = "bad\nname";
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
   m.end.service_level = 16;
@@ -393,6 +394,25 @@ TEST(NetMessage, OutOfRangeCountsAreRejected) {
   m.end.eager_max = kMaxEagerBytes + 1;
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   EXPECT_NE(why.find("eager limit"), std::string::npos) << why;
+}
+
+// The wire's GID index is 16 bits; a port's GID table, and so node::GidIndex, ends at 255. A peer's
+// index past that is refused rather than narrowed into another entry.
+TEST(NetMessage, GidIndexPastTheTableIsRefused) {
+  const Message m = sample_hello();  // host "node-a", one device "rxe0" on "vethA"
+  std::vector<std::byte> bytes = encode_message(m);
+  // header, nonce, host, device count, name, netdev, port, link layer, GID
+  const size_t at = kMessageHeaderSize + 8 + (1 + 6) + 1 + (1 + 4) + (1 + 5) + 1 + 1 + 16;
+  ASSERT_EQ(bytes[at], std::byte{1});  // sample_device's GID index, little-endian
+  std::string why;
+  bytes[at] = std::byte{0xff};
+  auto d = decode_all(bytes, &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->end.devs[0].record.gid_index, 255);
+  bytes[at] = std::byte{0};
+  bytes[at + 1] = std::byte{1};  // 256
+  EXPECT_FALSE(decode_all(bytes, &why));
+  EXPECT_NE(why.find("GID index 256"), std::string::npos) << why;
 }
 
 TEST(NetMessage, RandomBodiesNeverCrash) {

@@ -7,9 +7,9 @@
 namespace railscope::net::verbs {
 namespace {
 
-DeviceInfo roce(const char* name, const char* netdev, uint8_t last, uint8_t mtu, uint32_t netdev_mtu) {
-  DeviceInfo d;
-  d.name = name;
+node::PortRecord roce(const char* name, const char* netdev, uint8_t last, uint8_t mtu, uint32_t netdev_mtu) {
+  node::PortRecord d;
+  d.dev_name = name;
   d.netdev = netdev;
   d.link_layer = node::LinkLayer::Ethernet;
   d.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, last};
@@ -20,7 +20,7 @@ DeviceInfo roce(const char* name, const char* netdev, uint8_t last, uint8_t mtu,
   return d;
 }
 
-DeviceInfo link_local(DeviceInfo d) {
+node::PortRecord link_local(node::PortRecord d) {
   d.gid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x50, 0x56, 0xff, 0xfe, 0x8f, 0x12, 0x34};
   d.gid_index = 0;
   return d;

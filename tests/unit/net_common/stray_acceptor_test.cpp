@@ -120,15 +120,15 @@ TEST(NetStrayConnection, HelloForAnotherListenerFailsUnverifiedAndIsTold) {
   hello.nonce = kNonce ^ 1;  // a stale handle: the port was reused by this listener
   hello.end.host = "node-b";
   hello.end.qps_per_conn = 1;
-  DeviceInfo d;
-  d.name = "rxe1";
+  node::PortRecord d;
+  d.dev_name = "rxe1";
   d.netdev = "vethB";
   d.link_layer = node::LinkLayer::Ethernet;
   d.gid.raw = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
   d.gid_type = node::GidType::RoceV2;
   d.active_mtu = 3;
   d.netdev_mtu = 1500;
-  hello.end.devs = {d};
+  hello.end.devs = {{d, 0}};
   auto bytes = encode_message(hello);
   write_all(p.client, bytes.data(), bytes.size());
   Status st = step_until_failure(*p.acceptor);

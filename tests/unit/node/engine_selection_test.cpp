@@ -20,7 +20,7 @@ using net::verbs::select_ports;
 
 namespace {
 
-node::GidEntry entry(int index, const char* text, node::GidType type, const char* netdev) {
+node::GidEntry entry(node::GidIndex index, const char* text, node::GidType type, const char* netdev) {
   node::GidEntry e;
   e.index = index;
   e.gid = *node::Gid::parse(text);
@@ -52,6 +52,17 @@ node::Device device(const char* name, std::vector<node::Port> ports) {
   return d;
 }
 
+// An active InfiniBand port with its one GID at index 0.
+node::Port ib_port(int number) {
+  node::Port p;
+  p.number = number;
+  p.state = node::PortState::Active;
+  p.link_layer = node::LinkLayer::InfiniBand;
+  p.gid_tbl_len = 1;
+  p.gids = {entry(0, "fe80::a288:c203:40:1234", node::GidType::IB, "")};
+  return p;
+}
+
 PortSelection select(const node::Inventory& inv, const char* hca = "") {
   return select_ports(inv, node::parse_hca_filter(hca), node::GidPolicy{});
 }
@@ -61,7 +72,7 @@ TEST(EngineSelection, PicksTheIpv4RoceV2GidAndCarriesLibNodeFacts) {
   inv.devices.push_back(device("rxe0", {roce_port(1, "vethA", 1500)}));
   PortSelection s = select(inv);
   ASSERT_EQ(s.ports.size(), 1u);
-  EXPECT_EQ(s.ports[0].device, "rxe0");
+  EXPECT_EQ(s.ports[0].dev_name, "rxe0");
   EXPECT_EQ(s.ports[0].gid_index, 1);
   EXPECT_EQ(s.ports[0].gid.to_string(), "::ffff:10.0.0.1");
   EXPECT_EQ(s.ports[0].gid_type, node::GidType::RoceV2);
@@ -72,21 +83,34 @@ TEST(EngineSelection, PicksTheIpv4RoceV2GidAndCarriesLibNodeFacts) {
 }
 
 // What the engine reports to NCCL as the port speed (DeviceProps speed_mbps sums NetPort::speed_mbps,
-// which is PortPlan::speed_mbps) is lib/node's figure: an XDR port is not 0.
+// its node::PortRecord's) is lib/node's figure: an XDR port is not 0.
 TEST(EngineSelection, SpeedIsLibNodesTableXdrIncluded) {
   node::Inventory inv;
-  node::Port ib;
-  ib.number = 1;
-  ib.state = node::PortState::Active;
-  ib.link_layer = node::LinkLayer::InfiniBand;
-  ib.gid_tbl_len = 1;
-  ib.gids = {entry(0, "fe80::a288:c203:40:1234", node::GidType::IB, "")};
+  node::Port ib = ib_port(1);
   ib.speed_mbps = node::port_speed_mbps(/*4X*/ 2, /*active_speed*/ 0, /*XDR*/ 256);
   inv.devices.push_back(device("mlx5_0", {ib}));
   PortSelection s = select(inv);
   ASSERT_EQ(s.ports.size(), 1u);
   EXPECT_EQ(s.ports[0].speed_mbps, 800000);
   EXPECT_EQ(s.ports[0].link_layer, node::LinkLayer::InfiniBand);
+}
+
+// The record carries the inventory's MTU as the ibv_mtu the QP and the handshake use, and the LID an
+// InfiniBand peer addresses; unknown stays 0.
+TEST(EngineSelection, RecordCarriesMtuCodeAndLid) {
+  node::Inventory inv;
+  node::Port ib = ib_port(2);
+  ib.active_mtu = 4096;
+  ib.lid = 0x2a;
+  inv.devices.push_back(device("mlx5_0", {ib_port(1), ib}));
+  PortSelection s = select(inv);
+  ASSERT_EQ(s.ports.size(), 2u);
+  EXPECT_EQ(s.ports[0].active_mtu, 0);
+  EXPECT_EQ(s.ports[1].port, 2);
+  EXPECT_EQ(s.ports[1].active_mtu, IBV_MTU_4096);
+  EXPECT_EQ(s.ports[1].lid, 0x2a);
+  EXPECT_EQ(s.ports[1].gid_index, 0);
+  EXPECT_TRUE(s.ports[1].pci_path.empty());  // a virtual device: no PCI path, not "virtual"
 }
 
 TEST(EngineSelection, FailuresNameWhy) {
@@ -122,7 +146,7 @@ TEST(EngineSelection, HcaFilterSelectsPorts) {
   inv.devices.push_back(device("rxe1", {roce_port(1, "vethB", 9000)}));
   PortSelection s = select(inv, "=rxe1:1");
   ASSERT_EQ(s.ports.size(), 1u);
-  EXPECT_EQ(s.ports[0].device, "rxe1");
+  EXPECT_EQ(s.ports[0].dev_name, "rxe1");
   EXPECT_EQ(s.ports[0].netdev_mtu, 9000);
   EXPECT_EQ(select(inv, "^rxe0").ports.size(), 1u);
 }

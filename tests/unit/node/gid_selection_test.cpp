@@ -14,7 +14,7 @@ using namespace railscope::node;
 namespace {
 
 struct Row {
-  int index;
+  GidIndex index;
   const char* gid;
   GidType type;
 };

@@ -86,6 +86,23 @@ TEST_F(FakeSysfs, ReadsRxeLikeDevice) {
   EXPECT_EQ(p.active_mtu, 0);  // sysfs has no MTU: unknown, not invented
 }
 
+// A QP addresses its source GID with 8 bits: entries past index 255 of a longer table (rxe reports 1024)
+// are not offered, the last usable one is.
+TEST_F(FakeSysfs, GidEntriesPastIndex255AreNotRead) {
+  rxe("rxe0", "vethA", "0a00:0001", 1500, 1024);
+  const std::string p = "class/infiniband/rxe0/ports/1/";
+  for (int i : {255, 256, 300}) {
+    put(p + "gids/" + std::to_string(i),
+        "0000:0000:0000:0000:0000:ffff:0a00:00" + std::to_string(i % 100 + 10) + "\n");
+    put(p + "gid_attrs/types/" + std::to_string(i), "RoCE v2\n");
+  }
+  const Inventory inv = discover({root_.string(), false});
+  ASSERT_EQ(inv.devices.size(), 1u);
+  const Port& port = inv.devices[0].ports[0];
+  ASSERT_EQ(port.gids.size(), 3u);
+  EXPECT_EQ(port.gids[2].index, 255);
+}
+
 TEST_F(FakeSysfs, PciDeviceResolved) {
   rxe("mlx5_0", "eth0", "0a00:0005", 9000);
   mkdir("devices/pci0000:00/0000:00:02.0");
