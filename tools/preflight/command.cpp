@@ -25,6 +25,7 @@
 #include "munge_credentials.h"
 #include "node_summary.h"
 #include "open_files.h"
+#include "railscope/cli/size.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
 #include "rank0_desk.h"
@@ -527,12 +528,11 @@ void add_preflight(CLI::App& app) {
   cmd->add_flag("--no-counters", o->no_counters, "Do not sample the ports' counters around each link test");
   cmd->add_option("--plugin", o->link.plugin,
                   "Net plugin for the links (netbench --plugin; default railscope's)");
-  cmd->add_option("--link-size", o->link.size, "Bandwidth message size in bytes")
-      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 30))
-      ->capture_default_str();
-  cmd->add_option("--link-bytes", o->link.bytes, "Bytes per bandwidth measurement")
-      ->check(CLI::Range(uint64_t(1) << 12, uint64_t(1) << 40))
-      ->capture_default_str();
+  add_size_option(cmd, "--link-size", o->link.size, "Bandwidth message size, 1 to 1G, default 4M",
+                  uint64_t(1) << 30, 1);
+  add_size_option(cmd, "--link-bytes", o->link.bytes,
+                  "Bytes per bandwidth measurement (netbench --bytes-per-size), 4K to 1T, default 256M",
+                  uint64_t(1) << 40, uint64_t(1) << 12);
   cmd->add_option("--link-timeout", o->link.timeout_s, "Seconds one measurement may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
