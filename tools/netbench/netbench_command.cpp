@@ -71,6 +71,19 @@ void check_sizes(const netbench::Options& o) {
                  static_cast<unsigned long long>(o.min_size), static_cast<unsigned long long>(o.max_size));
     throw CLI::RuntimeError(kExitUsage);
   }
+  // Knowable before any connection: a run that would measure nothing fails (exit 1) instead of
+  // printing a header and no row.
+  if (const std::string why = netbench::no_size_reason(o.min_size, o.max_size); !why.empty()) {
+    std::fprintf(stderr, "railscope netbench: %s\n", why.c_str());
+    throw CLI::RuntimeError(1);  // netbench's "failure" (docs/cli.md), not a usage error
+  }
+}
+
+// The client prints the table, so it says which sizes it moved (the server and --pair's parent stay
+// quiet: one note per run).
+void note_rounding(const netbench::Options& o) {
+  for (const std::string& note : netbench::size_rounding_notes(o.min_size, o.max_size))
+    std::fprintf(stderr, "railscope netbench: %s\n", note.c_str());
 }
 
 void finish(int rc) {
@@ -131,6 +144,7 @@ void add_netbench(CLI::App& app) {
   add_common(client, st.o);
   client->callback([] {
     check_sizes(st.o);
+    note_rounding(st.o);
     netbench::set_log_role("client", st.o.verbose);
     finish(netbench::run_client(st.o));
   });

@@ -92,6 +92,7 @@ expect 2 "size '2G' is above the largest allowed, 1073741824 bytes" preflight --
 expect 2 "size '0' is below the smallest allowed, 1 byte" preflight --world-size 1 --no-links --link-size 0
 expect 2 "size '1K' is below the smallest allowed, 4096 bytes" preflight --world-size 1 --no-links --link-bytes 1K
 expect 2 "unknown unit 'X' in size '4X'" preflight --world-size 1 --no-links --link-bytes 4X
+expect 2 "--link-size 3145728 is not a power of two" preflight --world-size 1 --no-links --link-size 3M
 # Accepted: the run goes on to its verdict (this machine's, through an empty sysfs: no usage error).
 mkdir -p "$tmp/empty-sysfs"
 "$rs" preflight --rank 0 --world-size 1 --no-links --no-verbs --sysfs-root "$tmp/empty-sysfs" --link-size 4M \
