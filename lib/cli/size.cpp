@@ -106,14 +106,17 @@ std::optional<uint64_t> parse_size(std::string_view text, std::string& error) {
   return value;
 }
 
-CLI::Validator size_validator(uint64_t max_bytes) {
+CLI::Validator size_validator(uint64_t max_bytes, uint64_t min_bytes) {
   return CLI::Validator(
-      [max_bytes](std::string& text) -> std::string {
+      [max_bytes, min_bytes](std::string& text) -> std::string {
         std::string error;
         const auto v = parse_size(text, error);
         if (!v) return error;
         if (*v > max_bytes)
           return fmt::format("size '{}' is above the largest allowed, {} bytes", text, max_bytes);
+        if (*v < min_bytes)
+          return fmt::format("size '{}' is below the smallest allowed, {} byte{}", text, min_bytes,
+                             min_bytes == 1 ? "" : "s");
         text = std::to_string(*v);
         return {};
       },
@@ -121,9 +124,9 @@ CLI::Validator size_validator(uint64_t max_bytes) {
 }
 
 CLI::Option* add_size_option(CLI::App* app, const std::string& name, uint64_t& target,
-                             const std::string& description, uint64_t max_bytes) {
+                             const std::string& description, uint64_t max_bytes, uint64_t min_bytes) {
   return app->add_option(name, target, fmt::format("{} ({})", description, kSizeUnitsHelp))
-      ->transform(size_validator(max_bytes));
+      ->transform(size_validator(max_bytes, min_bytes));
 }
 
 }  // namespace railscope::cli

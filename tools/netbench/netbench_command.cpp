@@ -28,7 +28,8 @@ void add_common(CLI::App* c, netbench::Options& o) {
   c->add_option("--warmup", o.warmup, "Untimed messages per size")->capture_default_str();
   c->add_option("--lat-iters", o.lat_iters, "Ping-pong round trips per size (capped by --bytes-per-size/4)")
       ->capture_default_str();
-  add_size_option(c, "--bytes-per-size", o.bytes_per_size, "Traffic budget per size, default 32M");
+  add_size_option(c, "--bytes-per-size", o.bytes_per_size, "Traffic budget per size, default 32M", UINT64_MAX,
+                  1);
   c->add_option("--min-messages", o.min_messages,
                 "Timed messages (round trips) per size and phase, at least, whatever the budget")
       ->capture_default_str();
@@ -44,7 +45,7 @@ void add_common(CLI::App* c, netbench::Options& o) {
       ->capture_default_str();
   add_size_option(c, "--buffer-bytes", o.buffer_cap,
                   "Registered bytes per direction, at most; 4K to 2G, default 128M",
-                  netbench::kMaxBufferBytes);
+                  netbench::kMaxBufferBytes, netbench::kMinBufferBytes);
   c->add_flag("!--no-verify", o.verify, "Do not check the received bytes (pattern + checksum per message)");
   c->add_flag("--json", o.json, "Print the results as JSON");
   c->add_option("--mode", o.mode, "What to measure")
@@ -70,11 +71,19 @@ void check_sizes(const netbench::Options& o) {
                  static_cast<unsigned long long>(o.min_size), static_cast<unsigned long long>(o.max_size));
     throw CLI::RuntimeError(kExitUsage);
   }
-  if (o.buffer_cap < 4096 || o.bytes_per_size == 0) {
-    std::fprintf(stderr,
-                 "railscope netbench: --buffer-bytes must be at least 4K and --bytes-per-size above 0\n");
-    throw CLI::RuntimeError(kExitUsage);
+  // Knowable before any connection: a run that would measure nothing fails (exit 1) instead of
+  // printing a header and no row.
+  if (const std::string why = netbench::no_size_reason(o.min_size, o.max_size); !why.empty()) {
+    std::fprintf(stderr, "railscope netbench: %s\n", why.c_str());
+    throw CLI::RuntimeError(1);  // netbench's "failure" (docs/cli.md), not a usage error
   }
+}
+
+// The client prints the table, so it says which sizes it moved (the server and --pair's parent stay
+// quiet: one note per run).
+void note_rounding(const netbench::Options& o) {
+  for (const std::string& note : netbench::size_rounding_notes(o.min_size, o.max_size))
+    std::fprintf(stderr, "railscope netbench: %s\n", note.c_str());
 }
 
 void finish(int rc) {
@@ -135,6 +144,7 @@ void add_netbench(CLI::App& app) {
   add_common(client, st.o);
   client->callback([] {
     check_sizes(st.o);
+    note_rounding(st.o);
     netbench::set_log_role("client", st.o.verbose);
     finish(netbench::run_client(st.o));
   });

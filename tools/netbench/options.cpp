@@ -1,8 +1,11 @@
 #include "options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "railscope/nccl/net.h"
+#include "report.h"
 
 namespace railscope::netbench {
 
@@ -41,6 +44,30 @@ std::vector<uint64_t> run_sizes(uint64_t min_size, uint64_t max_size) {
   while (s < min_size) s <<= 1;
   for (; s <= max_size && s != 0; s <<= 1) out.push_back(s);
   return out;
+}
+
+std::string no_size_reason(uint64_t min_size, uint64_t max_size) {
+  if (!run_sizes(min_size, max_size).empty()) return {};
+  uint64_t below = 1;
+  while (below * 2 <= max_size) below *= 2;
+  return fmt::format(
+      "no size to measure: the sizes are the powers of two from --min-size to --max-size, and none lies "
+      "between {} and {} (try --min-size {} --max-size {})",
+      format_size(min_size), format_size(max_size), format_size(below), format_size(below * 2));
+}
+
+std::vector<std::string> size_rounding_notes(uint64_t min_size, uint64_t max_size) {
+  const std::vector<uint64_t> sizes = run_sizes(min_size, max_size);
+  std::vector<std::string> notes;
+  if (sizes.empty()) return notes;
+  const uint64_t first = sizes.front() == 0 && sizes.size() > 1 ? sizes[1] : sizes.front();
+  if (min_size != 0 && first != min_size)
+    notes.push_back(fmt::format("--min-size {} is not a power of two: the first size measured is {}",
+                                format_size(min_size), format_size(first)));
+  if (sizes.back() != max_size)
+    notes.push_back(fmt::format("--max-size {} is not a power of two: the last size measured is {}",
+                                format_size(max_size), format_size(sizes.back())));
+  return notes;
 }
 
 uint64_t region_bytes(const Options& o) {

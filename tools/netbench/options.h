@@ -48,6 +48,11 @@ struct Options {
 // Message sizes of a run: 0 (if min is 0), then powers of two from max(min,1) to max.
 std::vector<uint64_t> run_sizes(uint64_t min_size, uint64_t max_size);
 
+// Why run_sizes(min, max) is empty ("" when it is not): no power of two lies between them.
+std::string no_size_reason(uint64_t min_size, uint64_t max_size);
+// One line per bound that run_sizes moved to a power of two (--min-size 3K measures from 4K).
+std::vector<std::string> size_rounding_notes(uint64_t min_size, uint64_t max_size);
+
 // Registered bytes per direction for a run.
 uint64_t region_bytes(const Options& o);
 

@@ -15,6 +15,8 @@ namespace railscope::netbench {
 // Registered host memory per direction, at most (twice the largest message, 1 GiB; the options refuse
 // a larger --buffer-bytes).
 constexpr uint64_t kMaxBufferBytes = 2ULL << 30;
+// --buffer-bytes' floor: one page.
+constexpr uint64_t kMinBufferBytes = 4096;
 constexpr uint64_t kMaxMessageBytes = 1ULL << 30;  // --max-size, at most
 constexpr uint32_t kMaxTimeoutS = 24 * 3600;       // --timeout, at most
 constexpr uint32_t kMaxRecvs = 8;                  // buffers per grouped receive (NCCL_NET_MAX_RECVS)

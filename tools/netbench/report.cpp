@@ -25,9 +25,9 @@ std::string format_size(uint64_t bytes) {
 
 std::string table_header(const RunHeader& h) {
   std::string out = fmt::format(
-      "# railscope netbench: {} -> {}{} through {} ({}, \"{}\"), data {}\n", h.client_device, h.server_device,
-      h.server_host.empty() ? "" : "@" + h.server_host, h.plugin_path, h.plugin_symbol, h.plugin_name,
-      h.verify ? fmt::format("verified (seed {:#x})", h.seed) : "not verified");
+      "# railscope netbench: {} -> {}{} through {} ({}, \"{}\"), engine {}, data {}\n", h.client_device,
+      h.server_device, h.server_host.empty() ? "" : "@" + h.server_host, h.plugin_path, h.plugin_symbol,
+      h.plugin_name, h.engine, h.verify ? fmt::format("verified (seed {:#x})", h.seed) : "not verified");
   out += fmt::format("# {:>9} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "size", "recvs", "window",
                      "messages", "GB/s", "Gb/s", "p50 us", "p99 us");
   return out;
@@ -51,6 +51,7 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
   j["tool"] = "railscope netbench";
   j["plugin"] = {{"path", h.plugin_path}, {"symbol", h.plugin_symbol}, {"name", h.plugin_name}};
   j["client_device"] = h.client_device;
+  j["engine"] = h.engine;
   j["server_device"] = h.server_device;
   j["server_host"] = h.server_host;
   j["verify"] = h.verify;

@@ -35,6 +35,7 @@ struct RunHeader {
   std::string plugin_symbol;
   std::string plugin_name;
   std::string client_device;
+  std::string engine;  // the client device's transport: verbs, TCP or unknown (engine_name.h)
   std::string server_device;
   std::string server_host;
   bool verify = true;

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "cpus.h"
+#include "engine_name.h"
 #include "net_api.h"
 #include "oob.h"
 #include "payload.h"
 #include "plan_checks.h"
 #include "railscope/core/params.h"
+#include "railscope/node/sysfs.h"
 #include "report.h"
 #include "session.h"
 #include "transfer.h"
@@ -200,6 +202,7 @@ int client_on(const Options& o, OobSocket& oob, PluginUse& plugin, int dev, cons
   h.plugin_symbol = plugin.opened.library.symbol;
   h.plugin_name = plugin.api().name();
   h.client_device = info.name;
+  h.engine = engine_of_device(info.name, node::Sysfs::default_root());
   h.server_device = std::string(peer.device, strnlen(peer.device, sizeof peer.device));
   h.server_host = std::string(peer.host, strnlen(peer.host, sizeof peer.host));
   h.verify = o.verify;

@@ -25,6 +25,7 @@
 #include "munge_credentials.h"
 #include "node_summary.h"
 #include "open_files.h"
+#include "railscope/cli/size.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
 #include "rank0_desk.h"
@@ -527,12 +528,11 @@ void add_preflight(CLI::App& app) {
   cmd->add_flag("--no-counters", o->no_counters, "Do not sample the ports' counters around each link test");
   cmd->add_option("--plugin", o->link.plugin,
                   "Net plugin for the links (netbench --plugin; default railscope's)");
-  cmd->add_option("--link-size", o->link.size, "Bandwidth message size in bytes")
-      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 30))
-      ->capture_default_str();
-  cmd->add_option("--link-bytes", o->link.bytes, "Bytes per bandwidth measurement")
-      ->check(CLI::Range(uint64_t(1) << 12, uint64_t(1) << 40))
-      ->capture_default_str();
+  add_size_option(cmd, "--link-size", o->link.size,
+                  "Bandwidth message size, a power of two, 1 to 1G, default 4M", uint64_t(1) << 30, 1);
+  add_size_option(cmd, "--link-bytes", o->link.bytes,
+                  "Bytes per bandwidth measurement (netbench --bytes-per-size), 4K to 1T, default 256M",
+                  uint64_t(1) << 40, uint64_t(1) << 12);
   cmd->add_option("--link-timeout", o->link.timeout_s, "Seconds one measurement may take")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
@@ -565,6 +565,10 @@ void add_preflight(CLI::App& app) {
     // and RAILSCOPE_*); docs/preflight.md lists them.
     const Env env = [](std::string_view name) { return params::raw(name); };
     std::string error;
+    // netbench measures powers of two only: any other size would leave every link unmeasured.
+    if ((o->link.size & (o->link.size - 1)) != 0)
+      usage_error(fmt::format("--link-size {} is not a power of two (netbench measures powers of two)",
+                              o->link.size));
     if (!o->token_file.empty()) {
       o->key = key_from_file(o->token_file, &error);
       if (!o->key) usage_error(error);

@@ -47,8 +47,6 @@ struct ExplainOptions {
 // What no single flag's check can see: the flags against each other. One message per problem, the
 // first found; exit 2 like every usage error.
 void check_inputs(const ExplainOptions& o) {
-  if (o.min_bytes == 0 || o.max_bytes == 0)
-    usage_error("--min-bytes and --max-bytes must be at least 1 byte");
   if (o.min_bytes > o.max_bytes)
     usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
   const int64_t ranks = int64_t{o.nodes} * o.gpus_per_node;
@@ -165,8 +163,8 @@ void add_tuner(CLI::App& app) {
   ex->add_option("--intra-gbps", opts->intra_gbps_deprecated, "Deprecated: --intra-GBps")
       ->check(CLI::Range(0.001, 1e6))
       ->group("");
-  add_size_option(ex, "--min-bytes", opts->min_bytes, "Smallest size, default 8", kMaxExplainBytes);
-  add_size_option(ex, "--max-bytes", opts->max_bytes, "Largest size, default 16G", kMaxExplainBytes);
+  add_size_option(ex, "--min-bytes", opts->min_bytes, "Smallest size, default 8", kMaxExplainBytes, 1);
+  add_size_option(ex, "--max-bytes", opts->max_bytes, "Largest size, default 16G", kMaxExplainBytes, 1);
   ex->add_flag("--no-strict", opts->no_strict, "Ignore bad config lines instead of failing");
   ex->callback([opts] {
     // Until 0.1.0 these were the flags' names; "gbps" now means nothing (GBps bytes, gbit bits).

@@ -23,11 +23,12 @@ inline constexpr const char* kSizeUnitsHelp = "K/M/G/T or KiB/MiB/GiB/TiB, all p
 std::optional<uint64_t> parse_size(std::string_view text, std::string& error);
 
 // A CLI11 transform: replaces the option's text with its size in bytes, or fails (a usage error) with
-// parse_size's reason. `max_bytes` bounds the result (inclusive).
-CLI::Validator size_validator(uint64_t max_bytes = UINT64_MAX);
+// parse_size's reason. `min_bytes` and `max_bytes` bound the result (inclusive).
+CLI::Validator size_validator(uint64_t max_bytes = UINT64_MAX, uint64_t min_bytes = 0);
 
 // `--flag SIZE` bound to `target`, with the units stated in its help.
 CLI::Option* add_size_option(CLI::App* app, const std::string& name, uint64_t& target,
-                             const std::string& description, uint64_t max_bytes = UINT64_MAX);
+                             const std::string& description, uint64_t max_bytes = UINT64_MAX,
+                             uint64_t min_bytes = 0);
 
 }  // namespace railscope::cli

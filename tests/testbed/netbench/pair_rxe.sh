@@ -30,6 +30,7 @@ no_warnings "$err"
 python3 - "$out" <<'PY' || fail=1
 import json, sys
 j = json.load(open(sys.argv[1]))
+assert j["engine"] == "verbs", f"engine {j.get('engine')}"  # rxe0 is an RDMA device
 rows = j["results"]
 sizes = [r["size"] for r in rows]
 want = [8 << i for i in range(24)]

@@ -90,5 +90,21 @@ TEST(CliSize, OptionTransformsAndBounds) {
   EXPECT_NE(app.help().find("powers of 1024"), std::string::npos) << app.help();
 }
 
+TEST(CliSize, OptionLowerBound) {
+  CLI::App app;
+  uint64_t size = 7;
+  add_size_option(&app, "--size", size, "A size", 1ull << 30, 4096);
+  app.parse(std::vector<std::string>{"4K", "--size"});
+  EXPECT_EQ(size, 4096u);
+  try {
+    app.parse(std::vector<std::string>{"4095", "--size"});
+    ADD_FAILURE() << "4095 accepted below a 4096-byte floor";
+  } catch (const CLI::ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("size '4095' is below the smallest allowed, 4096 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace railscope::cli

@@ -59,7 +59,8 @@ expect 2 "size '2G' is above the largest allowed" netbench --pair lo,lo --max-si
 expect 2 "--min-size (1048576) is above --max-size (1024)" netbench --pair lo,lo --min-size 1M --max-size 1K
 expect 2 "negative" netbench client --min-size=-4
 expect 2 "too large" netbench server --bytes-per-size 99999999999T
-expect 2 "--buffer-bytes must be at least 4K" netbench client --buffer-bytes 1K
+expect 2 "size '1K' is below the smallest allowed, 4096 bytes" netbench client --buffer-bytes 1K
+expect 2 "size '0' is below the smallest allowed, 1 byte" netbench client --bytes-per-size 0
 expect 2 "--mode" netbench server --mode fast
 expect 2 "--iters" netbench client --iters many
 
@@ -77,7 +78,7 @@ expect 2 "--nodes is required" tuner explain --gpus-per-node 8
 expect 2 "--nodes" tuner explain --nodes 0 --gpus-per-node 8
 expect 2 "--nic-gbit" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit -1
 expect 2 "--min-bytes (1048576) is above --max-bytes (1024)" tuner explain --nodes 2 --gpus-per-node 8 --min-bytes 1M --max-bytes 1K
-expect 2 "--min-bytes and --max-bytes must be at least 1 byte" tuner explain --nodes 2 --gpus-per-node 8 --min-bytes 0
+expect 2 "size '0' is below the smallest allowed, 1 byte" tuner explain --nodes 2 --gpus-per-node 8 --min-bytes 0
 expect 2 "not a size: 'lots'" tuner explain --nodes 2 --gpus-per-node 8 --max-bytes lots
 expect 2 "--nvl-domains 3 does not divide the 16 ranks" tuner explain --nodes 2 --gpus-per-node 8 --nvl-domains 3
 expect 2 "--nvl-domains 32 does not divide the 16 ranks" tuner explain --nodes 2 --gpus-per-node 8 --nvl-domains 32
@@ -85,6 +86,18 @@ expect 2 "--nics 8 needs the NICs' rate" tuner explain --nodes 2 --gpus-per-node
 expect 2 "--nic-gbit 400 needs the NIC count" tuner explain --nodes 2 --gpus-per-node 8 --nic-gbit 400
 expect 2 "unknown collective 'alltoall'" tuner explain --nodes 2 --gpus-per-node 8 --coll alltoall
 expect 0 "" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --nvl-domains 2 --min-bytes 1M --max-bytes 4M
+
+# preflight: its size flags take the units every size flag takes, with the same range wording
+expect 2 "size '2G' is above the largest allowed, 1073741824 bytes" preflight --world-size 1 --no-links --link-size 2G
+expect 2 "size '0' is below the smallest allowed, 1 byte" preflight --world-size 1 --no-links --link-size 0
+expect 2 "size '1K' is below the smallest allowed, 4096 bytes" preflight --world-size 1 --no-links --link-bytes 1K
+expect 2 "unknown unit 'X' in size '4X'" preflight --world-size 1 --no-links --link-bytes 4X
+expect 2 "--link-size 3145728 is not a power of two" preflight --world-size 1 --no-links --link-size 3M
+# Accepted: the run goes on to its verdict (this machine's, through an empty sysfs: no usage error).
+mkdir -p "$tmp/empty-sysfs"
+"$rs" preflight --rank 0 --world-size 1 --no-links --no-verbs --sysfs-root "$tmp/empty-sysfs" --link-size 4M \
+  --link-bytes 1.5G > "$tmp/out" 2> "$tmp/err"
+grep -q "^Status: " "$tmp/out" || { echo "FAIL: preflight --link-size 4M --link-bytes 1.5G was refused"; sed 's/^/  stderr: /' "$tmp/err"; failures=$((failures + 1)); }
 
 # ab
 expect 2 "no command given" ab

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -234,3 +235,76 @@ TEST(NetbenchCli, LatencyVerifiedInBothPollModes) {
 }
 
 }  // namespace
+
+namespace {
+
+// A fake sysfs root holding `entry` (e.g. "class/net/lo"), removed on destruction.
+struct FakeSysfs {
+  std::string root;
+  explicit FakeSysfs(const std::string& entry) {
+    char tmpl[] = "/tmp/netbench-sysfs-XXXXXX";
+    root = ::mkdtemp(tmpl);
+    if (!entry.empty()) std::filesystem::create_directories(root + "/" + entry);
+  }
+  ~FakeSysfs() { std::filesystem::remove_all(root); }
+};
+
+}  // namespace
+
+TEST(NetbenchCli, NothingToMeasureFailsWithTheReason) {
+  // 3M to 3M holds no power of two: a header and no row with status 0 read as a run that passed.
+  for (const std::string mode :
+       {"--pair lo,lo", "server --dev lo --oob-port 1", "client --dev lo --oob-port 1"}) {
+    const Result r = run(mode + " --min-size 3M --max-size 3M --timeout 5" + kCounted);
+    EXPECT_EQ(r.rc, 1) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("no size to measure: the sizes are the powers of two from --min-size to --max-size, "
+                         "and none lies between 3M and 3M (try --min-size 2M --max-size 4M)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("# railscope netbench:"), std::string::npos) << r.out;
+  }
+  // Its healthy twin: one power of two in range, one row, status 0, no complaint.
+  const Result ok = run("--pair lo,lo --min-size 2M --max-size 3M --iters 4 --lat-iters 2" + kCounted);
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_NE(ok.out.find(" 2M "), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("no size to measure"), std::string::npos) << ok.out;
+}
+
+TEST(NetbenchCli, RoundedSizesAreSaid) {
+  const Result r = run("--pair lo,lo --min-size 3K --max-size 5K --iters 10 --lat-iters 5" + kCounted);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("--min-size 3K is not a power of two: the first size measured is 4K"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--max-size 5K is not a power of two: the last size measured is 4K"),
+            std::string::npos)
+      << r.out;
+  // Said once (by the client), not by each of --pair's processes.
+  const size_t first = r.out.find("not a power of two: the first");
+  EXPECT_EQ(r.out.find("not a power of two: the first", first + 1), std::string::npos) << r.out;
+  // Powers of two (and 0) are measured as given: nothing to say.
+  const Result exact = run("--pair lo,lo --min-size 0 --max-size 4K --iters 10 --lat-iters 5" + kCounted);
+  ASSERT_EQ(exact.rc, 0) << exact.out;
+  EXPECT_EQ(exact.out.find("not a power of two"), std::string::npos) << exact.out;
+}
+
+TEST(NetbenchCli, HeaderNamesTheEngine) {
+  // The loopback plugin's device is "lo": what it is on this node decides the engine named.
+  for (const auto& [entry, engine] : std::vector<std::pair<std::string, std::string>>{
+           {"class/net/lo", "TCP"}, {"class/infiniband/lo", "verbs"}, {"", "unknown"}}) {
+    const FakeSysfs sysfs(entry);
+    const std::string env = "RAILSCOPE_SYSFS_ROOT=" + sysfs.root;
+    const Result table =
+        run("--pair lo,lo --min-size 8 --max-size 8 --iters 4 --lat-iters 2" + kCounted, env);
+    ASSERT_EQ(table.rc, 0) << table.out;
+    EXPECT_NE(table.out.find("\"loopback-test\"), engine " + engine + ", data verified"), std::string::npos)
+        << entry << "\n"
+        << table.out;
+    const Result js =
+        run("--pair lo,lo --min-size 8 --max-size 8 --iters 4 --lat-iters 2 --json" + kCounted, env);
+    ASSERT_EQ(js.rc, 0) << js.out;
+    const auto doc = nlohmann::json::parse(js.out.substr(js.out.find('{')), nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << js.out;
+    EXPECT_EQ(doc.value("engine", ""), engine) << js.out;
+  }
+}
