@@ -29,9 +29,8 @@ namespace railscope::net {
 // --- results
 // A success is one word: the finding of a failure lives on the heap, so the status every call on
 // the data path returns and tests costs nothing to build, move or destroy. What a failure needs (its
-// strings, the heap, the copy of a finding) is out of line and marked cold, so that a function that
-// can fail keeps no string temporaries, inlined destructors or their stack frame on its success path
-// (every layer an idle test() passes returns a Status; bench/net_instructions counts them).
+// strings, the heap, the copy of a finding) is built in out-of-line functions, so that a function
+// that can fail keeps no string temporaries on its success path.
 class Status {
  public:
   ncclResult_t code = ncclSuccess;
@@ -57,26 +56,21 @@ class Status {
 
   static Status success() { return {}; }
   static Status fail(ncclResult_t c, diag::Finding f) { return Status{c, std::move(f)}; }
-  [[gnu::cold, gnu::noinline]] static Status fail(ncclResult_t c, std::string_view id, std::string detail,
-                                                  std::string fix = {}) {
+  static Status fail(ncclResult_t c, std::string_view id, std::string detail, std::string fix = {}) {
     return Status{c, diag::make(id, std::move(detail), std::move(fix))};
   }
   // The same for a detail without formatting: the caller builds no string.
-  [[gnu::cold, gnu::noinline]] static Status fail(ncclResult_t c, std::string_view id, const char* detail) {
+  static Status fail(ncclResult_t c, std::string_view id, const char* detail) {
     return Status{c, diag::make(id, std::string(detail))};
   }
 
  private:
   struct Delete {
-    [[gnu::cold, gnu::noinline]] void operator()(diag::Finding* f) const { delete f; }
+    void operator()(diag::Finding* f) const { delete f; }
   };
   using Owned = std::unique_ptr<diag::Finding, Delete>;
-  [[gnu::cold, gnu::noinline]] static Owned own(diag::Finding&& f) {
-    return Owned(new diag::Finding(std::move(f)));
-  }
-  [[gnu::cold, gnu::noinline]] static Owned copy(const diag::Finding& f) {
-    return Owned(new diag::Finding(f));
-  }
+  static Owned own(diag::Finding&& f) { return Owned(new diag::Finding(std::move(f))); }
+  static Owned copy(const diag::Finding& f) { return Owned(new diag::Finding(f)); }
   static const diag::Finding& none() {
     static const diag::Finding f;
     return f;
@@ -118,9 +112,8 @@ struct RecvComm : Comm {
   FlushFn flusher = nullptr;
 };
 // A failure's one line logged (WARN, naming the NCCL function `fn`) and its code returned: the ABI
-// edge's conversion of a Status into NCCL's result code, and a sender's, receiver's or tester's. Out of
-// line and cold.
-[[gnu::cold]] ncclResult_t report_failure(const char* fn, const Status& status);
+// edge's conversion of a Status into NCCL's result code, and a sender's, receiver's or tester's.
+ncclResult_t report_failure(const char* fn, const Status& status);
 // NCCL's code for the Status of NCCL's function `fn`, a failure logged (report_failure); success passes
 // through silently. Inline: on the paths where the compiler sees a success, no Status is built at all.
 inline ncclResult_t reported_result(const char* fn, const Status& status) {
@@ -137,7 +130,7 @@ using TestFn = ncclResult_t (*)(Request* request, int* done, int* sizes);
 // A tester's result from its protocol's Status.
 inline ncclResult_t tested_result(const Status& st) { return reported_result("test", st); }
 // The tester of a request no engine set up: an error, never a test.
-[[gnu::cold]] inline ncclResult_t test_unset(Request* /*request*/, int* /*done*/, int* /*sizes*/) {
+inline ncclResult_t test_unset(Request* /*request*/, int* /*done*/, int* /*sizes*/) {
   return report_failure(
       "test", Status::fail(ncclInternalError, "internal.bad_argument", "test of a request no engine set up"));
 }

@@ -45,7 +45,7 @@ inline ncclResult_t report(const char* fn, const Status& status) { return report
 ncclResult_t bad_argument(const char* fn, const char* what);
 // NCCL's function fn on a comm without the data-path function it needs (`function`: "sender",
 // "receiver", "flusher"; transport.h): logs internal.no_data_path, returns ncclInternalError.
-[[gnu::cold]] ncclResult_t no_data_path(const char* fn, const char* function);
+ncclResult_t no_data_path(const char* fn, const char* function);
 // A message above kMaxMessageBytes: ncclInvalidArgument, logged with both sizes.
 ncclResult_t message_too_large(const char* fn, size_t size);
 

@@ -215,9 +215,9 @@ class Connection {
     }
     bool drain_all() { return c.drain_all_cqs(); }
   };
-  // A drain's failures, out of line and cold (they build strings): the connection fails; false.
-  [[gnu::cold, gnu::noinline]] bool poll_failed();
-  [[gnu::cold, gnu::noinline]] bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
+  // A drain's failures: the connection fails; false.
+  bool poll_failed();
+  bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
 
   const char* role_;  // "send" / "recv" (statistics)
   LinkParams link_;

@@ -1,4 +1,4 @@
-// The eager ring's checks out of the receiver's line (eager.h check_header is inline): why a ring
+// The eager ring's checks beside the receiver's (eager.h check_header): why a ring
 // message was refused, and the checks with their reason for the tests and the fuzzer.
 #include "plugin/net/verbs/eager.h"
 

@@ -206,13 +206,12 @@ inline RingPlace due_place(const Header& h, uint64_t end_of_previous, size_t rin
 // `ring` is the whole registered ring (ring_bytes(eager_max)); message `seq` arrived with immediate
 // `imm`, and the message before it ended at ring position `end_of_previous`. True when *copy is message
 // `seq` as the protocol allows it (kind, size against eager_max, request index in range) and lies where
-// the sender must have put it (*place). Inline, without the reason, for the receiver's path of every
-// message; header_refusal says why it refused. What the receiver itself sets is its precondition, not
+// the sender must have put it (*place). Without the reason, for the receiver's path of every message;
+// header_refusal says why it refused. What the receiver itself sets is its precondition, not
 // checked here (take_header checks it first): seq > 0, eager_max <= kMaxEagerBytes, and `ring` is the
 // ring it allocated, ring_bytes(eager_max) bytes.
-[[gnu::always_inline]] inline bool check_header(std::span<const std::byte> ring, uint64_t seq,
-                                                uint64_t end_of_previous, uint32_t imm, uint32_t eager_max,
-                                                Header* copy, RingPlace* place) {
+inline bool check_header(std::span<const std::byte> ring, uint64_t seq, uint64_t end_of_previous,
+                         uint32_t imm, uint32_t eager_max, Header* copy, RingPlace* place) {
   const size_t offset = static_cast<size_t>(imm) * 64;
   if (offset > ring.size() - sizeof(Header)) return false;
   std::memcpy(copy, ring.data() + offset, sizeof *copy);  // the one read of the header
@@ -223,9 +222,9 @@ inline RingPlace due_place(const Header& h, uint64_t end_of_previous, size_t rin
   return true;
 }
 // Why check_header refused message `seq` with these arguments; `copy` is the header it copied, read
-// only where check_header got as far as copying it. Out of line: only a failing connection calls it.
-[[gnu::cold]] std::string header_refusal(size_t ring_size, uint64_t seq, uint64_t end_of_previous,
-                                         uint32_t imm, uint32_t eager_max, const Header& copy);
+// only where check_header got as far as copying it (only a failing connection asks).
+std::string header_refusal(size_t ring_size, uint64_t seq, uint64_t end_of_previous, uint32_t imm,
+                           uint32_t eager_max, const Header& copy);
 // check_header returning the copy, or nullopt and *why.
 std::optional<Header> take_header(std::span<const std::byte> ring, uint64_t seq, uint64_t end_of_previous,
                                   uint32_t imm, uint32_t eager_max, RingPlace* place, std::string* why);
@@ -240,7 +239,7 @@ inline std::span<const std::byte> payload(std::span<const std::byte> ring, const
 
 // n bytes (sizeof(Word) <= n <= 2 * sizeof(Word)) as two Word moves, overlapping when n is not their sum.
 template <class Word>
-[[gnu::always_inline]] inline void copy_by_ends(std::byte* d, const std::byte* s, size_t n) {
+inline void copy_by_ends(std::byte* d, const std::byte* s, size_t n) {
   Word head, tail;
   std::memcpy(&head, s, sizeof head);
   std::memcpy(&tail, s + n - sizeof tail, sizeof tail);
@@ -248,9 +247,9 @@ template <class Word>
   std::memcpy(d + n - sizeof tail, &tail, sizeof tail);
 }
 
-// A payload's copy into or out of the ring: up to 16 bytes in a few moves inline, more through memcpy.
-// NCCL's smallest messages (LL flags, 8-byte steps) then cost no call on either end (bench/net_instructions).
-[[gnu::always_inline]] inline void copy_payload(void* dst, const void* src, size_t n) {
+// A payload's copy into or out of the ring: up to 16 bytes in a few moves, more through memcpy, so that
+// NCCL's smallest messages (LL flags, 8-byte steps) cost no library call on either end.
+inline void copy_payload(void* dst, const void* src, size_t n) {
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   if (n > 16)

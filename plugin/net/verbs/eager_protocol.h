@@ -23,21 +23,22 @@ class EagerSend final : public SendProtocol {
  public:
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
+  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls. The always_inline
+  // attributes of this file and drain_cqs are those without which bench/net_instructions/check.sh
+  // exceeds its budget (bench/net_instructions/RESULTS.md).
   [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
                                              Request** out);
   // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
-  // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for
-  // the comm's virtual one.
-  [[gnu::always_inline]] inline Status on_completion(const ibv_wc& wc) override;
+  // Called by the drain of its own data path (Connection::drain_cqs(protocol)) and by the comm's
+  // virtual one.
+  inline Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
 
  private:
-  // Posts req's data into its clear-to-send's checked copy. Inlined into its two callers (send_ahead,
-  // progress): the Status of a call is returned through memory.
-  [[gnu::always_inline]] inline Status post_data(SendReq* req, const eager::ClearToSend& c);
+  // Posts req's data into its clear-to-send's checked copy (send_ahead, progress).
+  inline Status post_data(SendReq* req, const eager::ClearToSend& c);
   // Posts every waiting request whose clear-to-send arrived. Inline: with no request-to-send waiting
   // (every send into a clear-to-send written ahead) it is the comparison.
   Status progress() {
@@ -50,8 +51,8 @@ class EagerSend final : public SendProtocol {
   std::optional<eager::ClearToSend> take_ahead(int tag, uint64_t ordinal, size_t size);
   // isend of a large message into the clear-to-send written ahead for it, when there is one (else
   // nullopt): out of isend's line, which small messages take.
-  [[gnu::noinline]] std::optional<Status> send_ahead(int tag, void* data, size_t size, VerbsMr* mr,
-                                                     void* phandle, uint64_t* sent, Request** out);
+  std::optional<Status> send_ahead(int tag, void* data, size_t size, VerbsMr* mr, void* phandle,
+                                   uint64_t* sent, Request** out);
   // Sets a request up for isend (a large one: with a free mailbox entry).
   void start(SendReq* req, void* data, size_t size, VerbsMr* mr, bool whole, uint64_t rts_seq);
   uint64_t credit_word() const;  // the ring position up to which the receiver released it
@@ -85,8 +86,7 @@ class EagerRecv final : public RecvProtocol {
   [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
   // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
-  // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)); out of line for
-  // the comm's virtual one.
+  // Inlined into the drain of its own data path (Connection::drain_cqs(protocol)).
   [[gnu::always_inline]] inline Status on_completion(const ibv_wc& wc) override;
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
   // closing knows every message it sent arrived without an RDMA acknowledgement from this end.
@@ -110,43 +110,40 @@ class EagerRecv final : public RecvProtocol {
     bool counted[kMaxRecvs] = {};   // data written ahead: its size is what the parts' completions say
     uint8_t entry[kMaxRecvs] = {};  // kAhead: the entry ahead its clear-to-send is in
   };
-  // Why irecv refuses buffers (one without a memory handle, or in device memory): out of its line.
-  [[gnu::cold, gnu::noinline]] Status refuse_buffers(std::span<const RecvBuffer> bufs) const;
+  // Why irecv refuses buffers (one without a memory handle, or in device memory).
+  Status refuse_buffers(std::span<const RecvBuffer> bufs) const;
   Status on_ring_message(uint32_t imm);
   Status on_data_part(uint32_t target, uint32_t bytes);
   // The posted buffer the send `ordinal` of `tag` is for (any state), if it is posted.
-  [[gnu::always_inline]] inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
+  inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
   // Writes a clear-to-send ahead for each buffer of receive slot r that is large, while there is room;
   // write_ahead_one for a receive of one buffer.
   Status write_ahead(RecvSlot& r);
   Status write_ahead_one(RecvSlot& r);
-  [[gnu::always_inline]] inline std::optional<uint32_t> claim_ahead(const RecvSlot& r, const Targets& t,
-                                                                    int i, bool* full);
-  [[gnu::always_inline]] inline uint64_t stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t entry,
-                                                     ibv_send_wr* wr, ibv_sge* sge);
+  inline std::optional<uint32_t> claim_ahead(const RecvSlot& r, const Targets& t, int i, bool* full);
+  inline uint64_t stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t entry, ibv_send_wr* wr, ibv_sge* sge);
   // Buffer i of t leaves kAhead: its entry may be rewritten, and it no longer counts as coming.
   void ahead_done(Targets& t, int i) {
     ahead_entries_.give_back(t.entry[i]);
     --large_incoming_;
   }
   bool ahead_ = true;  // RAILSCOPE_NET_EAGER_AHEAD
-  // Inline into an arrival (the Status of a call is returned through memory); a receive that finds its
-  // message held calls deliver_held, out of irecv's line.
+  // A message into buffer `buffer` of r, on its arrival; a receive that finds its message already held
+  // calls deliver_held.
   [[gnu::always_inline]] inline Status deliver(RecvSlot& r, int buffer, uint64_t seq);
-  [[gnu::noinline]] Status deliver_held(RecvSlot& r, int buffer, uint64_t seq);
+  Status deliver_held(RecvSlot& r, int buffer, uint64_t seq);
   // Control writes (clear-to-sends, credits) into the sender's region on QP 0, one in kSignalEvery
   // signalled so the send queue drains: one at once, or several staged (each copied into its control
   // slot, *wr and *sge filled to write it) and then posted as one chain.
   Status post_control(const void* src, uint32_t bytes, uint64_t remote_offset);
-  // Inline: the copy into the slot is then of the caller's constant size (bench/net_instructions).
-  [[gnu::always_inline]] inline uint64_t stage_control(const void* src, uint32_t bytes,
-                                                       uint64_t remote_offset, ibv_send_wr* wr, ibv_sge* sge);
+  inline uint64_t stage_control(const void* src, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
+                                ibv_sge* sge);
   // The staging slot of control write seq, and *wr, *sge filled to write its first `bytes` (stage_control
   // without the copy, for a write built in its slot).
   void* control_slot(uint64_t seq) const;
-  [[gnu::always_inline]] inline void fill_control(uint64_t seq, uint32_t bytes, uint64_t remote_offset,
-                                                  ibv_send_wr* wr, ibv_sge* sge);
-  [[gnu::always_inline]] inline Status post_staged(ibv_send_wr* first);
+  inline void fill_control(uint64_t seq, uint32_t bytes, uint64_t remote_offset, ibv_send_wr* wr,
+                           ibv_sge* sge);
+  inline Status post_staged(ibv_send_wr* first);
   // Writes the released ring position into the sender's credit word when due (eager::credits_due).
   // Inline: most messages find none due, and that is the comparison.
   Status return_credits() {

@@ -63,11 +63,10 @@ class ReceiverDrivenSend final : public SendProtocol {
  public:
   explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
-  [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
-                                             Request** out);
-  // Called only by its requests' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
+  // Called by its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
+  inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);
+  // Called only by its requests' tester, protocol_tester (connection.h).
+  inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 
  private:
@@ -87,12 +86,12 @@ class ReceiverDrivenSend final : public SendProtocol {
     SendReq* reqs[kMaxRecvs]{};
   };
   // Starts using slot s for clear-to-send slot `seq` of nreqs entries copied from the FIFO. Sets only
-  // what this use reads: a whole Slot{} is ~600 bytes written per message (bench/net_instructions).
+  // what this use reads: a whole Slot{} is ~600 bytes, written per message.
   static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
   Status post(Slot& s, int slot_index);
-  // on_completion()'s failures, out of line: the success path keeps no frame for them.
-  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
-  [[gnu::cold, gnu::noinline]] Status beyond_budget(size_t index) const;
+  // on_completion()'s failures.
+  Status failed_completion(const ibv_wc& wc) const;
+  Status beyond_budget(size_t index) const;
   VerbsSendComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
   std::array<Slot, kCtsSlots> slots_{};
@@ -106,10 +105,10 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   Status prepare() override;
   uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
   std::vector<uint32_t> advertised_rkeys() const override;
-  // Inlined into its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls.
-  [[gnu::always_inline]] inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
-  // Called only by its slots' tester, protocol_tester (connection.h), into which it is inlined.
-  [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
+  // Called by its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls.
+  inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
+  // Called only by its slots' tester, protocol_tester (connection.h).
+  inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
 
  private:
@@ -117,14 +116,14 @@ class ReceiverDrivenRecv final : public RecvProtocol {
     int pending = 0;   // QPs whose immediate has not arrived yet
     uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
   };
-  // on_completion()'s failures, out of line: the success path keeps no frame for them.
-  [[gnu::cold, gnu::noinline]] Status failed_completion(const ibv_wc& wc) const;
-  [[gnu::cold, gnu::noinline]] Status unexpected_completion(const ibv_wc& wc) const;
-  [[gnu::cold, gnu::noinline]] Status cts_beyond_window(size_t qp) const;
-  [[gnu::cold, gnu::noinline]] Status recv_post_failed(int rc) const;
+  // on_completion()'s failures.
+  Status failed_completion(const ibv_wc& wc) const;
+  Status unexpected_completion(const ibv_wc& wc) const;
+  Status cts_beyond_window(size_t qp) const;
+  Status recv_post_failed(int rc) const;
   // test()'s failures: the peer's sizes do not fit the receive.
-  [[gnu::cold, gnu::noinline]] Status no_sizes_record(int n) const;
-  [[gnu::cold, gnu::noinline]] Status oversized(size_t got, size_t capacity) const;
+  Status no_sizes_record(int n) const;
+  Status oversized(size_t got, size_t capacity) const;
   VerbsRecvComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], written by the peer
   RegisteredBuffer cts_;    // CtsSlot[kCtsSlots], source of CTS writes

@@ -87,12 +87,11 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   // internal.bad_argument when a buffer with bytes has no memory handle.
   static Status check_buffers(std::span<const RecvBuffer> bufs);
   // A tester's answer to a test() of a receive already reported done (NCCL misused the API).
-  [[gnu::cold, gnu::noinline]] static ncclResult_t finished_receive();
+  static ncclResult_t finished_receive();
   // One zero-length receive on a QP.
   Status post_recv(const QpLane& ql, uint64_t wr_id);
-  // A finished receive reported (sizes from got[]) and its slot freed.
-  // Inline into the protocols' testers.
-  [[gnu::always_inline]] inline void complete(RecvSlot* r, int* done, int* sizes);
+  // A finished receive reported (sizes from got[]) and its slot freed (the protocols' testers).
+  inline void complete(RecvSlot* r, int* done, int* sizes);
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }

@@ -109,9 +109,8 @@ class VerbsSendComm final : public SendComm, public Connection {
   // done when posted). `lane_done`: when each lane's parts completed, on a striped connection: its rate
   // is then accounted per port (record_parts) and its time taken from the last of them (callers pass
   // no end then, reading no clock).
-  // Inline into the protocols' testers: an eager message's (untimed, one lane) is then a few stores.
-  [[gnu::always_inline]] inline void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
-                                            const Clock::time_point* lane_done = nullptr);
+  inline void finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
+                     const Clock::time_point* lane_done = nullptr);
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
@@ -149,8 +148,7 @@ inline void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done
 
 // The sender (transport.h SendFn) of a connection whose protocol is Protocol: the ABI adapter's isend
 // calls it for the comm, with no engine lookup and no virtual dispatch (Protocol is final). Set by
-// Protocol::prepare(), instantiated in the file that defines Protocol::isend, which is inlined into it
-// (bench/net_instructions).
+// Protocol::prepare(), instantiated in the file that defines Protocol::isend, which is inlined into it.
 template <class Protocol>
 ncclResult_t protocol_sender(SendComm* comm, void* data, size_t size, int tag, MemHandle* mhandle,
                              void* phandle, Request** out) {
