@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fabric_sampling_cost: what the net plugin's fabric sampler (plugin/net/verbs/fabric_watch.h,
+# bench/fabric_sampling_cost: what the net plugin's fabric sampler (plugin/net/verbs/watch/fabric_watch.h,
 # docs/fabric-health-net.md) costs. One build, one test-bed boot, `railscope netbench --pair rxe0,rxe1`
 # alternated with RAILSCOPE_NET_FABRIC_SAMPLING=0 (off) and =1 (on): 1 MiB bandwidth and 8-byte
 # latency, then the CPU time of one sampling tick per port (tick_cost.cpp). The table

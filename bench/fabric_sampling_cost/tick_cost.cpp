@@ -1,6 +1,6 @@
 // bench/fabric_sampling_cost/tick_cost: what one tick of the net plugin's fabric watch costs the CPU
-// (plugin/net/verbs/fabric_watch.cpp: once a second, per port in use, a fresh node::PortSampler opens the
-// port's counter files, reads them once and closes them, then the deltas are judged). This program does
+// (plugin/net/verbs/watch/fabric_watch.cpp: once a second, per port in use, a fresh node::PortSampler opens
+// the port's counter files, reads them once and closes them, then the deltas are judged). This program does
 // exactly that per named port, TICKS times back to back, and prints the thread CPU time and wall time
 // per port-tick: the sampler's share of one core is that time per second. Not a test: run in the
 // soft-RoCE guest by guest.sh (real rxe sysfs), or on any host with RDMA ports.

@@ -489,7 +489,7 @@ constexpr Entry kEntries[] = {
      "Reseat or replace the cable/optic and check the switch port's speed settings; compare `ibstat` or "
      "`ethtool <netdev>` with the sibling ports"},
     // --- net plugin: one rail slower than the others while the job runs (docs/fabric-health.md, step 3;
-    //     include/railscope/node/rail_skew.h, plugin/net/verbs/fabric_watch.cpp) ---
+    //     include/railscope/node/rail_skew.h, plugin/net/verbs/watch/fabric_watch.cpp) ---
     {"fabric.rail_skew", S::Warning, "One rail is slower than the others",
      "the port's large transfers ran at well under the rate of the other rails (the process's own and, "
      "through the node's rail board, the other processes' on the node) over the same "
@@ -499,7 +499,7 @@ constexpr Entry kEntries[] = {
      "`railscope preflight` across the nodes to find whether the rail is slow on every node (its leaf "
      "switch) or on this one (its cable/NIC), and the switch port's counters"},
     // --- net plugin: the node's rail board (rail skew across processes; include/railscope/node/rail_board.h,
-    //     plugin/net/verbs/fabric_watch.cpp) ---
+    //     plugin/net/verbs/watch/fabric_watch.cpp) ---
     {"fabric.rail_board_refused", S::Info, "Node rail board not used",
      "the file through which the processes of a node compare their rails' rates "
      "(/dev/shm/railscope-rails-<uid>[-job-<id>]) is a symlink, another user's, open to others, of the "

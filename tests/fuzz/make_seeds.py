@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of tests/fuzz/corpus/<harness>/ from the wire formats as documented
-(plugin/net/verbs/handshake.h, plugin/net/tcp/wire.h, docs/tuner.md, docs/profile-format.md,
+(plugin/net/verbs/setup/handshake.h, plugin/net/tcp/wire.h, docs/tuner.md, docs/profile-format.md,
 tools/preflight/*.h).
 Run from the repository root: python3 tests/fuzz/make_seeds.py (the seeds are committed)."""
 import os

@@ -1,6 +1,6 @@
-// Fuzzes the verbs engine's eager ring header handling (plugin/net/verbs/eager.h, docs/net-protocol.md):
-// the peer RDMA-writes the receiver's ring whenever it likes, so take_header() copies a message's
-// header once and checks the copy and where it lies, and payload() bounds the bytes copied out by
+// Fuzzes the verbs engine's eager ring header handling (plugin/net/verbs/eager/eager.h,
+// docs/net-protocol.md): the peer RDMA-writes the receiver's ring whenever it likes, so take_header() copies
+// a message's header once and checks the copy and where it lies, and payload() bounds the bytes copied out by
 // that checked copy.
 //
 // Input: a control byte, the eager limit (u16, or u32 when the control byte's bit 0 is set, to reach
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/eager/eager.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace re = railscope::net::verbs::eager;

@@ -1,5 +1,5 @@
 // Fuzzes what a peer of the verbs engine controls before any QP exists: the 128-byte listen handle
-// and the handshake messages (plugin/net/verbs/handshake.h, docs/net-protocol.md).
+// and the handshake messages (plugin/net/verbs/setup/handshake.h, docs/net-protocol.md).
 //
 // Input: byte 0 picks the target, the rest are the bytes that arrive.
 //   0     decode_handle(rest); then store_connect_id on the re-encoded handle
@@ -14,7 +14,7 @@
 #include <span>
 #include <string>
 
-#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/setup/handshake.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace rv = railscope::net::verbs;

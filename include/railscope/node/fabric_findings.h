@@ -1,7 +1,7 @@
 // What one window of a port's counter deltas says about the fabric, as findings (at most one per
 // kind): fabric.packet_loss, fabric.congestion, fabric.pause, fabric.link_errors, fabric.discards,
 // each with the figures and the fix that fits the link layer. Pure: the net plugin's sampler
-// (plugin/net/verbs/fabric_watch.h) and `railscope doctor --watch` (tools/doctor/watch.cpp)
+// (plugin/net/verbs/watch/fabric_watch.h) and `railscope doctor --watch` (tools/doctor/watch.cpp)
 // feed it deltas from port_counters.h, so a window is judged the same way in a job and at the
 // prompt; unit-tested on mlx5- and rxe-shaped deltas (tests/unit/net_fabric).
 //

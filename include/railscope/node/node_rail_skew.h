@@ -2,7 +2,7 @@
 // rail board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
 // process's. The board holds cumulative totals; NodeRailWindow keeps each writer's totals at the
 // window's start (or when it was first seen in the window) so every port's figures cover the same
-// seconds. Pure: the net plugin's sampler (plugin/net/verbs/fabric_watch.cpp) feeds it; unit-tested
+// seconds. Pure: the net plugin's sampler (plugin/net/verbs/watch/fabric_watch.cpp) feeds it; unit-tested
 // in tests/unit/net_fabric.
 #pragma once
 

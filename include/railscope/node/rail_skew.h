@@ -4,7 +4,7 @@
 // its large transfers while it was busy — bytes over the time at least one of them was in flight
 // (post to completion, overlapping transfers counted once). A healthy rail moves at its link's pace; a
 // rail behind a bad cable, a slow switch port or a congested leaf takes longer for the same bytes.
-// Pure: the net plugin's sampler (plugin/net/verbs/fabric_watch.h) feeds it each stats window's
+// Pure: the net plugin's sampler (plugin/net/verbs/watch/fabric_watch.h) feeds it each stats window's
 // figures per port; unit-tested in tests/unit/net_fabric.
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/setup/mr_cache.h"
 #include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {

@@ -13,10 +13,10 @@
 #include "plugin/net/transport.h"
 #include "plugin/net/verbs/connection_health.h"
 #include "plugin/net/verbs/connection_telemetry.h"
-#include "plugin/net/verbs/handshake.h"
-#include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/oob_channel.h"
 #include "plugin/net/verbs/qp_set.h"
+#include "plugin/net/verbs/setup/handshake.h"
+#include "plugin/net/verbs/setup/link_params.h"
+#include "plugin/net/verbs/setup/oob_channel.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs {

@@ -5,9 +5,9 @@
 #include <string_view>
 #include <thread>
 
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/oob_channel.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/setup/link_params.h"
+#include "plugin/net/verbs/setup/oob_channel.h"
 #include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {

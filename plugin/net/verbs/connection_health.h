@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/port_health.h"
 #include "plugin/net/verbs/qp_set.h"
+#include "plugin/net/verbs/watch/port_health.h"
 
 struct ibv_wc;
 

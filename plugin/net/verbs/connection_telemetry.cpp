@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "plugin/net/verbs/discovery.h"
 #include "plugin/net/verbs/send_comm.h"  // chunk_of
+#include "plugin/net/verbs/setup/discovery.h"
 #include "railscope/core/params.h"
 #include "railscope/nccl/net_descriptors.h"
 #include "railscope/node/port_counters.h"

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "plugin/net/common/stats.h"
-#include "plugin/net/verbs/port_health.h"
 #include "plugin/net/verbs/qp_events.h"
 #include "plugin/net/verbs/qp_set.h"
+#include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs {

@@ -7,12 +7,12 @@
 #include <mutex>
 #include <set>
 
-#include "plugin/net/verbs/diagnosis_map.h"
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/handshake.h"
-#include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/mr_cache.h"
-#include "plugin/net/verbs/qp.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/setup/handshake.h"
+#include "plugin/net/verbs/setup/link_params.h"
+#include "plugin/net/verbs/setup/mr_cache.h"
+#include "plugin/net/verbs/setup/qp.h"
+#include "plugin/net/verbs/watch/diagnosis_map.h"
 #include "railscope/core/log.h"
 #include "railscope/ibv/ibv.h"
 

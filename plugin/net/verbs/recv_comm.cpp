@@ -1,9 +1,9 @@
 // What both protocols share on the receiving end, and the choice between them (recv_comm.h).
 #include "plugin/net/verbs/recv_comm.h"
 
-#include "plugin/net/verbs/diagnosis_map.h"
-#include "plugin/net/verbs/eager_protocol.h"
-#include "plugin/net/verbs/receiver_driven.h"
+#include "plugin/net/verbs/eager/eager_protocol.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven.h"
+#include "plugin/net/verbs/watch/diagnosis_map.h"
 
 namespace railscope::net::verbs {
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "plugin/net/verbs/connection.h"
-#include "plugin/net/verbs/gdr_flush_qp.h"
+#include "plugin/net/verbs/gpu/gdr_flush_qp.h"
 
 namespace railscope::net::verbs {
 

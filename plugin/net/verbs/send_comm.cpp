@@ -1,8 +1,8 @@
 // What both protocols share on the sending end, and the choice between them (send_comm.h).
 #include "plugin/net/verbs/send_comm.h"
 
-#include "plugin/net/verbs/eager_protocol.h"
-#include "plugin/net/verbs/receiver_driven.h"
+#include "plugin/net/verbs/eager/eager_protocol.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 
 namespace railscope::net::verbs {
 

@@ -11,7 +11,7 @@
 
 #include "plugin/net/common/request_pool.h"
 #include "plugin/net/verbs/connection.h"
-#include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/eager/eager.h"
 
 namespace railscope::net::verbs {
 

@@ -11,10 +11,10 @@
 #include "plugin/net/common/refusals.h"
 #include "plugin/net/common/socket.h"
 #include "plugin/net/common/unverified_connections.h"
-#include "plugin/net/verbs/connect.h"
-#include "plugin/net/verbs/gpu_registration.h"
+#include "plugin/net/verbs/gpu/gpu_registration.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
+#include "plugin/net/verbs/setup/connect.h"
 #include "railscope/core/log.h"
 #include "railscope/node/mtu.h"
 

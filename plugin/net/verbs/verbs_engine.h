@@ -14,11 +14,11 @@
 
 #include "plugin/net/common/pending_connects.h"
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/async_events.h"
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/fabric_watch.h"
-#include "plugin/net/verbs/gdr_support.h"
-#include "plugin/net/verbs/mr_cache.h"
+#include "plugin/net/verbs/gpu/gdr_support.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/setup/mr_cache.h"
+#include "plugin/net/verbs/watch/async_events.h"
+#include "plugin/net/verbs/watch/fabric_watch.h"
 
 namespace railscope::net::verbs {
 

@@ -80,7 +80,7 @@ void FabricSampler::start(const node::Inventory& inventory, const node::HcaFilte
   window_start_ns_ = previous_start_ns_ = unix_ns;
 }
 
-// Read as the net plugin's fabric watch reads (plugin/net/verbs/fabric_watch.cpp): a PortSampler and an
+// Read as the net plugin's fabric watch reads (plugin/net/verbs/watch/fabric_watch.cpp): a PortSampler and an
 // ethtool source per reading (the ioctl's socket, the counter files) closed before it returns. The ioctl
 // on the real /sys, the fixture files under another root (ethtool_stats.h).
 std::vector<node::PortCounters> FabricSampler::snapshot() const {

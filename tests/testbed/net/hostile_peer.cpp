@@ -30,8 +30,8 @@
 
 #include "abi/plugin_loader.h"
 #include "check.h"
-#include "plugin/net/verbs/eager.h"
-#include "plugin/net/verbs/receiver_driven.h"
+#include "plugin/net/verbs/eager/eager.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 #include "plugin/net/verbs/verbs_engine.h"

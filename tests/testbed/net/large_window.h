@@ -1,7 +1,7 @@
 // More large sends than may be in flight on one eager connection, posted before their receives (as
 // NCCL may post sends early): the engine takes NCCL_NET_MAX_REQUESTS of them, answers "call again"
 // (request NULL, never an error) for the rest, and takes each of those once an earlier one is done, so
-// its queues stay within the depths plugin/net/verbs/eager_queues.h gives them. Every message, all
+// its queues stay within the depths plugin/net/verbs/eager/eager_queues.h gives them. Every message, all
 // with one tag, lands in the receive posted in the same place in order, whole.
 #pragma once
 

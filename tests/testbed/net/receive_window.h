@@ -1,8 +1,8 @@
 // More receives than may be in flight on one receiver-driven connection, posted before any send (as
 // NCCL posts receives early): the engine takes NCCL_NET_MAX_REQUESTS of them (its clear-to-send FIFO
-// has that many slots, plugin/net/verbs/receiver_driven_queues.h), answers "call again" (request NULL,
-// never an error) for the rest, and takes each of those once an earlier one is done, so its queues
-// stay within their depths. Every message, all with one tag, lands in the receive posted in the same
+// has that many slots, plugin/net/verbs/receiver_driven/receiver_driven_queues.h), answers "call again"
+// (request NULL, never an error) for the rest, and takes each of those once an earlier one is done, so its
+// queues stay within their depths. Every message, all with one tag, lands in the receive posted in the same
 // place in order, whole.
 #pragma once
 

@@ -9,9 +9,9 @@
 
 #include "plugin/net/common/request_pool.h"
 #include "plugin/net/common/stats.h"
-#include "plugin/net/verbs/link_params.h"
-#include "plugin/net/verbs/mr_cache.h"
 #include "plugin/net/verbs/recv_comm.h"
+#include "plugin/net/verbs/setup/link_params.h"
+#include "plugin/net/verbs/setup/mr_cache.h"
 
 namespace railscope::net::verbs {
 namespace {

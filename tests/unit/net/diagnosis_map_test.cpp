@@ -1,6 +1,6 @@
 // Failure → diagnosis mapping: completion statuses, modify_qp errnos, registration errnos. Every id
 // the verbs engine can produce exists in the catalogue.
-#include "plugin/net/verbs/diagnosis_map.h"
+#include "plugin/net/verbs/watch/diagnosis_map.h"
 
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>

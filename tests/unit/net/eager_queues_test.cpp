@@ -1,4 +1,4 @@
-// The eager protocol's queue depths (plugin/net/verbs/eager_queues.h): each covers what the protocol
+// The eager protocol's queue depths (plugin/net/verbs/eager/eager_queues.h): each covers what the protocol
 // lets be in flight, fits a power-of-two ring without doubling, and the receiver's control-write
 // window never lets more writes into its send queue than it holds.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "plugin/net/verbs/eager_queues.h"
+#include "plugin/net/verbs/eager/eager_queues.h"
 
 namespace railscope::net::verbs::eager {
 namespace {

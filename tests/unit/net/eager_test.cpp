@@ -1,4 +1,4 @@
-// The eager protocol's pure parts (plugin/net/verbs/eager.h): wire layouts, where messages lie in the
+// The eager protocol's pure parts (plugin/net/verbs/eager/eager.h): wire layouts, where messages lie in the
 // ring, the sender's credits, messages released out of order, when credits are written back, which
 // entries ahead the receiver writes, and a payload's copy.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "plugin/net/verbs/eager.h"
+#include "plugin/net/verbs/eager/eager.h"
 
 namespace railscope::net::verbs::eager {
 namespace {

@@ -1,6 +1,6 @@
 // The verbs engine's GPUDirect decision per NIC (gdr_support.h): which ptrSupport bits it offers,
 // the reason for each missing bit, fused devices, the decision line, and the flush rule.
-#include "plugin/net/verbs/gdr_support.h"
+#include "plugin/net/verbs/gpu/gdr_support.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

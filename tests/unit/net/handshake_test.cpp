@@ -1,6 +1,6 @@
 // The listen handle and handshake messages: round trips, and every kind of garbage the network can
 // deliver (truncated, random, wrong magic/version, out-of-range counts) gives an error, never a crash.
-#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/setup/handshake.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

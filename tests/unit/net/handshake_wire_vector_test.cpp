@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/setup/handshake.h"
 
 namespace railscope::net::verbs {
 namespace {

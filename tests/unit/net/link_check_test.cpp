@@ -1,7 +1,7 @@
 // The checks made before RTR: link layer, GID type/family/link-local, and the path MTU negotiation.
 #include <gtest/gtest.h>
 
-#include "plugin/net/verbs/handshake.h"
+#include "plugin/net/verbs/setup/handshake.h"
 #include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {

@@ -1,13 +1,13 @@
-// The receiver-driven protocol's queue depths (plugin/net/verbs/receiver_driven_queues.h): each covers
-// what the protocol lets be in flight, fits a power-of-two ring without doubling, the sender's budget
-// never lets more work requests into a send queue than it holds, and the receiver's clear-to-send
+// The receiver-driven protocol's queue depths (plugin/net/verbs/receiver_driven/receiver_driven_queues.h):
+// each covers what the protocol lets be in flight, fits a power-of-two ring without doubling, the sender's
+// budget never lets more work requests into a send queue than it holds, and the receiver's clear-to-send
 // window always holds a signalled write when full.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <vector>
 
-#include "plugin/net/verbs/receiver_driven.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 
 namespace railscope::net::verbs::receiver_driven {
 namespace {

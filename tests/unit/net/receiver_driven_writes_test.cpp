@@ -1,7 +1,8 @@
-// The work requests a matched clear-to-send slot posts on one QP (plugin/net/verbs/receiver_driven_writes.h):
-// built into arrays that are not initialised (ReceiverDrivenSend::post no longer zeroes ~1.3 KiB per QP),
-// so every work request returned must be written whole, the chain well formed, each part where chunk_of
-// puts it, the immediate right, only the last signalled, and as many as work_requests_on_qp counts.
+// The work requests a matched clear-to-send slot posts on one QP
+// (plugin/net/verbs/receiver_driven/receiver_driven_writes.h): built into arrays that are not initialised
+// (ReceiverDrivenSend::post no longer zeroes ~1.3 KiB per QP), so every work request returned must be written
+// whole, the chain well formed, each part where chunk_of puts it, the immediate right, only the last
+// signalled, and as many as work_requests_on_qp counts.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "plugin/net/verbs/receiver_driven.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "tests/unit/net/send_wr_checks.h"
 
 namespace railscope::net::verbs {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/net/verbs/oob_channel.h"
+#include "plugin/net/verbs/setup/oob_channel.h"
 
 namespace railscope::net {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "plugin/net/common/socket.h"
-#include "plugin/net/verbs/connect.h"
-#include "plugin/net/verbs/oob_channel.h"
+#include "plugin/net/verbs/setup/connect.h"
+#include "plugin/net/verbs/setup/oob_channel.h"
 
 namespace railscope::net::verbs {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/connection_health.h"
-#include "plugin/net/verbs/link_params.h"
+#include "plugin/net/verbs/setup/link_params.h"
 
 namespace railscope::net::verbs {
 namespace {

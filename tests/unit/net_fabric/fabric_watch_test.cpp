@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/fabric_watch.h"
-#include "plugin/net/verbs/port_health.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/watch/fabric_watch.h"
+#include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/core/log.h"
 #include "unit/node/fabric_fixtures.h"
 

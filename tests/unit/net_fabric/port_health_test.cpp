@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/net/verbs/port_health.h"
+#include "plugin/net/verbs/watch/port_health.h"
 
 namespace railscope::net::verbs {
 namespace {

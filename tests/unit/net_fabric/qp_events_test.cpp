@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "plugin/net/verbs/connection.h"
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/port_health.h"
 #include "plugin/net/verbs/send_comm.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/watch/port_health.h"
 
 namespace railscope::net::verbs {
 namespace {

@@ -1,12 +1,12 @@
 // fabric.rail_skew: the judgement of one window's per-rail rates (railscope/node/rail_skew.h) and the
-// verbs engine's per-port accumulator that feeds it (plugin/net/verbs/rail_rate.h).
+// verbs engine's per-port accumulator that feeds it (plugin/net/verbs/watch/rail_rate.h).
 #include "railscope/node/rail_skew.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "plugin/net/verbs/rail_rate.h"
+#include "plugin/net/verbs/watch/rail_rate.h"
 
 namespace railscope {
 namespace {

@@ -8,8 +8,8 @@
 #include <chrono>
 
 #include "plugin/net/verbs/connection_telemetry.h"
-#include "plugin/net/verbs/handshake.h"  // kMaxDevsPerEnd
-#include "plugin/net/verbs/port_health.h"
+#include "plugin/net/verbs/setup/handshake.h"  // kMaxDevsPerEnd
+#include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/node/rail_skew.h"
 
 namespace railscope::net::verbs {

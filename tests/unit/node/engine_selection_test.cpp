@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "plugin/net/verbs/discovery.h"
-#include "plugin/net/verbs/port_policy.h"
+#include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/setup/port_policy.h"
 #include "railscope/node/inventory.h"
 
 namespace fs = std::filesystem;

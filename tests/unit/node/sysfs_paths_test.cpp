@@ -74,7 +74,7 @@ std::vector<std::string> scan(const std::string& rel, const std::string& source)
 }
 
 TEST(SysfsPaths, ScannerFlagsDirectOpensOnly) {
-  // What plugin/net/verbs/discovery.cpp did before it read through lib/node.
+  // What plugin/net/verbs/setup/discovery.cpp did before it read through lib/node.
   EXPECT_EQ(scan("plugin/x.cpp", "  std::ifstream f(\"/sys/class/net/\" + netdev + \"/mtu\");\n").size(), 1u);
   EXPECT_EQ(
       scan("plugin/x.cpp", "  std::string link = \"/sys/class/infiniband/\" + dev + \"/device\";\n").size(),

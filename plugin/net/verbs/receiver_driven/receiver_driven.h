@@ -1,0 +1,135 @@
+// The receiver-driven protocol (NCCL's own for IB): the receiver advertises each posted receive
+// (address, rkeys, size, tag) by RDMA-writing a clear-to-send slot into the sender's FIFO; the sender
+// matches a send to an entry of the oldest slot by tag and, when every entry of the slot is matched,
+// RDMA-writes the data (large messages split across the connection's QPs), each QP's part ending with
+// a signalled RDMA write with immediate that completes the receive. Sizes travel in the immediate
+// (one buffer) or in a sizes record written into the receiver's sizes area (grouped receives).
+// Used whenever one end carries GPU memory, or RAILSCOPE_NET_EAGER_MAX=0. What may be in flight, and
+// so how deep each queue is, is bounded in receiver_driven_queues.h.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "plugin/net/verbs/receiver_driven/receiver_driven_queues.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_writes.h"
+#include "plugin/net/verbs/recv_comm.h"
+#include "plugin/net/verbs/send_comm.h"
+
+namespace railscope::net::verbs {
+
+// One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
+// straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
+struct alignas(64) CtsEntry {
+  uint64_t addr;
+  uint64_t size;
+  uint32_t rkey[kMaxDevsPerEnd];
+  uint32_t nreqs;
+  int32_t tag;
+  uint64_t seq;
+  uint64_t reserved;
+};
+static_assert(sizeof(CtsEntry) == 64);
+struct CtsSlot {
+  CtsEntry e[kMaxRecvs];
+};
+using SizesSlot = std::array<int32_t, kMaxRecvs>;
+// Clear-to-send slots: receives in flight per connection (receiver_driven_queues.h). A receive uses
+// the receive comm's slot of the same index, and a send the request pool's entries.
+inline constexpr int kCtsSlots = static_cast<int>(receiver_driven::kFifoSlots);
+static_assert(kCtsSlots <= kFifoDepth, "the receive comm's slots");
+static_assert(kSendRequests >= kMaxRecvs, "a whole slot's requests fit the pool");
+static_assert(receiver_driven::kMaxBuffersPerSlot == kMaxRecvs);
+// The FIFO is the whole of a receiver-driven sender's region (send_comm.h); an eager sender's region
+// holds its mailbox instead.
+inline constexpr size_t kFifoBytes = sizeof(CtsSlot) * kCtsSlots;
+
+// Work requests a matched slot of buffers `sizes` posts on QP q of nqps (ReceiverDrivenSend::post): an
+// RDMA write per buffer whose part (chunk_of) has bytes, and a write with immediate ending the part
+// unless the slot's one data write carries the immediate itself.
+inline uint32_t work_requests_on_qp(std::span<const size_t> sizes, size_t q, size_t nqps) {
+  uint32_t parts = 0;
+  for (size_t size : sizes) {
+    size_t off = 0, len = 0;
+    chunk_of(size, q, nqps, &off, &len);
+    parts += len > 0 ? 1 : 0;
+  }
+  const bool data_carries_imm =
+      !receiver_driven::needs_sizes_record(sizes.size(), sizes.empty() ? 0 : sizes[0]) && parts == 1;
+  return parts + (data_carries_imm ? 0 : 1);
+}
+
+class ReceiverDrivenSend final : public SendProtocol {
+ public:
+  explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
+  Status prepare() override;
+  // Called by its sender, protocol_sender (send_comm.h), which NCCL's isend calls.
+  inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle, Request** out);
+  // Called only by its requests' tester, protocol_tester (connection.h).
+  inline ncclResult_t test(SendReq* req, int* done, int* sizes);
+  Status on_completion(const ibv_wc& wc) override;
+
+ private:
+  // The sender's copy of one clear-to-send slot (the FIFO is read once per slot, then only this).
+  struct Slot {
+    uint64_t seq = 0;  // CTS sequence number this slot state belongs to (0 = never used)
+    int nreqs = 0;
+    int matched = 0;
+    int live_reqs = 0;  // requests handed to NCCL and not yet reported done
+    int pending = 0;    // signalled completions still expected
+    uint32_t wrs = 0;   // work requests posted on each QP at most (SendBudget)
+    bool posted = false;
+    Connection::Clock::time_point posted_at{};
+    // Striped connections: when each lane's parts completed (Connection::record_parts).
+    Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
+    CtsTarget cts[kMaxRecvs]{};  // entries [0, nreqs) are this slot's
+    SendReq* reqs[kMaxRecvs]{};
+  };
+  // Starts using slot s for clear-to-send slot `seq` of nreqs entries copied from the FIFO. Sets only
+  // what this use reads: a whole Slot{} is ~600 bytes, written per message.
+  static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
+  Status post(Slot& s, int slot_index);
+  // on_completion()'s failures.
+  Status failed_completion(const ibv_wc& wc) const;
+  Status beyond_budget(size_t index) const;
+  VerbsSendComm& c_;
+  RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
+  std::array<Slot, kCtsSlots> slots_{};
+  uint64_t head_ = 0;                   // slots fully matched so far
+  receiver_driven::SendBudget budget_;  // work requests of posted slots, per QP at most
+};
+
+class ReceiverDrivenRecv final : public RecvProtocol {
+ public:
+  explicit ReceiverDrivenRecv(VerbsRecvComm& c) : c_(c) {}
+  Status prepare() override;
+  uint64_t advertised_addr() const override { return reinterpret_cast<uint64_t>(sizes_.get()); }
+  std::vector<uint32_t> advertised_rkeys() const override;
+  // Called by its receiver, protocol_receiver (recv_comm.h), which NCCL's irecv calls.
+  inline Status irecv(std::span<const RecvBuffer> bufs, Request** out);
+  // Called only by its slots' tester, protocol_tester (connection.h).
+  inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
+  Status on_completion(const ibv_wc& wc) override;
+
+ private:
+  struct Progress {
+    int pending = 0;   // QPs whose immediate has not arrived yet
+    uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
+  };
+  // on_completion()'s failures.
+  Status failed_completion(const ibv_wc& wc) const;
+  Status unexpected_completion(const ibv_wc& wc) const;
+  Status cts_beyond_window(size_t qp) const;
+  Status recv_post_failed(int rc) const;
+  // test()'s failures: the peer's sizes do not fit the receive.
+  Status no_sizes_record(int n) const;
+  Status oversized(size_t got, size_t capacity) const;
+  VerbsRecvComm& c_;
+  RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], written by the peer
+  RegisteredBuffer cts_;    // CtsSlot[kCtsSlots], source of CTS writes
+  std::array<Progress, kCtsSlots> progress_{};
+  std::array<receiver_driven::CtsWindow, kMaxQps> cts_windows_{};  // per QP
+  uint64_t tail_ = 0;                                              // receives posted so far
+};
+
+}  // namespace railscope::net::verbs
