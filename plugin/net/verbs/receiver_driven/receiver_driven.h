@@ -63,9 +63,8 @@ class ReceiverDrivenSend final : public SendProtocol {
  public:
   explicit ReceiverDrivenSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
-  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls (as eager's: a
-  // call here costs the receiver-driven round trip 4% of its instructions,
-  // bench/net_instructions/RESULTS.md).
+  // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls. This protocol's four
+  // always_inline attributes are those its round trip measurably needs (bench/net_instructions/RESULTS.md).
   [[gnu::always_inline]] inline Status isend(void* data, size_t size, int tag, VerbsMr* mr, void* phandle,
                                              Request** out);
   // Called only by its requests' tester, protocol_tester (connection.h).
