@@ -11,14 +11,10 @@
 #include "railscope/gpu/path_type.h"
 #include "railscope/gpu/pcie_acs.h"
 #include "railscope/gpu/platform_support.h"
+#include "railscope/gpu/ptr_support.h"
 #include "railscope/gpu/verbs_gdr.h"
 
 namespace railscope::gpu {
-
-// ptrSupport bits, NCCL's values.
-inline constexpr int kPtrHost = 0x1;
-inline constexpr int kPtrCuda = 0x2;
-inline constexpr int kPtrDmabuf = 0x4;
 
 struct GdrPolicy {
   GdrLevel level;             // NCCL_NET_GDR_LEVEL

@@ -21,7 +21,7 @@ struct PortRecord {
   GidType gid_type = GidType::Unknown;
   std::string netdev;      // the GID's interface (RoCE); empty on InfiniBand or when unknown
   int netdev_mtu = 0;      // bytes, of `netdev`; 0 = unknown
-  uint8_t active_mtu = 0;  // ibv_mtu (1 = 256 B ... 5 = 4096 B), as the QP's path MTU; 0 = unknown
+  int active_mtu = 0;      // bytes (256..4096), as node::Port; 0 = unknown
   uint16_t lid = 0;        // InfiniBand: the port's LID, the peer's QPs address it
   int64_t speed_mbps = 0;  // Port::speed_mbps: lanes × per-lane rate, NCCL's figure; 0 = unknown
   std::string pci_path;    // empty: virtual device (rxe, siw). Local only: the handshake does not carry it

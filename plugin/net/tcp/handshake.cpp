@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "plugin/net/tcp/recv_comm.h"
+#include "plugin/net/tcp/send_comm.h"
 #include "railscope/core/log.h"
 
 namespace railscope::net::tcp {

@@ -15,10 +15,15 @@
 #include <vector>
 
 #include "plugin/net/common/unverified_connections.h"
-#include "plugin/net/tcp/recv_comm.h"
-#include "plugin/net/tcp/send_comm.h"
+#include "plugin/net/tcp/options.h"
+#include "plugin/net/tcp/wire.h"
+#include "railscope/nccl/common.h"
+#include "railscope/socket/fd.h"
 
 namespace railscope::net::tcp {
+
+class TcpSendComm;  // send_comm.h
+class TcpRecvComm;  // recv_comm.h
 
 // What the engine knows about the local end.
 struct LocalEnd {

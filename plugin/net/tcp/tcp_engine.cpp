@@ -7,6 +7,8 @@
 
 #include "plugin/net/common/pending_connects.h"
 #include "plugin/net/common/random_id.h"
+#include "plugin/net/tcp/recv_comm.h"
+#include "plugin/net/tcp/send_comm.h"
 #include "railscope/core/log.h"
 #include "railscope/nccl/net.h"
 

@@ -125,7 +125,7 @@ void Connection::emit_stats(const char* stats_role, bool final) {
   if (!remote_.devs.empty()) who.peer_gid = remote_.devs[0].record.gid.to_string();
   who.peer_addr = oob_.peer();
   who.qps = static_cast<int>(qps_.qps().size());
-  who.path_mtu = node::ib_mtu_bytes(path_mtu_);
+  who.path_mtu = path_mtu_;
   who.seconds = std::chrono::duration<double>(Clock::now() - health_.opened()).count();
   telemetry_.emit(std::move(who), qps_.lanes());
 }

@@ -99,7 +99,7 @@ class Connection {
 
   const std::vector<Lane>& lanes() const { return qps_.lanes(); }
   const std::vector<QpLane>& qps() const { return qps_.qps(); }
-  uint8_t path_mtu() const { return path_mtu_; }
+  int path_mtu() const { return path_mtu_; }  // bytes
   ConnStats& stats() { return telemetry_.stats(); }
   bool stats_on() const { return telemetry_.stats_on(); }
   bool profiler_on() const { return telemetry_.profiler_on(); }
@@ -180,7 +180,7 @@ class Connection {
     telemetry_.profile_start(qps_.lanes(), qps_.qps(), request, phandle, opcode, seq, size, whole);
   }
   // Ends the request slot's QP events (NCCL's Stop) and forgets them.
-  void profile_stop(size_t request) { telemetry_.profile_stop(request, qps_.qps()); }
+  void profile_stop(size_t request) { telemetry_.profile_stop(request, qps_.qps().size()); }
   bool profiling(size_t request) const { return telemetry_.profiling(request); }
   // The connection failed: the request slot's QP events end, and one railscope NetPlugin event
   // (docs/profiler.md: pluginId kNetTypeRailscope | 1, RailscopeNetQp_v1 naming the QP that failed
@@ -223,7 +223,7 @@ class Connection {
   LinkParams link_;
   EndInfo local_, remote_;
   Channel oob_;
-  uint8_t path_mtu_ = 0;
+  int path_mtu_ = 0;
   QpSet qps_;
   ConnectionHealth health_;
   ConnectionTelemetry telemetry_;

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <thread>
 
+#include "plugin/net/verbs/qp_set.h"
 #include "plugin/net/verbs/setup/discovery.h"
 #include "plugin/net/verbs/setup/link_params.h"
 #include "plugin/net/verbs/setup/oob_channel.h"

@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/qp_set.h"
 #include "plugin/net/verbs/watch/port_health.h"
 
 struct ibv_wc;
 
 namespace railscope::net::verbs {
+
+struct Lane;    // qp_set.h
+struct QpLane;  // qp_set.h
 
 class Channel;      // oob_channel.h
 struct LinkParams;  // link_params.h

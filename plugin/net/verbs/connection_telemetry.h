@@ -11,11 +11,13 @@
 
 #include "plugin/net/common/stats.h"
 #include "plugin/net/verbs/qp_events.h"
-#include "plugin/net/verbs/qp_set.h"
 #include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/nccl/net.h"
 
 namespace railscope::net::verbs {
+
+struct Lane;    // qp_set.h
+struct QpLane;  // qp_set.h
 
 class ConnectionTelemetry {
  public:
@@ -68,8 +70,8 @@ class ConnectionTelemetry {
   }
   // Ends the request slot's QP events. Inline: without a profiler, or with NCCL's callback but no
   // event ever started (no parent handle: net events off), the call is two comparisons.
-  void profile_stop(size_t request, const std::vector<QpLane>& qps) {
-    if (profiler_ != nullptr && qp_events_.allocated()) profile_stop_events(request, qps.size());
+  void profile_stop(size_t request, size_t nqps) {
+    if (profiler_ != nullptr && qp_events_.allocated()) profile_stop_events(request, nqps);
   }
   bool profiling(size_t request) const { return qp_events_.live(request); }
   // The error event of a failed connection under `phandle`: RailscopeNetQp_v1 naming `failed` (QP and

@@ -96,7 +96,7 @@ Status QpSet::create(int nqps, int remote_ndevs, const QpCaps& caps, int cqe, co
 
 Status QpSet::connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& local, const EndInfo& remote,
                       const LinkParams& link, const std::string& peer, const std::string& where,
-                      uint8_t* path_mtu) {
+                      int* path_mtu) {
   if (remote_qpns.size() != qps_.size())
     return Status::fail(
         ncclRemoteError, "peer.bad_handshake",
@@ -116,7 +116,7 @@ Status QpSet::connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& l
         !st.ok())
       return st;
     if (Status st = qp_to_rts(qps_[q].qp.get(), link, at); !st.ok()) return st;
-    uint8_t& lane_mtu = lanes_[l].path_mtu;
+    int& lane_mtu = lanes_[l].path_mtu;
     if (path.path_mtu > lane_mtu) lane_mtu = path.path_mtu;
   }
   return Status::success();

@@ -42,7 +42,7 @@ struct Lane {
   MrCache* mr_cache = nullptr;
   CqPtr cq;
   // The largest path MTU of this connection's QPs on this lane (0: no QP on it).
-  uint8_t path_mtu = 0;
+  int path_mtu = 0;  // bytes
   // The port knows this connection uses it (PortHealth::attach, ConnectionHealth::attach).
   bool attached = false;
 };
@@ -75,8 +75,7 @@ class QpSet {
   // RTS; each lane's path_mtu is then its QPs' largest, and the connection's (the smallest) is
   // returned in *path_mtu.
   Status connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& local, const EndInfo& remote,
-                 const LinkParams& link, const std::string& peer, const std::string& where,
-                 uint8_t* path_mtu);
+                 const LinkParams& link, const std::string& peer, const std::string& where, int* path_mtu);
   std::vector<uint32_t> qpns() const;
 
   const std::vector<Lane>& lanes() const { return lanes_; }

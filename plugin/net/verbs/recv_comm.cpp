@@ -2,13 +2,24 @@
 #include "plugin/net/verbs/recv_comm.h"
 
 #include "plugin/net/verbs/eager/eager_protocol.h"
+#include "plugin/net/verbs/gpu/gdr_flush_qp.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "plugin/net/verbs/watch/diagnosis_map.h"
 
 namespace railscope::net::verbs {
 
+VerbsRecvComm::VerbsRecvComm() : Connection("recv", kFifoDepth * kMaxRecvs) {  // request slot: event_slot()
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].comm = this;
+    slots_[i].index = static_cast<uint32_t>(i);
+  }
+  flusher = &VerbsRecvComm::flush_received;  // whichever protocol is agreed
+}
+
+VerbsRecvComm::~VerbsRecvComm() = default;
+
 Status VerbsRecvComm::choose_protocol(uint32_t limit) {
-  eager_max = limit;
+  eager_max_ = limit;
   if (limit > 0)
     protocol_ = std::make_unique<EagerRecv>(*this);
   else
@@ -18,7 +29,8 @@ Status VerbsRecvComm::choose_protocol(uint32_t limit) {
 
 ncclResult_t VerbsRecvComm::flush_received(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out) {
   auto* c = static_cast<VerbsRecvComm*>(comm);
-  return reported_result("iflush", c->flush.iflush(*c, bufs, out));
+  if (!c->flush_) c->flush_ = std::make_unique<GdrFlush>();
+  return reported_result("iflush", c->flush_->iflush(*c, bufs, out));
 }
 
 Status VerbsRecvComm::check_buffers(std::span<const RecvBuffer> bufs) {

@@ -10,18 +10,18 @@
 #include <memory>
 
 #include "plugin/net/verbs/connection.h"
-#include "plugin/net/verbs/gpu/gdr_flush_qp.h"
 
 namespace railscope::net::verbs {
 
 class VerbsRecvComm;
+class GdrFlush;  // gpu/gdr_flush_qp.h
 
 // One irecv (up to kMaxRecvs buffers) as NCCL sees it. What a protocol tracks per buffer beyond this
 // lives in the protocol, indexed like the slot.
 struct RecvSlot : Request {
   // Its tester (transport.h) is its protocol's, set by irecv.
   VerbsRecvComm* comm = nullptr;
-  uint32_t index = 0;  // in comm->slots (index_of): no division by the slot's size on the data path
+  uint32_t index = 0;  // in comm->slots() (index_of): no division by the slot's size on the data path
   bool in_use = false;
   int n = 0;
   size_t sizes[kMaxRecvs] = {};               // capacities
@@ -50,18 +50,13 @@ class RecvProtocol {
 
 class VerbsRecvComm final : public RecvComm, public Connection {
  public:
-  VerbsRecvComm() : Connection("recv", kFifoDepth * kMaxRecvs) {  // request slot: event_slot()
-    for (size_t i = 0; i < slots.size(); ++i) {
-      slots[i].comm = this;
-      slots[i].index = static_cast<uint32_t>(i);
-    }
-    flusher = &VerbsRecvComm::flush_received;  // whichever protocol is agreed
-  }
+  VerbsRecvComm();
+  ~VerbsRecvComm() override;
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
   // 0. Called once, after open_lanes; then prepare() registers what it needs.
   Status choose_protocol(uint32_t limit);
-  uint32_t eager_max = 0;
+  uint32_t eager_max() const { return eager_max_; }
   Status prepare() { return protocol_->prepare(); }
   uint64_t advertised_addr() const { return protocol_->advertised_addr(); }
   std::vector<uint32_t> advertised_rkeys() const { return protocol_->advertised_rkeys(); }
@@ -73,12 +68,12 @@ class VerbsRecvComm final : public RecvComm, public Connection {
   }
   // Called by a protocol's prepare(): NCCL's irecv goes straight to that protocol (protocol_receiver).
   void set_receiver(RecvFn fn) { receiver = fn; }
-  GdrFlush flush;  // iflush: loopback RDMA reads (gdr_flush_qp.h)
-  // Its flusher (transport.h FlushFn): flush.iflush, its failure logged.
+  // Its flusher (transport.h FlushFn): GdrFlush::iflush (gdr_flush_qp.h: loopback RDMA reads, made
+  // at the first iflush, so a comm that never flushes holds none), its failure logged.
   static ncclResult_t flush_received(RecvComm* comm, std::span<const RecvBuffer> bufs, Request** out);
 
   // Shared by both protocols.
-  std::array<RecvSlot, kFifoDepth> slots{};
+  std::array<RecvSlot, kFifoDepth>& slots() { return slots_; }
   size_t index_of(const RecvSlot& r) const { return r.index; }
   // The QP events' request slot of buffer i of r.
   size_t event_slot(const RecvSlot& r, int i) const {
@@ -96,7 +91,7 @@ class VerbsRecvComm final : public RecvComm, public Connection {
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
   void profile_in_flight_failure() override {
-    for (auto& r : slots)
+    for (auto& r : slots_)
       if (r.in_use)
         for (int i = 0; i < r.n; ++i)
           if (profiling(event_slot(r, i))) profile_failure(event_slot(r, i), r.phandles[i], r.sizes[i]);
@@ -104,6 +99,9 @@ class VerbsRecvComm final : public RecvComm, public Connection {
 
  private:
   std::unique_ptr<RecvProtocol> protocol_;
+  uint32_t eager_max_ = 0;
+  std::array<RecvSlot, kFifoDepth> slots_{};
+  std::unique_ptr<GdrFlush> flush_;
 };
 
 inline void VerbsRecvComm::complete(RecvSlot* r, int* done, int* sizes) {

@@ -13,23 +13,23 @@ constexpr int kRemoteWrite = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 // An eager pair never pins a FIFO it does not use (16 KiB per send comm): the sender registers the
 // FIFO only when the receiver refused eager (docs/net-protocol.md, "Memory per connection").
 Status VerbsSendComm::prepare() {
-  if (local().eager_max > 0) return register_buffer(eager::kSenderRegionBytes, kRemoteWrite, &region);
-  return register_buffer(kFifoBytes, kRemoteWrite, &region);
+  if (local().eager_max > 0) return register_buffer(eager::kSenderRegionBytes, kRemoteWrite, &region_);
+  return register_buffer(kFifoBytes, kRemoteWrite, &region_);
 }
 
 std::vector<uint32_t> VerbsSendComm::region_rkeys() const {
   std::vector<uint32_t> out;
-  for (const auto& mr : region.mrs) out.push_back(mr->rkey);
+  for (const auto& mr : region_.mrs) out.push_back(mr->rkey);
   return out;
 }
 
 Status VerbsSendComm::choose_protocol(uint32_t limit) {
-  eager_max = limit;
+  eager_max_ = limit;
   if (limit > 0) {
     protocol_ = std::make_unique<EagerSend>(*this);
   } else {
     if (local().eager_max > 0)  // offered eager, refused: the mailbox gives way to the FIFO
-      if (Status st = register_buffer(kFifoBytes, kRemoteWrite, &region); !st.ok()) return st;
+      if (Status st = register_buffer(kFifoBytes, kRemoteWrite, &region_); !st.ok()) return st;
     protocol_ = std::make_unique<ReceiverDrivenSend>(*this);
   }
   return protocol_->prepare();

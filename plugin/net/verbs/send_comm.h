@@ -84,14 +84,14 @@ class VerbsSendComm final : public SendComm, public Connection {
   // protocol is agreed: where this end offers eager, the eager protocol's mailbox and credit word (the
   // receiver will almost always agree), else the receiver-driven protocol's clear-to-send FIFO.
   Status prepare();
-  uint64_t region_addr() const { return reinterpret_cast<uint64_t>(region.get()); }
+  uint64_t region_addr() const { return reinterpret_cast<uint64_t>(region_.get()); }
   std::vector<uint32_t> region_rkeys() const;
 
   // The protocol agreed in the handshake: eager messages up to eager_max bytes, receiver-driven when
   // 0. Called once, after prepare(). Receiver-driven after an eager offer: the mailbox gives way to
   // the FIFO, whose address the sender's QPNS message carries (handshake.h).
   Status choose_protocol(uint32_t limit);
-  uint32_t eager_max = 0;
+  uint32_t eager_max() const { return eager_max_; }
 
   SendProtocol* protocol() const { return protocol_.get(); }
   void drain() {
@@ -100,10 +100,10 @@ class VerbsSendComm final : public SendComm, public Connection {
   // Called by a protocol's prepare(): NCCL's isend goes straight to that protocol (protocol_sender).
   void set_sender(SendFn fn) { sender = fn; }
 
-  // Shared by both protocols.
-  RequestPool<SendReq, kSendRequests> pool;
-  RegisteredBuffer
-      region;  // written by the peer: the FIFO (receiver-driven) or mailbox and credit word (eager)
+  // Shared by both protocols: the send requests, and the region the peer writes into (the FIFO,
+  // receiver-driven, or the mailbox and credit word, eager).
+  RequestPool<SendReq, kSendRequests>& pool() { return pool_; }
+  const RegisteredBuffer& region() const { return region_; }
   // A finished send reported and its request returned to the pool. `end`: when it was seen done (the
   // clock read of the test() that found it; a default time_point: not timed, as an eager ring message,
   // done when posted). `lane_done`: when each lane's parts completed, on a striped connection: its rate
@@ -115,12 +115,15 @@ class VerbsSendComm final : public SendComm, public Connection {
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
   void profile_in_flight_failure() override {
-    for (size_t i = 0; i < pool.capacity(); ++i)
-      if (profiling(i)) profile_failure(i, pool.at(i).phandle, pool.at(i).size);
+    for (size_t i = 0; i < pool_.capacity(); ++i)
+      if (profiling(i)) profile_failure(i, pool_.at(i).phandle, pool_.at(i).size);
   }
 
  private:
   std::unique_ptr<SendProtocol> protocol_;
+  uint32_t eager_max_ = 0;
+  RequestPool<SendReq, kSendRequests> pool_;
+  RegisteredBuffer region_;
 };
 
 inline void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done, int* sizes,
@@ -142,8 +145,8 @@ inline void VerbsSendComm::finish(SendReq* req, Clock::time_point end, int* done
     record_parts(req->size, req->posted_at, lane_done);
   else if (timed)
     record_transfer(req->size, req->posted_at, end);
-  profile_stop(pool.index_of(req));
-  pool.put(req);
+  profile_stop(pool_.index_of(req));
+  pool_.put(req);
 }
 
 // The sender (transport.h SendFn) of a connection whose protocol is Protocol: the ABI adapter's isend

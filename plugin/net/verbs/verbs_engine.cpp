@@ -64,7 +64,7 @@ std::unique_ptr<VerbsEngine> VerbsEngine::create(const InitArgs& args, Status* s
     e->health_.push_back(std::make_unique<PortHealth>());
     e->caches_.push_back(std::make_unique<MrCache>(p.pd, fmt::format("{}:{}", p.dev_name, p.port)));
     e->devices_.push_back(Device{{static_cast<int>(i)}, p.dev_name, p.pci_path, p.gdr});
-    const int active_mtu = node::ib_mtu_bytes(p.active_mtu);
+    const int active_mtu = p.active_mtu;
     summary += fmt::format(" [{}]{}:{}/{} GID[{}] {} {} MTU {}", i, p.dev_name, p.port,
                            p.link_layer == node::LinkLayer::Ethernet ? "RoCE" : "IB", p.gid_index,
                            p.gid.to_string(), p.netdev.empty() ? "-" : p.netdev, active_mtu);

@@ -263,7 +263,7 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
     if (!engine->connect(dev, {}, net::HandleBytes(handle), &sc).ok() || Clock::now() > deadline) return 1;
   }
   auto& c = *static_cast<net::verbs::VerbsSendComm*>(sc);
-  CHECK(c.eager_max > 0, "the eager protocol was not agreed");
+  CHECK(c.eager_max() > 0, "the eager protocol was not agreed");
   // NCCL's isend reaches the protocol directly (transport.h SendFn), not through the engine.
   CHECK(sc->sender != nullptr, "the eager protocol set no sender");
   std::vector<uint8_t> payload(4096 * kMessages);
@@ -286,7 +286,7 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   net::verbs::RegisteredBuffer forged;
   CHECK(c.register_buffer(4096, IBV_ACCESS_LOCAL_WRITE, &forged).ok(), "register_buffer");
   const auto rkey = c.remote().devs[static_cast<size_t>(c.qps()[0].remote_dev)].rkey;
-  const size_t ring = net::verbs::eager::ring_bytes(c.eager_max);
+  const size_t ring = net::verbs::eager::ring_bytes(c.eager_max());
   uint64_t end = 0;  // where the previous message ended: the messages lie one after the other
   for (int i = 0; i < kMessages; ++i) {
     const uint64_t seq = static_cast<uint64_t>(i) + 1;
@@ -326,7 +326,7 @@ int hostile_receiver(const std::string& mode, const std::string& dir) {
   while (rc == nullptr)
     if (!engine->accept(lc, &rc).ok() || Clock::now() > deadline) return 1;
   auto& c = *static_cast<net::verbs::VerbsRecvComm*>(rc);
-  CHECK(c.eager_max > 0, "the eager protocol was not agreed");
+  CHECK(c.eager_max() > 0, "the eager protocol was not agreed");
   CHECK(rc->receiver != nullptr, "the eager protocol set no receiver");
   const bool ahead = mode == "ahead";
   if (!ahead && !wait_file(dir + "/sent")) return 1;

@@ -2,7 +2,7 @@
 """The longest chain of project headers a file pulls in (a.cpp -> a.h -> b.h -> ...), for every file
 under the given folders: fails when one is longer than the limit, printing the chain. A deep chain
 means a reader opens a file and has to follow many others to learn what a type is; the net plugin keeps
-its chains at 8 or fewer (docs/architecture.md).
+its chains at 6 or fewer (docs/architecture.md).
 usage: include_depth.py SOURCE_ROOT LIMIT FOLDER...   (--selftest: a planted 3-deep chain must fail at 2)"""
 import functools
 import os

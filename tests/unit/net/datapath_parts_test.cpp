@@ -37,11 +37,11 @@ TEST(NetRequestPool, HandsOutEachObjectOnceAndRecycles) {
 // the connection's slots, and so its QP events' request slots.
 TEST(NetRecvSlots, EachSlotKnowsItsIndex) {
   VerbsRecvComm c;
-  for (size_t i = 0; i < c.slots.size(); ++i) {
-    EXPECT_EQ(c.index_of(c.slots[i]), i);
-    EXPECT_EQ(&c.slots[c.index_of(c.slots[i])], &c.slots[i]);
-    EXPECT_EQ(c.event_slot(c.slots[i], kMaxRecvs - 1), i * kMaxRecvs + kMaxRecvs - 1);
-    EXPECT_EQ(c.slots[i].comm, &c);
+  for (size_t i = 0; i < c.slots().size(); ++i) {
+    EXPECT_EQ(c.index_of(c.slots()[i]), i);
+    EXPECT_EQ(&c.slots()[c.index_of(c.slots()[i])], &c.slots()[i]);
+    EXPECT_EQ(c.event_slot(c.slots()[i], kMaxRecvs - 1), i * kMaxRecvs + kMaxRecvs - 1);
+    EXPECT_EQ(c.slots()[i].comm, &c);
   }
 }
 

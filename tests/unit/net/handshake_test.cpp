@@ -35,7 +35,7 @@ EndDevice sample_device(const char* name) {
   d.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
   d.gid_index = 1;
   d.gid_type = node::GidType::RoceV2;
-  d.active_mtu = 3;
+  d.active_mtu = 1024;
   d.netdev_mtu = 1500;
   d.speed_mbps = 10000;
   e.rkey = 0x1234;
@@ -382,7 +382,7 @@ TEST(NetMessage, OutOfRangeCountsAreRejected) {
   m.end.qpns = {0};
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
-  m.end.devs[0].record.active_mtu = 6;
+  m.end.devs[0].record.active_mtu = 6;  // not an MTU: no ibv_mtu code, refused on decode
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
   m.end.devs[0].record.dev_name = "bad\nname";

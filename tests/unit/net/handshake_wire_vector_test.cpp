@@ -28,7 +28,7 @@ EndDevice roce_port() {
   d.gid = *node::Gid::parse("::ffff:10.0.0.1");
   d.gid_index = 3;
   d.gid_type = node::GidType::RoceV2;
-  d.active_mtu = 3;  // 1024 bytes
+  d.active_mtu = 1024;  // ibv_mtu code 3 on the wire
   d.lid = 0;
   d.netdev_mtu = 1500;
   d.speed_mbps = 100000;
@@ -46,7 +46,7 @@ EndDevice ib_port() {
   d.gid = *node::Gid::parse("fe80::248a:703:9b:a5c6");
   d.gid_index = 0;
   d.gid_type = node::GidType::IB;
-  d.active_mtu = 5;  // 4096 bytes
+  d.active_mtu = 4096;  // ibv_mtu code 5 on the wire
   d.lid = 0x2a;
   d.speed_mbps = 400000;
   e.rkey = 0xabcdef01;

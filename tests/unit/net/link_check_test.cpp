@@ -7,7 +7,7 @@
 namespace railscope::net::verbs {
 namespace {
 
-node::PortRecord roce(const char* name, const char* netdev, uint8_t last, uint8_t mtu, uint32_t netdev_mtu) {
+node::PortRecord roce(const char* name, const char* netdev, uint8_t last, int mtu, uint32_t netdev_mtu) {
   node::PortRecord d;
   d.dev_name = name;
   d.netdev = netdev;
@@ -28,19 +28,20 @@ node::PortRecord link_local(node::PortRecord d) {
 
 TEST(NetLinkCheck, SameMtuPasses) {
   PathChoice p;
-  auto st = check_link(roce("rxe0", "vethA", 1, 3, 1500), "a", roce("rxe1", "vethB", 2, 3, 1500), "b", &p);
+  auto st =
+      check_link(roce("rxe0", "vethA", 1, 1024, 1500), "a", roce("rxe1", "vethB", 2, 1024, 1500), "b", &p);
   ASSERT_TRUE(st.ok()) << diag::one_line(st.finding());
-  EXPECT_EQ(p.path_mtu, 3);
+  EXPECT_EQ(p.path_mtu, 1024);
   EXPECT_TRUE(p.warnings.empty());
 }
 
 TEST(NetLinkCheck, MtuMismatchUsesTheSmallerAndNamesBothNetdevMtus) {
   for (bool local_big : {true, false}) {
     PathChoice p;
-    auto big = roce("rxe0", "vethA", 1, 5, 9000), small = roce("rxe1", "vethB", 2, 3, 1500);
+    auto big = roce("rxe0", "vethA", 1, 4096, 9000), small = roce("rxe1", "vethB", 2, 1024, 1500);
     auto st = local_big ? check_link(big, "a", small, "b", &p) : check_link(small, "b", big, "a", &p);
     ASSERT_TRUE(st.ok());
-    EXPECT_EQ(p.path_mtu, 3);  // IBV_MTU_1024
+    EXPECT_EQ(p.path_mtu, 1024);
     ASSERT_EQ(p.warnings.size(), 1u);
     EXPECT_EQ(p.warnings[0].id(), "mtu.mismatch");
     std::string line = diag::one_line(p.warnings[0]);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_writes.h"
 #include "tests/unit/net/send_wr_checks.h"
 
 namespace railscope::net::verbs {

@@ -126,7 +126,7 @@ TEST(NetStrayConnection, HelloForAnotherListenerFailsUnverifiedAndIsTold) {
   d.link_layer = node::LinkLayer::Ethernet;
   d.gid.raw = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
   d.gid_type = node::GidType::RoceV2;
-  d.active_mtu = 3;
+  d.active_mtu = 1024;
   d.netdev_mtu = 1500;
   hello.end.devs = {{d, 0}};
   auto bytes = encode_message(hello);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/connection_health.h"
+#include "plugin/net/verbs/qp_set.h"
 #include "plugin/net/verbs/setup/link_params.h"
 
 namespace railscope::net::verbs {
@@ -77,7 +78,7 @@ TEST(ConnectionHealth, APortFailureAfterOpeningFailsTheConnection) {
 TEST(ConnectionHealth, AttachedPortsLearnOfTheConnectionAndForgetIt) {
   std::vector<PortHealth> ports(2);
   std::vector<Lane> lanes = lanes_on(ports);
-  lanes[0].path_mtu = IBV_MTU_1024;  // lane 1 has no QP
+  lanes[0].path_mtu = 1024;  // lane 1 has no QP
   ConnectionHealth h;
   LinkParams link;
   link.timeout = 20;
@@ -98,7 +99,7 @@ TEST(ConnectionHealth, AttachedPortsLearnOfTheConnectionAndForgetIt) {
 TEST(ConnectionHealth, AStallNamesTheSendAndTheBudget) {
   std::vector<PortHealth> ports(1);
   std::vector<Lane> lanes = lanes_on(ports);
-  lanes[0].path_mtu = IBV_MTU_1024;
+  lanes[0].path_mtu = 1024;
   ConnectionHealth h;
   LinkParams link;
   link.timeout = 14;

@@ -70,7 +70,7 @@ class FabricWatchRecovery : public ::testing::Test {
     p.dev_name = kDev;
     p.port = 1;
     p.link_layer = node::LinkLayer::InfiniBand;
-    p.active_mtu = IBV_MTU_4096;
+    p.active_mtu = 4096;
     ports_.push_back(std::move(p));
     health_.push_back(std::make_unique<PortHealth>());
     watch_ = std::make_unique<FabricWatch>(ports_, health_);

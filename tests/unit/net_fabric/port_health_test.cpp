@@ -58,25 +58,25 @@ TEST(PortHealth, UseKeepsTheLargestPathMtuAndBudget) {
   h.set_attach_hook([&] { ++hook_calls; });
   int timeout = -1, retry = -1;
   EXPECT_EQ(h.budget(&timeout, &retry), 0us);
-  h.attach(3, 14, 7, 2000000us);
-  h.attach(5, 20, 7, 34359738us);
-  h.attach(4, 18, 7, 8000000us);
+  h.attach(1024, 14, 7, 2000000us);
+  h.attach(4096, 20, 7, 34359738us);
+  h.attach(2048, 18, 7, 8000000us);
   EXPECT_EQ(hook_calls, 1);  // only the first connection wakes the sampler
   EXPECT_EQ(h.users(), 3);
-  EXPECT_EQ(h.path_mtu(), 5);
+  EXPECT_EQ(h.path_mtu(), 4096);
   EXPECT_EQ(h.budget(&timeout, &retry), 34359738us);
   EXPECT_EQ(timeout, 20);
   EXPECT_EQ(retry, 7);
   h.detach();
   h.detach();
-  EXPECT_EQ(h.path_mtu(), 5);
+  EXPECT_EQ(h.path_mtu(), 4096);
   h.detach();
   EXPECT_EQ(h.users(), 0);
   EXPECT_EQ(h.path_mtu(), 0);
   EXPECT_EQ(h.budget(&timeout, &retry), 0us);
-  h.attach(3, 14, 7, 2000000us);
+  h.attach(1024, 14, 7, 2000000us);
   EXPECT_EQ(hook_calls, 2);
-  EXPECT_EQ(h.path_mtu(), 3);
+  EXPECT_EQ(h.path_mtu(), 1024);
 }
 
 TEST(PortHealth, TotalsAddUpAcrossThreads) {

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "plugin/net/verbs/connection_telemetry.h"
+#include "plugin/net/verbs/qp_set.h"
 #include "plugin/net/verbs/setup/handshake.h"  // kMaxDevsPerEnd
 #include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/node/rail_skew.h"

@@ -97,7 +97,7 @@ TEST(EngineSelection, SpeedIsLibNodesTableXdrIncluded) {
 
 // The record carries the inventory's MTU as the ibv_mtu the QP and the handshake use, and the LID an
 // InfiniBand peer addresses; unknown stays 0.
-TEST(EngineSelection, RecordCarriesMtuCodeAndLid) {
+TEST(EngineSelection, RecordCarriesMtuAndLid) {
   node::Inventory inv;
   node::Port ib = ib_port(2);
   ib.active_mtu = 4096;
@@ -107,7 +107,7 @@ TEST(EngineSelection, RecordCarriesMtuCodeAndLid) {
   ASSERT_EQ(s.ports.size(), 2u);
   EXPECT_EQ(s.ports[0].active_mtu, 0);
   EXPECT_EQ(s.ports[1].port, 2);
-  EXPECT_EQ(s.ports[1].active_mtu, IBV_MTU_4096);
+  EXPECT_EQ(s.ports[1].active_mtu, 4096);
   EXPECT_EQ(s.ports[1].lid, 0x2a);
   EXPECT_EQ(s.ports[1].gid_index, 0);
   EXPECT_TRUE(s.ports[1].pci_path.empty());  // a virtual device: no PCI path, not "virtual"

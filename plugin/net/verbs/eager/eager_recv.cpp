@@ -47,7 +47,7 @@ Status EagerRecv::prepare() {
   c_.set_receiver(&protocol_receiver<EagerRecv>);
   ahead_ = params::get_bool("RAILSCOPE_NET_EAGER_AHEAD");
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max), remote_write, &ring_); !st.ok())
+  if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max()), remote_write, &ring_); !st.ok())
     return st;
   return c_.register_buffer(eager::kControlSlots * eager::kControlSlotBytes, IBV_ACCESS_LOCAL_WRITE,
                             &staging_);
@@ -130,7 +130,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   if (reposts_pending_ >= eager::kRepostFromIrecv)
     if (Status st = repost_receives(); !st.ok()) return c_.fail(std::move(st));
   const auto index = static_cast<size_t>(tail_ % kFifoDepth);
-  RecvSlot& r = c_.slots[index];
+  RecvSlot& r = c_.slots()[index];
   if (r.in_use) return c_.not_ready();
   const int n = static_cast<int>(bufs.size());
   for (const RecvBuffer& b : bufs)
@@ -157,7 +157,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
     // A buffer within the eager limit takes its message whole from the ring (QP 0); a larger one is
     // counted as the sender splits a message of its size over the QPs (chunk_of).
     c_.profile_start(c_.event_slot(r, i), b.phandle, IBV_WC_RECV_RDMA_WITH_IMM, t.seq, b.size,
-                     b.size <= c_.eager_max);
+                     b.size <= c_.eager_max());
   }
   ++tail_;
   c_.stats().posted();
@@ -180,7 +180,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
   // looks at every arrival, and here only a release can be new.
   if (delivered)
     if (Status st = return_credits(); !st.ok()) return c_.fail(std::move(st));
-  if (ahead_ && n == 1 && bufs[0].size > c_.eager_max)
+  if (ahead_ && n == 1 && bufs[0].size > c_.eager_max())
     if (Status st = write_ahead_one(r); !st.ok()) return c_.fail(std::move(st));
   if (ahead_ && n > 1)
     if (Status st = write_ahead(r); !st.ok()) return c_.fail(std::move(st));
@@ -194,7 +194,7 @@ Status EagerRecv::irecv(std::span<const RecvBuffer> bufs, Request** out) {
 inline std::optional<uint32_t> EagerRecv::claim_ahead(const RecvSlot& r, const Targets& t, int i,
                                                       bool* full) {
   *full = false;
-  if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max || t.mrs[i] == nullptr) return std::nullopt;
+  if (t.state[i] != kWaiting || r.sizes[i] <= c_.eager_max() || t.mrs[i] == nullptr) return std::nullopt;
   *full = true;
   if (nqueued_ > 0 || large_incoming_ >= eager::kMaxLargeInFlight || !control_.has_room())
     return std::nullopt;
@@ -286,7 +286,7 @@ bool EagerRecv::find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buf
   bool front = true;  // every receive before s is matched through
   for (uint64_t s = match_from_; s < tail_; ++s) {
     const auto index = static_cast<size_t>(s % kFifoDepth);
-    RecvSlot& r = c_.slots[index];
+    RecvSlot& r = c_.slots()[index];
     const Targets& t = targets_[index];
     bool waiting = false;
     if (r.in_use && t.seq == s + 1)
@@ -344,10 +344,10 @@ Status EagerRecv::on_ring_message(uint32_t imm) {
                                 free_from.messages, eager::kRingMessages, c_.where()));
   // The copy goes straight into its entry: a message refused here fails the connection.
   Held& m = held(seq);
-  if (!eager::check_header(ring(), seq, ring_arrived_.position, imm, c_.eager_max, &m.header, &m.place))
+  if (!eager::check_header(ring(), seq, ring_arrived_.position, imm, c_.eager_max(), &m.header, &m.place))
     return bad_peer(fmt::format(
         "{} on {}",
-        eager::header_refusal(ring_.size, seq, ring_arrived_.position, imm, c_.eager_max, m.header),
+        eager::header_refusal(ring_.size, seq, ring_arrived_.position, imm, c_.eager_max(), m.header),
         c_.where()));
   const eager::Header* h = &m.header;
   const eager::RingPlace& place = m.place;
@@ -387,7 +387,7 @@ inline Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
       return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                           fmt::format("the peer sent {} bytes (tag {}) to a {}-byte receive on {}", h.size,
                                       h.tag, r.sizes[i], c_.where()));
-    const std::span<const std::byte> bytes = eager::payload(ring(), held(seq).place, c_.eager_max, h);
+    const std::span<const std::byte> bytes = eager::payload(ring(), held(seq).place, c_.eager_max(), h);
     eager::copy_payload(t.data[i], bytes.data(), bytes.size());
     r.got[i] = bytes.size();
     t.state[i] = kDone;
@@ -435,7 +435,7 @@ Status EagerRecv::deliver_held(RecvSlot& r, int i, uint64_t seq) { return delive
 
 Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
   const size_t s = target / kMaxRecvs, i = target % kMaxRecvs;
-  RecvSlot* r = s < c_.slots.size() ? &c_.slots[s] : nullptr;
+  RecvSlot* r = s < c_.slots().size() ? &c_.slots()[s] : nullptr;
   Targets* t = s < targets_.size() ? &targets_[s] : nullptr;
   if (r == nullptr || t == nullptr || !r->in_use || static_cast<int>(i) >= r->n ||
       (t->state[i] != kIncoming && t->state[i] != kAhead) || t->parts[i] <= 0)

@@ -52,7 +52,7 @@ std::string_view pointer_kind(int type) {
 
 Status EagerSend::prepare() {
   c_.set_sender(&protocol_sender<EagerSend>);
-  ring_ = eager::SenderRing(eager::ring_bytes(c_.eager_max));
+  ring_ = eager::SenderRing(eager::ring_bytes(c_.eager_max()));
   return c_.register_buffer(ring_.size(), IBV_ACCESS_LOCAL_WRITE, &stage_);
 }
 
@@ -60,7 +60,7 @@ std::optional<eager::ClearToSend> EagerSend::take_ahead(int tag, uint64_t ordina
   if (nwaiting_ > 0) return std::nullopt;
   for (size_t n = 0; n < eager::kAheadEntries; ++n) {
     const size_t i = (ahead_next_ + n) % eager::kAheadEntries;
-    const volatile eager::ClearToSend& v = ahead_entry(c_.region, i);
+    const volatile eager::ClearToSend& v = ahead_entry(c_.region(), i);
     const uint64_t seq = v.seq;
     if (seq == 0 || v.ordinal != ordinal || v.tag != tag) continue;
     // The receiver rewrites an entry for a later receive once this one's is done, so the copy counts
@@ -78,7 +78,7 @@ std::optional<eager::ClearToSend> EagerSend::take_ahead(int tag, uint64_t ordina
 }
 
 uint64_t EagerSend::credit_word() const {
-  const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(c_.region.get()) +
+  const auto* word = reinterpret_cast<const volatile uint64_t*>(static_cast<const char*>(c_.region().get()) +
                                                                 eager::kCreditWordOffset);
   return *word;
 }
@@ -111,7 +111,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
                                  word, ring_.end(), c_.where())));
   // A large message holds a mailbox entry and a data part in every QP's send queue until it
   // completes: their number is bounded so the queues can be (eager_queues.h).
-  const bool whole = size <= c_.eager_max;
+  const bool whole = size <= c_.eager_max();
   if (!whole && mailbox_full()) return c_.not_ready();
   uint64_t& sent = sent_.of(tag);
   // The receiver wrote a clear-to-send for this very send ahead: the data goes now, no ring message.
@@ -125,13 +125,13 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
     place = ring_.reserve(stride, ring_retired_);
   }
   if (!place) return c_.not_ready();
-  SendReq* req = c_.pool.get();
+  SendReq* req = c_.pool().get();
   if (req == nullptr) {
     ++c_.stats().not_ready;
     return Status::success();
   }
   const uint64_t seq = ring_.posted() + 1;
-  const auto index = c_.pool.index_of(req);
+  const auto index = c_.pool().index_of(req);
   start(req, data, size, mr, whole, whole ? 0 : seq);
 
   const size_t offset = place->offset(ring_.size());
@@ -152,7 +152,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
                       eager::imm_ring(*place, ring_.size()));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0) {
-    c_.pool.put(req);
+    c_.pool().put(req);
     return c_.fail(Status::fail(ncclSystemError, post_finding("ibv_post_send (eager)", rc, c_.where())));
   }
   ring_.post(*place);
@@ -188,14 +188,14 @@ std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, Ve
                                             uint64_t* sent, Request** out) {
   const std::optional<eager::ClearToSend> cts = take_ahead(tag, *sent + 1, size);
   if (!cts) return std::nullopt;
-  SendReq* req = c_.pool.get();
+  SendReq* req = c_.pool().get();
   if (req == nullptr) {
     ++c_.stats().not_ready;
     return Status::success();
   }
   start(req, data, size, mr, false, 0);
   if (Status st = post_data(req, *cts); !st.ok()) {
-    if (req->pending == 0) c_.pool.put(req);  // else its completions still name it: the comm is failed
+    if (req->pending == 0) c_.pool().put(req);  // else its completions still name it: the comm is failed
     return c_.fail(std::move(st));
   }
   ++*sent;
@@ -203,7 +203,7 @@ std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, Ve
   c_.stats().posted();
   ++c_.stats().ahead;
   req->phandle = phandle;
-  c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, *sent, size, false);
+  c_.profile_start(c_.pool().index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, *sent, size, false);
   *out = req;
   return Status::success();
 }
@@ -214,14 +214,14 @@ Status EagerSend::progress_now() {
   size_t kept = 0;
   Status result = Status::success();
   for (size_t i = 0; i < nwaiting_; ++i) {
-    SendReq& r = c_.pool.at(waiting_[i]);
-    if (!result.ok() || mailbox_entry(c_.region, r.mailbox).seq != r.rts_seq) {
+    SendReq& r = c_.pool().at(waiting_[i]);
+    if (!result.ok() || mailbox_entry(c_.region(), r.mailbox).seq != r.rts_seq) {
       waiting_[kept++] = waiting_[i];
       continue;
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     // The receiver may rewrite its mailbox entry at any time: read it once, check and use the copy.
-    if (Status st = post_data(&r, read_entry(mailbox_entry(c_.region, r.mailbox))); !st.ok())
+    if (Status st = post_data(&r, read_entry(mailbox_entry(c_.region(), r.mailbox))); !st.ok())
       result = c_.fail(std::move(st));
   }
   nwaiting_ = kept;
@@ -229,7 +229,7 @@ Status EagerSend::progress_now() {
 }
 
 Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
-  const auto index = c_.pool.index_of(req);
+  const auto index = c_.pool().index_of(req);
   if (c.status == eager::kTooSmall || req->size > c.size)
     return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                         fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",
@@ -265,19 +265,19 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
 Status EagerSend::on_completion(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kWrKindMask;
   const uint64_t low = wc.wr_id & ~kWrKindMask;
-  const bool data = kind == kWrSend && low < c_.pool.capacity();
+  const bool data = kind == kWrSend && low < c_.pool().capacity();
   if (wc.status != IBV_WC_SUCCESS)
     return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send,
-                                                    data ? c_.pool.at(low).size : 0, c_.where()));
+                                                    data ? c_.pool().at(low).size : 0, c_.where()));
   if (kind == kWrRing && low <= ring_.posted()) {
     ring_retired_ = std::max(ring_retired_, low);
     return Status::success();
   }
-  if (data && c_.pool.at(low).pending > 0) {
+  if (data && c_.pool().at(low).pending > 0) {
     // post_data posts every part before anything is polled, so 0 means the message is done.
-    if (--c_.pool.at(low).pending == 0) mailbox_used_ &= ~(uint64_t{1} << c_.pool.at(low).mailbox);
+    if (--c_.pool().at(low).pending == 0) mailbox_used_ &= ~(uint64_t{1} << c_.pool().at(low).mailbox);
     if (c_.striped() && c_.completion_lane() < kMaxDevsPerEnd)
-      c_.pool.at(low).lane_done[c_.completion_lane()] = c_.completion_time();
+      c_.pool().at(low).lane_done[c_.completion_lane()] = c_.completion_time();
     return Status::success();
   }
   return Status::fail(ncclInternalError, "internal.bad_argument",

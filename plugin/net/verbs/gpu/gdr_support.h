@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plugin/net/verbs/gpu/nic_gdr.h"
 #include "railscope/core/diagnosis.h"
 #include "railscope/gpu/gdr_decision.h"
 #include "railscope/gpu/gdr_flush.h"
@@ -26,17 +27,6 @@ struct GdrHost {
 };
 // SysfsRoot::from_env() (RAILSCOPE_SYSFS_ROOT) and GdrPolicy::from_env().
 GdrHost detect_gdr_host();
-
-// One port's (or a fused device's) decision.
-struct NicGdr {
-  int ptr_support = gpu::kPtrHost;
-  gpu::DmabufProbe dmabuf_probe = gpu::DmabufProbe::Unknown;
-  std::vector<diag::Finding> refusals;  // every reason GPU memory is not offered, most important first
-  int no_cuda = -1;                     // index in refusals explaining a missing NCCL_PTR_CUDA, -1 none
-  int no_dmabuf = -1;                   // ... a missing NCCL_PTR_DMABUF
-  const diag::Finding* cuda_refusal() const;
-  const diag::Finding* dmabuf_refusal() const;
-};
 
 NicGdr decide_nic_gdr(const GdrHost& host, const std::string& nic, bool pci_device,
                       const gpu::DmabufProbeResult& probe);

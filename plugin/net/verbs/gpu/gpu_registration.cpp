@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "plugin/net/verbs/gpu/gdr_support.h"
 #include "plugin/net/verbs/setup/discovery.h"
 #include "plugin/net/verbs/setup/mr_cache.h"
 #include "railscope/ibv/ibv.h"

@@ -12,7 +12,7 @@
 #include <span>
 
 #include "plugin/net/verbs/receiver_driven/receiver_driven_queues.h"
-#include "plugin/net/verbs/receiver_driven/receiver_driven_writes.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_targets.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 

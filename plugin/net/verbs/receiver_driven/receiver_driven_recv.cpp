@@ -36,7 +36,7 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   // completions (a receive's slot is freed by its test()), so only a full one polls: in a ping-pong
   // the poll of every irecv found nothing (bench/net_instructions), and test() polls for the rest.
   const auto index = static_cast<size_t>(tail_ % kCtsSlots);
-  RecvSlot& r = c_.slots[index];
+  RecvSlot& r = c_.slots()[index];
   if (r.in_use) return c_.not_ready();
   const auto q = static_cast<size_t>(tail_ % c_.qps().size());
   receiver_driven::CtsWindow& window = cts_windows_[q];
@@ -106,13 +106,13 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
 Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kWrKindMask;
   const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
-  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots.size()) return failed_completion(wc);
+  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots().size()) return failed_completion(wc);
   if (kind == kWrCts) {  // index: the QP; its oldest signalled clear-to-send write completed
     if (index < c_.qps().size() && cts_windows_[index].retire()) return Status::success();
     return cts_beyond_window(index);
   }
   if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||
-      !c_.slots[index].in_use)
+      !c_.slots()[index].in_use)
     return unexpected_completion(wc);
   Progress& p = progress_[index];
   p.imm = ntohl(wc.imm_data);

@@ -1,5 +1,6 @@
 // The sending half of the receiver-driven protocol (receiver_driven.h).
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_writes.h"
 
 #include <fmt/format.h>
 
@@ -50,7 +51,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   Slot& s = slots_[static_cast<size_t>(index)];
   // The previous use of this slot is not reported done yet.
   if (s.seq != seq && s.live_reqs > 0) return c_.not_ready();
-  auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(c_.region.get())) + index * kMaxRecvs;
+  auto* fifo = static_cast<volatile CtsEntry*>(static_cast<CtsEntry*>(c_.region().get())) + index * kMaxRecvs;
   // No clear-to-send yet: make sure the port and the peer are still there.
   if (fifo[0].seq != seq) return c_.not_ready();
   uint32_t nreqs = fifo[0].nreqs;
@@ -88,7 +89,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
       if (!budget_.fits(s.wrs)) return c_.not_ready();
     }
   }
-  SendReq* req = c_.pool.get();
+  SendReq* req = c_.pool().get();
   if (req == nullptr) {
     ++c_.stats().not_ready;
     return Status::success();
@@ -103,7 +104,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   req->phandle = phandle;
   // One QP event per part: post() gives QP q the part chunk_of names.
   if (phandle != nullptr && c_.profiler_on())
-    c_.profile_start(c_.pool.index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
+    c_.profile_start(c_.pool().index_of(req), phandle, IBV_WR_RDMA_WRITE_WITH_IMM, seq, size);
   if (s.matched == s.nreqs) {
     if (Status st = post(s, index); !st.ok()) return c_.fail(std::move(st));
     ++head_;

@@ -8,33 +8,10 @@
 #include <span>
 
 #include "plugin/net/verbs/receiver_driven/receiver_driven_queues.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_targets.h"
 #include "plugin/net/verbs/send_comm.h"
 
 namespace railscope::net::verbs {
-
-inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
-
-// What the sender keeps of one clear-to-send entry, copied once from the FIFO: where the receive buffer
-// is (its rkey per remote device), how large, its tag.
-struct CtsTarget {
-  uint64_t addr = 0;
-  uint64_t size = 0;
-  uint32_t rkey[kMaxDevsPerEnd]{};
-  int32_t tag = 0;
-};
-
-// The slot's sizes record as one QP sees it (needs_sizes_record: several buffers, or a size the
-// immediate cannot hold). QP 0 writes the record into the receiver's sizes area; every QP ends its part
-// with a write with immediate kSizesInArea.
-struct SizesWrite {
-  bool in_area = false;
-  uint64_t local = 0;  // the record (a SizesSlot) and its length
-  uint32_t bytes = 0;
-  uint32_t lkey = 0;       // of the record, on the QP's lane
-  uint64_t remote = 0;     // the record's place in the receiver's sizes area
-  uint64_t area = 0;       // the sizes area (what a zero-length write with immediate names)
-  uint32_t area_rkey = 0;  // of the sizes area, on the QP's remote device
-};
 
 // The chain of work requests QP ql (q of nqps) posts for the slot's matched sends reqs, reqs[i] going
 // to cts[i]: an RDMA write per send whose part (chunk_of) on this QP has bytes, inline when it fits, and

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "plugin/net/common/socket.h"
 #include "plugin/net/verbs/eager/eager_queues.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "plugin/net/verbs/setup/discovery.h"
@@ -153,7 +154,7 @@ Status SendConnector::step(VerbsSendComm** out) {
                         fmt::format("the receiver {} could not bring its QPs up (see its log); {}",
                                     c.oob().peer(), c.where()));
   RS_INFO(NCCL_NET, "NET/railscope : connected {} with {} QP(s), path MTU {}, {}", c.where(), c.qps().size(),
-          node::ib_mtu_bytes(c.path_mtu()), protocol_text(c.eager_max));
+          c.path_mtu(), protocol_text(c.eager_max()));
   *out = comm_.release();
   return Status::success();
 }
@@ -186,15 +187,15 @@ Status SendConnector::on_reply(const Message& m) {
   // QPs per local lane: the QPs spread round robin over this end's lanes.
   const size_t nlanes = c.lanes().size();
   if (Status st = c.create_qps(static_cast<int>(expected), static_cast<int>(c.remote().devs.size()),
-                               sender_caps(c.eager_max > 0),
-                               cq_entries(c.eager_max > 0, (expected + nlanes - 1) / nlanes));
+                               sender_caps(c.eager_max() > 0),
+                               cq_entries(c.eager_max() > 0, (expected + nlanes - 1) / nlanes));
       !st.ok())
     return st;
   if (Status st = c.connect_qps(c.remote().qpns); !st.ok()) return st;
   Message q;
   q.type = MessageType::Qpns;
   q.qpns = c.qpns();
-  if (c.eager_max == 0) {
+  if (c.eager_max() == 0) {
     q.fifo_addr = c.region_addr();
     q.fifo_rkeys = c.region_rkeys();
   }
@@ -271,8 +272,8 @@ Status RecvAcceptor::on_hello(const Message& m) {
   if (Status st = c.open_lanes(dev_.ports, dev_.health, dev_.caches); !st.ok())
     return reject(kRejectResources, std::move(st));
   if (Status st = c.prepare(); !st.ok()) return reject(kRejectResources, std::move(st));
-  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max > 0),
-                               cq_entries(c.eager_max > 0, (nqps + nl - 1) / nl));
+  if (Status st = c.create_qps(static_cast<int>(nqps), static_cast<int>(nr), receiver_caps(c.eager_max() > 0),
+                               cq_entries(c.eager_max() > 0, (nqps + nl - 1) / nl));
       !st.ok())
     return reject(kRejectResources, std::move(st));
   Message r;
@@ -292,7 +293,7 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   if (stage_ == Stage::SendReady) {
     if (!flushed) return Status::success();
     RS_INFO(NCCL_NET, "NET/railscope : accepted {} with {} QP(s), path MTU {}, {}", c.where(), c.qps().size(),
-            node::ib_mtu_bytes(c.path_mtu()), protocol_text(c.eager_max));
+            c.path_mtu(), protocol_text(c.eager_max()));
     *out = comm_.release();
     return Status::success();
   }
@@ -323,7 +324,7 @@ Status RecvAcceptor::step(VerbsRecvComm** out) {
   Message ready;
   ready.type = MessageType::Ready;
   EndInfo remote = c.remote();
-  Status st = take_fifo(*m, c.eager_max, c.oob().peer(), &remote);
+  Status st = take_fifo(*m, c.eager_max(), c.oob().peer(), &remote);
   if (st.ok()) c.set_remote(std::move(remote));
   if (st.ok()) st = c.connect_qps(m->qpns);
   if (st.ok()) st = c.start();

@@ -80,7 +80,7 @@ Status discover_ports(std::vector<NetPort>* out) {
     NetPort np;
     static_cast<node::PortRecord&>(np) = std::move(record);
     // The QPs are set up with what the port says now, not what the inventory read a moment earlier.
-    np.active_mtu = static_cast<uint8_t>(pattr.active_mtu);
+    np.active_mtu = node::ib_mtu_bytes(static_cast<int>(pattr.active_mtu));
     np.lid = pattr.lid;
     np.ctx = d.ctx;
     np.pd = d.pd;

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/gpu/gdr_support.h"
+#include "plugin/net/verbs/gpu/nic_gdr.h"
 #include "railscope/ibv/handles.h"
 #include "railscope/node/port_record.h"
 
 namespace railscope::net::verbs {
+
+struct GdrHost;  // gpu/gdr_support.h
 
 // A port the engine uses: its record (port_policy.h's choice; active_mtu and lid as the opened port
 // reports them) plus the verbs handles and device limits the engine holds for it.

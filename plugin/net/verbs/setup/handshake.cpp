@@ -82,7 +82,7 @@ void put_device(wire::Writer& w, const EndDevice& d) {
   w.raw(p.gid.raw);
   w.u16(p.gid_index);
   w.u8(static_cast<uint8_t>(to_wire(p.gid_type)));
-  w.u8(p.active_mtu);
+  w.u8(static_cast<uint8_t>(node::ib_mtu_enum(p.active_mtu)));  // the wire carries ibv_mtu's code
   w.u16(p.lid);
   w.u32(static_cast<uint32_t>(std::clamp<int64_t>(p.netdev_mtu, 0, kMaxNetdevMtu)));
   w.u32(static_cast<uint32_t>(std::clamp<int64_t>(p.speed_mbps, 0, UINT32_MAX)));
@@ -121,7 +121,7 @@ bool get_device(wire::Reader& r, EndDevice* d, std::string* why) {
   p.gid_type = gid_type_from_wire(gt);
   p.netdev = std::move(netdev);
   p.netdev_mtu = static_cast<int>(netdev_mtu);
-  p.active_mtu = active_mtu;
+  p.active_mtu = node::ib_mtu_bytes(active_mtu);
   p.lid = lid;
   p.speed_mbps = speed_mbps;
   d->rkey = rkey;
@@ -418,11 +418,11 @@ Status check_link(const node::PortRecord& local, const std::string& local_host,
                  ? std::string("no netdev")
                  : fmt::format("{} MTU {}", d.netdev, d.netdev_mtu ? std::to_string(d.netdev_mtu) : "?");
     };
-    out->warnings.push_back(diag::make(
-        "mtu.mismatch", fmt::format("active MTU {} on {}:{} ({}) but {} on {}:{} ({}); using path MTU {}",
-                                    node::ib_mtu_bytes(local.active_mtu), local_host, local.dev_name,
-                                    netdev(local), node::ib_mtu_bytes(remote.active_mtu), remote_host,
-                                    remote.dev_name, netdev(remote), node::ib_mtu_bytes(out->path_mtu))));
+    out->warnings.push_back(
+        diag::make("mtu.mismatch",
+                   fmt::format("active MTU {} on {}:{} ({}) but {} on {}:{} ({}); using path MTU {}",
+                               local.active_mtu, local_host, local.dev_name, netdev(local), remote.active_mtu,
+                               remote_host, remote.dev_name, netdev(remote), out->path_mtu)));
   }
   return Status::success();
 }

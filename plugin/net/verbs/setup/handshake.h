@@ -26,21 +26,10 @@
 #include <vector>
 
 #include "plugin/net/transport.h"
+#include "plugin/net/verbs/setup/wire_limits.h"
 #include "railscope/node/port_record.h"
 
 namespace railscope::net::verbs {
-
-inline constexpr uint32_t kHandleMagic = 0x314e5352;   // "RSN1"
-inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
-// 2: EndInfo carries eager_max; 3: 32 FIFO slots; 4: the FIFO's address travels in QPNS; 5: eager
-// clear-to-sends written ahead, ring messages carry their ordinal per tag (eager.h)
-inline constexpr uint16_t kProtocolVersion = 5;
-inline constexpr int kMaxDevsPerEnd = 4;   // devices of a (virtual) NIC
-inline constexpr int kMaxQpsPerConn = 16;  // NCCL_IB_QPS_PER_CONNECTION upper bound
-inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;
-inline constexpr size_t kMaxMessageBody = 4096;
-inline constexpr size_t kMessageHeaderSize = 12;
-inline constexpr uint32_t kMaxEagerBytes = 65536;  // RAILSCOPE_NET_EAGER_MAX upper bound
 
 // --- listen handle
 struct ListenHandle {
@@ -112,7 +101,7 @@ Status take_fifo(const Message& qpns, uint32_t eager_max, const std::string& pee
 
 // --- checks before RTR
 struct PathChoice {
-  uint8_t path_mtu = 0;                 // ibv_mtu, as node::PortRecord::active_mtu
+  int path_mtu = 0;                     // bytes, the smaller active_mtu
   std::vector<diag::Finding> warnings;  // mtu.mismatch
 };
 // Link layer, GID type/family/link-local compatibility of a local and a remote device, and the path

@@ -1,5 +1,8 @@
 #include "plugin/net/verbs/setup/oob_channel.h"
 
+#include "plugin/net/common/socket.h"
+#include "plugin/net/verbs/setup/handshake.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>

@@ -7,12 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "plugin/net/common/socket.h"
 #include "plugin/net/transport.h"
-#include "plugin/net/verbs/setup/handshake.h"
+#include "plugin/net/verbs/setup/wire_limits.h"
+#include "railscope/socket/fd.h"
 #include "railscope/socket/frame_reader.h"
 
+namespace railscope::net {
+using railscope::socket::Fd;
+struct SocketAddress;  // plugin/net/common/socket.h
+}  // namespace railscope::net
+
 namespace railscope::net::verbs {
+
+struct ListenHandle;  // handshake.h
+struct Message;       // handshake.h
 
 // The listen handle's address, for the shared socket layer (plugin/net/common/socket.h: listen,
 // accept, connect, socket options and error mapping are common to both engines; frames are read by

@@ -54,7 +54,7 @@ PortSelection select_ports(const node::Inventory& inventory, const node::HcaFilt
       record.netdev = choice.entry->netdev;
       record.netdev_mtu =
           record.netdev == port.netdev ? port.netdev_mtu : node::read_netdev_mtu(sysfs, record.netdev);
-      record.active_mtu = static_cast<uint8_t>(node::ib_mtu_enum(port.active_mtu));
+      record.active_mtu = port.active_mtu;
       record.lid = static_cast<uint16_t>(port.lid);
       record.speed_mbps = port.speed_mbps;
       record.pci_path = dev.is_virtual ? std::string() : dev.pci_path;

@@ -7,6 +7,7 @@
 
 #include "plugin/net/verbs/watch/diagnosis_map.h"
 #include "railscope/ibv/ibv.h"
+#include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
 
@@ -66,10 +67,10 @@ Status qp_to_init(ibv_qp* qp, const NetPort& port, const std::string& where) {
 }
 
 Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const node::PortRecord& remote, uint32_t remote_qpn,
-                 uint8_t path_mtu, const LinkParams& lp, const std::string& where) {
+                 int path_mtu, const LinkParams& lp, const std::string& where) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = static_cast<ibv_mtu>(path_mtu);
+  a.path_mtu = static_cast<ibv_mtu>(node::ib_mtu_enum(path_mtu));
   a.dest_qp_num = remote_qpn;
   a.rq_psn = 0;
   a.max_dest_rd_atomic = 1;

@@ -28,9 +28,9 @@ Status create_rc_qp(const NetPort& port, ibv_cq* cq, const QpCaps& caps, QpPtr* 
 Status create_cq(const NetPort& port, int cqe, CqPtr* out);
 
 Status qp_to_init(ibv_qp* qp, const NetPort& port, const std::string& where);
-// path_mtu is the negotiated ibv_mtu; remote is the peer's port record.
+// path_mtu is the negotiated MTU in bytes; remote is the peer's port record.
 Status qp_to_rtr(ibv_qp* qp, const NetPort& port, const node::PortRecord& remote, uint32_t remote_qpn,
-                 uint8_t path_mtu, const LinkParams& lp, const std::string& where);
+                 int path_mtu, const LinkParams& lp, const std::string& where);
 Status qp_to_rts(ibv_qp* qp, const LinkParams& lp, const std::string& where);
 
 }  // namespace railscope::net::verbs

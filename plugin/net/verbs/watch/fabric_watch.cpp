@@ -57,7 +57,7 @@ struct FabricWatch::Port {
   node::PortCounters window_start;
   Clock::time_point window_at{};
   std::set<std::string> reported;  // finding ids already logged for this port
-  int active_mtu = 0;              // ibv_mtu, last seen
+  int active_mtu = 0;              // bytes, last seen
   int mtu_reported = 0;            // active MTU already reported as below the path MTU
   bool recovering = false;
   Clock::duration down_for{};
@@ -108,12 +108,12 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
   if (!np.ctx) return;  // a port without an open device (the sampler's unit tests) has no MTU to ask
   ibv_port_attr attr{};
   if (ibv::query_port(*ibv::api(), np.ctx.get(), static_cast<uint8_t>(np.port), &attr) != 0) return;
-  const int active = static_cast<int>(attr.active_mtu);
+  const int active = node::ib_mtu_bytes(static_cast<int>(attr.active_mtu));
   const int path = h.path_mtu();
   if (active >= path) {
     if (*reported != 0)
-      RS_INFO(NCCL_NET, "NET/railscope : {} active_mtu {} again, the QPs' path MTU {} fits", name,
-              node::ib_mtu_bytes(active), node::ib_mtu_bytes(path));
+      RS_INFO(NCCL_NET, "NET/railscope : {} active_mtu {} again, the QPs' path MTU {} fits", name, active,
+              path);
     *reported = 0;
   } else if (active != *reported) {
     *reported = active;
@@ -123,9 +123,8 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
             "mtu.changed",
             fmt::format("{}: active_mtu {} → {} after connect{}; QPs use {}: every larger packet is dropped, "
                         "transfers on this port stall",
-                        name, node::ib_mtu_bytes(*last_active), node::ib_mtu_bytes(active),
-                        np.netdev.empty() ? "" : fmt::format(" (netdev {})", np.netdev),
-                        node::ib_mtu_bytes(path)),
+                        name, *last_active, active,
+                        np.netdev.empty() ? "" : fmt::format(" (netdev {})", np.netdev), path),
             fmt::format(
                 "Set the netdev MTU back{} on both ends (the QPs keep the MTU they were set up with), "
                 "or restart the job so connections are made with the new MTU; keep MTUs equal on "

@@ -97,8 +97,8 @@ bool PortHealth::take_recovered(Clock::duration* down_for) {
   return true;
 }
 
-void PortHealth::attach(uint8_t path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget) {
-  uint8_t cur = path_mtu_.load(std::memory_order_acquire);
+void PortHealth::attach(int path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget) {
+  int cur = path_mtu_.load(std::memory_order_acquire);
   while (path_mtu > cur && !path_mtu_.compare_exchange_weak(cur, path_mtu, std::memory_order_acq_rel)) {
   }
   std::function<void()> hook;

@@ -58,12 +58,12 @@ class PortHealth {
   bool take_recovered(Clock::duration* down_for);
 
   // Use by connections (attach after the QPs are connected, detach at close).
-  void attach(uint8_t path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget);
+  void attach(int path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget);
   void detach();
   // Called (outside any lock of this object) when the first connection attaches; empty = none.
   void set_attach_hook(std::function<void()> hook);
   int users() const { return users_.load(std::memory_order_acquire); }
-  uint8_t path_mtu() const { return path_mtu_.load(std::memory_order_acquire); }
+  int path_mtu() const { return path_mtu_.load(std::memory_order_acquire); }
   // The longest budget among the connections (and its timeout/retry_cnt); zero when none attached.
   std::chrono::microseconds budget(int* timeout, int* retry_cnt) const;
 
@@ -88,7 +88,7 @@ class PortHealth {
   Clock::duration recovered_after_{};
   std::atomic<int> users_{0};
   std::function<void()> attach_hook_;
-  std::atomic<uint8_t> path_mtu_{0};
+  std::atomic<int> path_mtu_{0};
   std::chrono::microseconds budget_{0};
   int timeout_ = 0, retry_cnt_ = 0;
   std::array<std::atomic<uint64_t>, kCounterCategories> totals_{};
