@@ -79,6 +79,8 @@ EngineOrError Engine::create(const EngineInputs& in) {
     discovered = *in.discovered;
   else if (probe.islands > 1 && !probe.nics.known())
     discovered = discover_node_nics();
+  else if (probe.islands > 1 && !overrides.node_gpus)
+    discovered.node_gpus = discover_node_gpus();  // NICs given, but which GPUs share them
   e->topo_ = resolve_topology(shape, discovered, overrides);
 
   e->figures_ = in.constants != nullptr ? figures_from_nccl(*in.constants) : standard_figures();
@@ -181,8 +183,8 @@ void Engine::log_once(const Decision& d) const {
 
 std::string Engine::summary() const {
   const Topology& t = topo_;
-  std::string nics = t.nics.known() ? fmt::format("{} x {} Gb/s {} ({})", t.nics.count, t.nics.gbps,
-                                                  to_string(t.nics.layer), t.nics.source)
+  std::string nics = t.nics.known() ? fmt::format("{} x {} Gb/s {} ({}), {}", t.nics.count, t.nics.gbps,
+                                                  to_string(t.nics.layer), t.nics.source, t.rails_basis)
                                     : std::string("unknown");
   return fmt::format(
       "abi v{} comm {:#x}: {} ranks, {} nodes, {} islands of {} ({} {} GB/s, {}), NICs {}, figures {}, "

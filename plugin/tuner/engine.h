@@ -80,8 +80,11 @@ class Engine {
   mutable std::atomic<bool> bad_args_logged_{false};
 };
 
-// The node's NICs as lib/node reads them (active ports, their speed and link layer); unknown (count
-// 0) when the node library is not built in or finds nothing.
+// The node's NICs as lib/node reads them (active ports NCCL_IB_HCA selects, their speed and link
+// layer, and the node's GPU count); unknown (count 0) when the node library is not built in or finds
+// nothing.
 NicFacts discover_node_nics();
+// NVIDIA GPUs on the node's PCI bus; 0 when unknown.
+int discover_node_gpus();
 
 }  // namespace railscope::tuner

@@ -103,7 +103,10 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
                    {"intra_GBps", t.intra_gbps},  // 10^9 bytes/s per GPU
                    {"nics", t.nics.count},
                    {"nic_gbit", t.nics.gbps},  // 10^9 bits/s per NIC
-                   {"nic_source", t.nics.source}};
+                   {"nic_source", t.nics.source},
+                   {"node_gpus", t.nics.node_gpus},  // 0 = unknown
+                   {"rails", t.rails},               // the NICs one node's ranks of the communicator drive
+                   {"rails_basis", t.rails_basis}};
   j["config"] = engine.config().path;
   j["rows"] = nlohmann::json::array();
   for (const Decision& d : rows) {

@@ -25,6 +25,7 @@ struct ExplainOptions {
   double nic_gbit = 0;  // Gbit/s
   double nic_gbps_deprecated = 0;
   int nics = 0;
+  int node_gpus = 0;
   std::string coll = "allreduce";
   std::string config;
   bool json = false;
@@ -49,6 +50,8 @@ struct ExplainOptions {
 void check_inputs(const ExplainOptions& o) {
   if (o.min_bytes > o.max_bytes)
     usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
+  if (o.node_gpus > 0 && o.node_gpus < o.gpus_per_node)
+    usage_error(fmt::format("--node-gpus {} is fewer than --gpus-per-node {}", o.node_gpus, o.gpus_per_node));
   const int64_t ranks = int64_t{o.nodes} * o.gpus_per_node;
   if (o.nvl_domains > 0 && (o.nvl_domains > ranks || ranks % o.nvl_domains != 0))
     usage_error(
@@ -92,6 +95,7 @@ void run_explain(const ExplainOptions& o) {
   in.overrides.nic_source = in.overrides.intra_source = "cli";
   if (o.nics > 0) in.overrides.nics = o.nics;
   if (o.nic_gbit > 0) in.overrides.nic_gbps = o.nic_gbit;
+  if (o.node_gpus > 0) in.overrides.node_gpus = o.node_gpus;
   if (o.intra == "nvlink") in.overrides.intra = IntraLink::NvLink;
   if (o.intra == "pcie") in.overrides.intra = IntraLink::Pcie;
   if (o.intra_GBps > 0) in.overrides.intra_gbps = o.intra_GBps;
@@ -146,6 +150,9 @@ void add_tuner(CLI::App& app) {
       ->group("");
   ex->add_option("--nics", opts->nics, "NICs (rails) per node (default: env/config/node)")
       ->check(CLI::Range(1, 64));
+  ex->add_option("--node-gpus", opts->node_gpus,
+                 "GPUs per node sharing the NICs (default: this node's PCI bus, else one GPU per NIC)")
+      ->check(CLI::Range(1, 1024));
   ex->add_option("--coll", opts->coll, "Collective: broadcast, reduce, allgather, reducescatter, allreduce")
       ->capture_default_str();
   ex->add_option("--config", opts->config, "Rules file (default: RAILSCOPE_TUNER_CONFIG)");
