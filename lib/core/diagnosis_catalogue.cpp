@@ -421,6 +421,14 @@ constexpr Entry kEntries[] = {
      "Check the route between the two nodes (switch hops, ECMP) and the ports' counters"},
     {"tuner.config", S::Error, "Tuner configuration error", "the tuner rules file has an error",
      "Fix the file at the line and column given"},
+    {"tuner.calibration_other_shape", S::Info, "Calibration measured another shape",
+     "the tuner's calibration has no point for this communicator's ranks and nodes (a sub-communicator, or "
+     "profiles of another job), so the cost model decides for it",
+     "Calibrate with profiles of a run of this shape (railscope tuner calibrate)"},
+    {"tuner.calibration_other_cluster", S::Warning, "Calibration from another cluster",
+     "the calibration's cluster line names NICs other than the ones this node has: its measurements do not "
+     "describe this cluster and are not used",
+     "Calibrate on this cluster (railscope tuner calibrate), or unset RAILSCOPE_TUNER_CALIBRATION"},
     {"coll.hang", S::Error, "Collective hang",
      "a collective has been in flight longer than RAILSCOPE_HANG_SECONDS",
      "See which peers/channels are still waiting; check those ranks' logs and links"},

@@ -171,6 +171,9 @@ constexpr Spec kSpecs[] = {
     // --- tuner
     {"RAILSCOPE_TUNER_CONFIG", T::Path, "", 0, 0, "tuner",
      "Tuner rules file: `rule`/`measure`/`node` lines and/or NCCL example-tuner CSV rules (docs/tuner.md)"},
+    {"RAILSCOPE_TUNER_CALIBRATION", T::Path, "", 0, 0, "tuner",
+     "Tuner calibration file (`railscope tuner calibrate`): measured busbw per size, algorithm and protocol "
+     "for communicators of the measured shape (docs/tuner.md)"},
     {"RAILSCOPE_TUNER_STRICT", T::Bool, "1", 0, 0, "tuner",
      "1: a config error fails communicator creation; 0: warn and ignore the bad line"},
     {"RAILSCOPE_TUNER_NICS", T::Int, "0", 0, 64, "tuner",

@@ -45,10 +45,10 @@ EngineOrError Engine::create(const EngineInputs& in) {
   e->comm_id_ = in.comm_id;
   e->log_decisions_ = in.log_decisions;
 
-  // Config file: a problem fails init only in strict mode; otherwise the bad lines are dropped.
+  // Config and calibration files: a problem fails init only in strict mode; otherwise the bad lines are
+  // dropped.
   const bool strict = in.strict.value_or(params::get_bool("RAILSCOPE_TUNER_STRICT"));
-  const std::string path = in.config_path.value_or(params::get_string("RAILSCOPE_TUNER_CONFIG"));
-  if (!path.empty()) {
+  auto load = [&](const std::string& path, Config& into) {
     ParsedConfig parsed = load_config_file(path);
     if (!parsed.errors.empty()) {
       if (strict) {
@@ -56,16 +56,27 @@ EngineOrError Engine::create(const EngineInputs& in) {
             diag::make("tuner.config", join_errors(parsed.errors),
                        "Fix the file at the line and column given, or set RAILSCOPE_TUNER_STRICT=0 to "
                        "ignore the bad lines");
-        return out;
+        return false;
       }
       for (const auto& err : parsed.errors)
         RS_WARN("{}", diag::one_line(diag::make("tuner.config", diag::Severity::Warning,
                                                 err.to_string() + " (ignored: RAILSCOPE_TUNER_STRICT=0)")));
-      e->config_errors_ignored_ = static_cast<int>(parsed.errors.size());
+      e->config_errors_ignored_ += static_cast<int>(parsed.errors.size());
     }
     for (const std::string& note : parsed.config.deprecations)
       RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}", note);
-    e->config_ = std::move(parsed.config);
+    into = std::move(parsed.config);
+    return true;
+  };
+  const std::string path = in.config_path.value_or(params::get_string("RAILSCOPE_TUNER_CONFIG"));
+  if (!path.empty() && !load(path, e->config_)) return out;
+  // The calibration file's points and cluster line join the config's (a config may hold points too).
+  Config cal_file;
+  e->calibration_path_ = in.calibration_path.value_or(params::get_string("RAILSCOPE_TUNER_CALIBRATION"));
+  if (!e->calibration_path_.empty()) {
+    if (!load(e->calibration_path_, cal_file)) return out;
+    cal_file.rules.clear();  // a calibration measures; it pins nothing
+    cal_file.measured.clear();
   }
 
   // Node facts: CLI flags, then env, then the config's `node` line, then what lib/node reads.
@@ -79,10 +90,30 @@ EngineOrError Engine::create(const EngineInputs& in) {
     discovered = *in.discovered;
   else if (probe.islands > 1 && !probe.nics.known())
     discovered = discover_node_nics();
+  else if (probe.islands > 1 && !overrides.node_gpus)
+    discovered.node_gpus = discover_node_gpus();  // NICs given, but which GPUs share them
   e->topo_ = resolve_topology(shape, discovered, overrides);
 
   e->figures_ = in.constants != nullptr ? figures_from_nccl(*in.constants) : standard_figures();
   e->model_ = build_cost_model(e->topo_, e->figures_, measured_figures(e->config_));
+  if (!cal_file.points.empty() || cal_file.cluster) {
+    cal_file.points.insert(cal_file.points.begin(), e->config_.points.begin(), e->config_.points.end());
+    if (!cal_file.cluster) cal_file.cluster = e->config_.cluster;
+  } else {
+    cal_file.points = e->config_.points;
+    cal_file.cluster = e->config_.cluster;
+    cal_file.path = e->config_.path;
+  }
+  CalibrationOrRefusal cal = build_calibration(cal_file, e->topo_);
+  e->calibration_ = std::move(cal.calibration);
+  e->calibration_refusal_ = std::move(cal.refusal);
+  if (e->calibration_refusal_) {
+    // Another shape is every sub-communicator's normal case; another cluster is a mistake.
+    if (e->calibration_refusal_->severity >= diag::Severity::Warning)
+      RS_WARN("tuner: {}", diag::one_line(*e->calibration_refusal_));
+    else
+      RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}", diag::one_line(*e->calibration_refusal_));
+  }
   e->user_ = restrictions_from(params::raw("NCCL_ALGO"), params::raw("NCCL_PROTO"));
   if (!e->user_.warning.empty()) RS_WARN("tuner: {}", e->user_.warning);
   RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: {}", e->summary());
@@ -101,6 +132,7 @@ Policy Engine::policy() const {
   p.user = &user_;
   p.n_nodes = topo_.shape.n_nodes;
   p.n_ranks = topo_.shape.n_ranks;
+  p.calibration = calibration_.active ? &calibration_ : nullptr;
   return p;
 }
 
@@ -181,17 +213,18 @@ void Engine::log_once(const Decision& d) const {
 
 std::string Engine::summary() const {
   const Topology& t = topo_;
-  std::string nics = t.nics.known() ? fmt::format("{} x {} Gb/s {} ({})", t.nics.count, t.nics.gbps,
-                                                  to_string(t.nics.layer), t.nics.source)
+  std::string nics = t.nics.known() ? fmt::format("{} x {} Gb/s {} ({}), {}", t.nics.count, t.nics.gbps,
+                                                  to_string(t.nics.layer), t.nics.source, t.rails_basis)
                                     : std::string("unknown");
   return fmt::format(
       "abi v{} comm {:#x}: {} ranks, {} nodes, {} islands of {} ({} {} GB/s, {}), NICs {}, figures {}, "
-      "config '{}' ({} rules, {} measured{})",
+      "config '{}' ({} rules, {} measured{}){}",
       abi_version_, comm_id_, t.shape.n_ranks, t.shape.n_nodes, t.islands, t.ranks_per_island,
       to_string(t.intra), t.intra_gbps, t.intra_source, nics, figures_.source, config_.path,
       config_.rules.size(), config_.measured.size(),
       config_errors_ignored_ > 0 ? fmt::format(", {} bad lines ignored", config_errors_ignored_)
-                                 : std::string());
+                                 : std::string(),
+      calibration_.note.empty() ? std::string() : ", " + calibration_.note);
 }
 
 }  // namespace railscope::tuner

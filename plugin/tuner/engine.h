@@ -12,6 +12,7 @@
 #include "plugin/tuner/config/config.h"
 #include "plugin/tuner/config/nccl_env.h"
 #include "plugin/tuner/explain/decision.h"
+#include "plugin/tuner/model/calibration.h"
 #include "plugin/tuner/model/cost_model.h"
 #include "plugin/tuner/model/figures.h"
 #include "plugin/tuner/model/topology.h"
@@ -27,6 +28,7 @@ struct EngineInputs {
   const ncclTunerConstants_v5_t* constants = nullptr;  // v5+: NCCL's constants (read only here)
   NodeOverrides overrides;                             // highest priority (CLI flags); sources "cli"
   std::optional<std::string> config_path;              // unset: RAILSCOPE_TUNER_CONFIG
+  std::optional<std::string> calibration_path;         // unset: RAILSCOPE_TUNER_CALIBRATION
   std::optional<bool> strict;                          // unset: RAILSCOPE_TUNER_STRICT
   std::optional<NicFacts> discovered;                  // unset: read the node (lib/node) when needed
   bool log_decisions = true;                           // once per (collective, size bucket)
@@ -59,6 +61,9 @@ class Engine {
   const Figures& figures() const { return figures_; }
   const CostModel& model() const { return model_; }
   const Config& config() const { return config_; }
+  const Calibration& calibration() const { return calibration_; }
+  // Why the calibration does not apply to this communicator; unset when it applies or there is none.
+  const std::optional<diag::Finding>& calibration_refusal() const { return calibration_refusal_; }
   const UserRestrictions& restrictions() const { return user_; }
   Policy policy() const;
   std::string summary() const;  // one line for the init log and the CLI header
@@ -73,6 +78,9 @@ class Engine {
   Figures figures_;
   Config config_;
   CostModel model_;
+  Calibration calibration_;
+  std::optional<diag::Finding> calibration_refusal_;
+  std::string calibration_path_;
   UserRestrictions user_;
   bool log_decisions_ = true;
   int config_errors_ignored_ = 0;
@@ -80,8 +88,11 @@ class Engine {
   mutable std::atomic<bool> bad_args_logged_{false};
 };
 
-// The node's NICs as lib/node reads them (active ports, their speed and link layer); unknown (count
-// 0) when the node library is not built in or finds nothing.
+// The node's NICs as lib/node reads them (active ports NCCL_IB_HCA selects, their speed and link
+// layer, and the node's GPU count); unknown (count 0) when the node library is not built in or finds
+// nothing.
 NicFacts discover_node_nics();
+// NVIDIA GPUs on the node's PCI bus; 0 when unknown.
+int discover_node_gpus();
 
 }  // namespace railscope::tuner

@@ -128,12 +128,16 @@ enum Key : size_t {
   kComplete,
   kTiming,
   kWaits,
+  kAlgo,
+  kProto,
+  kChannels,
+  kNnodes,
   kKeys
 };
 constexpr std::array<std::string_view, kKeys> kNames = {
-    "type",      "comm",          "rank",        "nranks",   "seq",    "ord",     "op",
-    "peer",      "bytes",         "count",       "dtype",    "redop",  "time_us", "busbw_gbs",
-    "algbw_gbs", "start_unix_ns", "end_unix_ns", "complete", "timing", "waits"};
+    "type",        "comm",     "rank",   "nranks", "seq",     "ord",       "op",        "peer",
+    "bytes",       "count",    "dtype",  "redop",  "time_us", "busbw_gbs", "algbw_gbs", "start_unix_ns",
+    "end_unix_ns", "complete", "timing", "waits",  "algo",    "proto",     "channels",  "nnodes"};
 
 enum WaitKey : size_t { kCh, kWPeer, kDir, kWBytes, kPeerWait, kNet, kGpuWait, kWaitKeys };
 constexpr std::array<std::string_view, kWaitKeys> kWaitNames = {
@@ -184,13 +188,16 @@ bool CollLineParser::parse(const std::string& line, CollRow& row) {
   string_or(m[kDtype], "", row.dtype);
   string_or(m[kRedop], "", row.redop);
   string_or(m[kTiming], "", row.timing);
+  string_or(m[kAlgo], "", row.algo);
+  string_or(m[kProto], "", row.proto);
   row.complete = bool_or(m[kComplete], true);
   if (!(int_or<int>(m[kRank], -1, row.rank) && int_or<int>(m[kNranks], 0, row.nranks) &&
         int_or<uint64_t>(m[kSeq], 0, row.seq) && opt_int<uint64_t>(m[kOrd], row.ord) &&
         int_or<int>(m[kPeer], -1, row.peer) && int_or<uint64_t>(m[kBytes], 0, row.bytes) &&
         int_or<uint64_t>(m[kCount], 0, row.count) && opt_double(m[kTimeUs], kMaxMicroseconds, row.time_us) &&
         opt_double(m[kBusbw], kMaxGbs, row.busbw_gbs) && opt_double(m[kAlgbw], kMaxGbs, row.algbw_gbs) &&
-        int_or<uint64_t>(m[kStart], 0, row.start_unix_ns) && int_or<uint64_t>(m[kEnd], 0, row.end_unix_ns)))
+        int_or<uint64_t>(m[kStart], 0, row.start_unix_ns) && int_or<uint64_t>(m[kEnd], 0, row.end_unix_ns) &&
+        int_or<int>(m[kChannels], 0, row.channels) && int_or<int>(m[kNnodes], 0, row.nnodes)))
     return false;
   row.waits.clear();
   simdjson::dom::array waits;

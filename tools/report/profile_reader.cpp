@@ -93,6 +93,10 @@ CollRow parse_coll(const json& j) {
   r.count = int_or<uint64_t>(j, "count", 0);
   r.dtype = string_or(j, "dtype", "");
   r.redop = string_or(j, "redop", "");
+  r.algo = string_or(j, "algo", "");
+  r.proto = string_or(j, "proto", "");
+  r.channels = int_or<int>(j, "channels", 0);
+  r.nnodes = int_or<int>(j, "nnodes", 0);
   r.time_us = opt_double(j, "time_us", kMaxMicroseconds);
   r.busbw_gbs = opt_double(j, "busbw_gbs", kMaxGbs);
   r.algbw_gbs = opt_double(j, "algbw_gbs", kMaxGbs);

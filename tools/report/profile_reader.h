@@ -41,6 +41,11 @@ struct CollRow {
   uint64_t count = 0;  // elements, as NCCL reports them (nccl-tests' "count")
   std::string dtype;   // NCCL's datatype name, e.g. "ncclFloat32"
   std::string redop;   // reduction op when the profile records one ("" otherwise: see docs/profiler.md)
+  // What NCCL ran it with (`algo`, `proto`: "RING", "SIMPLE"; "" in p2p records and older profiles),
+  // its channels and the communicator's node count (0 when not recorded).
+  std::string algo, proto;
+  int channels = 0;
+  int nnodes = 0;
   std::optional<double> time_us;
   std::optional<double> busbw_gbs;
   std::optional<double> algbw_gbs;

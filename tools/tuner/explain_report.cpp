@@ -33,6 +33,8 @@ std::string why(const Decision& d, const Config& config) {
     case Reason::NcclNoModel: return "no model: NCCL's choice";
     case Reason::UserRestricted: return "NCCL_ALGO/NCCL_PROTO: NCCL's choice";
     case Reason::NoCandidate: return "nothing supported";
+    case Reason::Measured:
+    case Reason::MeasuredKeeps: return measured_why(d);
   }
   return "";
 }
@@ -55,6 +57,90 @@ std::vector<Decision> explain(const Engine& engine, const Request& req) {
     rows.push_back(engine.decide(req.coll, s, req.pipe_ops, req.reg_buff,
                                  TableView{&table[0][0], kNumAlgos, kNumProtos}));
   return rows;
+}
+
+std::vector<CalibratedRow> explain_calibrated(const Engine& engine, const Request& req) {
+  std::vector<CalibratedRow> rows;
+  Policy model_only = engine.policy();
+  model_only.calibration = nullptr;
+  float placeholder[kNumAlgos][kNumProtos];
+  simulated_nccl_table(engine.topology(), req.coll, 0.5f, placeholder);
+  for (uint64_t s = req.min_bytes; s <= req.max_bytes && s != 0; s *= 2) {
+    CalibratedRow row;
+    row.model = decide(model_only, req.coll, s, req.pipe_ops, req.reg_buff,
+                       TableView{&placeholder[0][0], kNumAlgos, kNumProtos});
+    // NCCL's table as the model estimates it: its cheapest entry is NCCL's likely choice.
+    float table[kNumAlgos][kNumProtos];
+    for (int a = 0; a < kNumAlgos; ++a)
+      for (int p = 0; p < kNumProtos; ++p) {
+        const Candidate& c = row.model.cand[a][p];
+        table[a][p] = c.supported() ? c.cost : -1.0f;
+      }
+    row.calibrated = engine.decide(req.coll, s, req.pipe_ops, req.reg_buff,
+                                   TableView{&table[0][0], kNumAlgos, kNumProtos});
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string render_calibrated_text(const Engine& engine, const std::vector<CalibratedRow>& rows) {
+  std::string out = fmt::format("# {}\n", engine.summary());
+  if (rows.empty()) return out;
+  out += fmt::format(
+      "# {} — nccl: NCCL's likely choice (its table as the model estimates it); model: the model's choice; "
+      "measured best: the calibration's fastest entry at this size (busbw_GBps ± spread); choice: what the "
+      "tuner gives NCCL; gain: measured busbw of the choice over NCCL's\n",
+      coll_name(rows.front().model.coll));
+  out += fmt::format("{:>6}  {:<12} {:<12} {:<12} {:>15}  {:<12} {:>6}  {}\n", "size", "nccl", "model",
+                     "measured", "busbw_GBps", "choice", "gain", "why");
+  for (const CalibratedRow& r : rows) {
+    const Decision& d = r.calibrated;
+    const bool measured = d.reason == Reason::Measured || d.reason == Reason::MeasuredKeeps;
+    const int nccl_a = measured ? d.nccl_algo : r.model.algo,
+              nccl_p = measured ? d.nccl_proto : r.model.proto;
+    std::string best = "-", best_bw = "-";
+    if (measured && d.best_algo >= 0) {
+      const Candidate& b = d.cand[d.best_algo][d.best_proto];
+      best = entry(d.best_algo, d.best_proto);
+      best_bw = fmt::format("{:.1f}±{:.1f}", b.measured.busbw_gbs, b.measured.spread_gbs);
+    }
+    const std::string choice = d.changes_table() ? entry(d.algo, d.proto) : entry(nccl_a, nccl_p);
+    out += fmt::format("{:>6}  {:<12} {:<12} {:<12} {:>15}  {:<12} {:>6}  {}\n", human(d.bytes),
+                       entry(nccl_a, nccl_p), entry(r.model.algo, r.model.proto), best, best_bw, choice,
+                       fmt::format("x{:.2f}", expected_gain(d)),
+                       measured ? measured_why(d) : "not calibrated here: " + why(d, engine.config()));
+  }
+  return out;
+}
+
+nlohmann::json render_calibrated_json(const Engine& engine, const std::vector<CalibratedRow>& rows) {
+  nlohmann::json j;
+  j["summary"] = engine.summary();
+  j["rows"] = nlohmann::json::array();
+  auto pick = [](int a, int p) {
+    return a < 0 ? nlohmann::json(nullptr)
+                 : nlohmann::json{{"algo", std::string(algo_name(a))}, {"proto", std::string(proto_name(p))}};
+  };
+  for (const CalibratedRow& r : rows) {
+    const Decision& d = r.calibrated;
+    const bool measured = d.reason == Reason::Measured || d.reason == Reason::MeasuredKeeps;
+    nlohmann::json row;
+    row["bytes"] = d.bytes;
+    row["nccl"] = measured ? pick(d.nccl_algo, d.nccl_proto) : pick(r.model.algo, r.model.proto);
+    row["model"] = pick(r.model.algo, r.model.proto);
+    row["measured_best"] = measured ? pick(d.best_algo, d.best_proto) : nlohmann::json(nullptr);
+    if (measured && d.best_algo >= 0) {
+      row["measured_best"]["busbw_GBps"] = d.cand[d.best_algo][d.best_proto].measured.busbw_gbs;
+      row["measured_best"]["spread_GBps"] = d.cand[d.best_algo][d.best_proto].measured.spread_gbs;
+    }
+    row["choice"] = d.changes_table() ? pick(d.algo, d.proto) : row["nccl"];
+    row["changes_nccl"] = d.changes_table();
+    row["reason"] = std::string(to_string(d.reason));
+    row["why"] = measured ? measured_why(d) : why(d, engine.config());
+    row["expected_gain"] = expected_gain(d);
+    j["rows"].push_back(row);
+  }
+  return j;
 }
 
 std::string render_text(const Engine& engine, const std::vector<Decision>& rows) {
@@ -103,7 +189,10 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
                    {"intra_GBps", t.intra_gbps},  // 10^9 bytes/s per GPU
                    {"nics", t.nics.count},
                    {"nic_gbit", t.nics.gbps},  // 10^9 bits/s per NIC
-                   {"nic_source", t.nics.source}};
+                   {"nic_source", t.nics.source},
+                   {"node_gpus", t.nics.node_gpus},  // 0 = unknown
+                   {"rails", t.rails},               // the NICs one node's ranks of the communicator drive
+                   {"rails_basis", t.rails_basis}};
   j["config"] = engine.config().path;
   j["rows"] = nlohmann::json::array();
   for (const Decision& d : rows) {

@@ -26,6 +26,18 @@ double predicted_busbw_GBps(const railscope::tuner::Decision& d, int n_ranks);
 // Decisions for min_bytes, 2·min_bytes, … max_bytes, through Engine::decide.
 std::vector<railscope::tuner::Decision> explain(const railscope::tuner::Engine& engine, const Request& req);
 
+// With a calibration: per size, the model's decision (NCCL's likely choice offline is the cheapest
+// entry of its table as the model estimates it) and the calibrated decision over that table.
+struct CalibratedRow {
+  railscope::tuner::Decision model;
+  railscope::tuner::Decision calibrated;
+};
+std::vector<CalibratedRow> explain_calibrated(const railscope::tuner::Engine& engine, const Request& req);
+std::string render_calibrated_text(const railscope::tuner::Engine& engine,
+                                   const std::vector<CalibratedRow>& rows);
+nlohmann::json render_calibrated_json(const railscope::tuner::Engine& engine,
+                                      const std::vector<CalibratedRow>& rows);
+
 std::string render_text(const railscope::tuner::Engine& engine,
                         const std::vector<railscope::tuner::Decision>& rows);
 nlohmann::json render_json(const railscope::tuner::Engine& engine,

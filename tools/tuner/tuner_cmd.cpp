@@ -6,9 +6,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "calibrate.h"
 #include "explain_report.h"
 #include "railscope/cli/size.h"
 #include "railscope/cli/usage.h"
@@ -25,8 +27,10 @@ struct ExplainOptions {
   double nic_gbit = 0;  // Gbit/s
   double nic_gbps_deprecated = 0;
   int nics = 0;
+  int node_gpus = 0;
   std::string coll = "allreduce";
   std::string config;
+  std::string calibration;
   bool json = false;
   int pipe_ops = 1;
   int reg_buff = 0;
@@ -49,6 +53,8 @@ struct ExplainOptions {
 void check_inputs(const ExplainOptions& o) {
   if (o.min_bytes > o.max_bytes)
     usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
+  if (o.node_gpus > 0 && o.node_gpus < o.gpus_per_node)
+    usage_error(fmt::format("--node-gpus {} is fewer than --gpus-per-node {}", o.node_gpus, o.gpus_per_node));
   const int64_t ranks = int64_t{o.nodes} * o.gpus_per_node;
   if (o.nvl_domains > 0 && (o.nvl_domains > ranks || ranks % o.nvl_domains != 0))
     usage_error(
@@ -92,10 +98,12 @@ void run_explain(const ExplainOptions& o) {
   in.overrides.nic_source = in.overrides.intra_source = "cli";
   if (o.nics > 0) in.overrides.nics = o.nics;
   if (o.nic_gbit > 0) in.overrides.nic_gbps = o.nic_gbit;
+  if (o.node_gpus > 0) in.overrides.node_gpus = o.node_gpus;
   if (o.intra == "nvlink") in.overrides.intra = IntraLink::NvLink;
   if (o.intra == "pcie") in.overrides.intra = IntraLink::Pcie;
   if (o.intra_GBps > 0) in.overrides.intra_gbps = o.intra_GBps;
   if (!o.config.empty()) in.config_path = o.config;
+  if (!o.calibration.empty()) in.calibration_path = o.calibration;
   if (o.no_strict) in.strict = false;
   in.log_decisions = false;
   EngineOrError made = Engine::create(in);
@@ -112,6 +120,20 @@ void run_explain(const ExplainOptions& o) {
   req.reg_buff = o.reg_buff;
   req.min_bytes = o.min_bytes;
   req.max_bytes = o.max_bytes;
+  if (const auto& refused = made.engine->calibration_refusal()) {
+    std::fprintf(stderr, "railscope tuner explain: %s\n", diag::one_line(*refused).c_str());
+    throw CLI::RuntimeError(kExitUsage);
+  }
+  if (made.engine->calibration().active) {
+    const auto rows = tuner_explain::explain_calibrated(*made.engine, req);
+    if (o.json)
+      std::cout << tuner_explain::render_calibrated_json(*made.engine, rows)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+    else
+      std::cout << tuner_explain::render_calibrated_text(*made.engine, rows);
+    return;
+  }
   const auto rows = tuner_explain::explain(*made.engine, req);
   if (o.json)
     std::cout << tuner_explain::render_json(*made.engine, rows)
@@ -119,6 +141,40 @@ void run_explain(const ExplainOptions& o) {
               << "\n";
   else
     std::cout << tuner_explain::render_text(*made.engine, rows);
+}
+
+struct CalibrateOptions {
+  std::vector<std::string> profiles;
+  std::string output;
+  tuner_calibrate::Fingerprint print;
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  report::ProfileSet set;
+  try {
+    set = report::read_profiles(o.profiles);
+  } catch (const std::exception& e) {
+    usage_error(e.what());
+  }
+  for (const std::string& problem : set.problems) spdlog::warn("{}", problem);
+  const auto cal = tuner_calibrate::calibrate(set, o.print);
+  if (cal.points.empty()) {
+    std::fprintf(
+        stderr,
+        "railscope tuner calibrate: no collective in %zu records has a bus bandwidth, an algorithm and "
+        "a protocol (profiles of NCCL 2.23+ with the railscope profiler record them); nothing written\n",
+        cal.records_used + cal.records_skipped);
+    throw CLI::RuntimeError(1);
+  }
+  const std::string tmp = o.output + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << tuner_calibrate::render(cal);
+    if (!f.flush()) usage_error(fmt::format("cannot write {}", tmp));
+  }
+  if (std::rename(tmp.c_str(), o.output.c_str()) != 0) usage_error(fmt::format("cannot write {}", o.output));
+  std::fprintf(stderr, "railscope tuner calibrate: %zu points from %zu records (%zu skipped) -> %s\n",
+               cal.points.size(), cal.records_used, cal.records_skipped, o.output.c_str());
 }
 
 }  // namespace
@@ -146,9 +202,16 @@ void add_tuner(CLI::App& app) {
       ->group("");
   ex->add_option("--nics", opts->nics, "NICs (rails) per node (default: env/config/node)")
       ->check(CLI::Range(1, 64));
+  ex->add_option("--node-gpus", opts->node_gpus,
+                 "GPUs per node sharing the NICs (default: this node's PCI bus, else one GPU per NIC)")
+      ->check(CLI::Range(1, 1024));
   ex->add_option("--coll", opts->coll, "Collective: broadcast, reduce, allgather, reducescatter, allreduce")
       ->capture_default_str();
   ex->add_option("--config", opts->config, "Rules file (default: RAILSCOPE_TUNER_CONFIG)");
+  ex->add_option(
+      "--calibration", opts->calibration,
+      "Calibration file (railscope tuner calibrate; default: RAILSCOPE_TUNER_CALIBRATION): per size, "
+      "NCCL's likely choice, the model's, the measured best, the choice and its expected gain");
   ex->add_flag("--json", opts->json, "JSON instead of a table");
   ex->add_option("--pipe-ops", opts->pipe_ops, "Pipelined ops in the group (numPipeOps)")
       ->check(CLI::Range(1, 1 << 20))
@@ -177,6 +240,27 @@ void add_tuner(CLI::App& app) {
       if (opts->intra_GBps <= 0) opts->intra_GBps = opts->intra_gbps_deprecated;
     }
     run_explain(*opts);
+  });
+
+  auto cal = std::make_shared<CalibrateOptions>();
+  CLI::App* cc = tuner->add_subcommand(
+      "calibrate",
+      "Profiles of real runs (railscope profiler JSONL) into a calibration file for the tuner "
+      "(RAILSCOPE_TUNER_CALIBRATION): measured busbw per collective, size, algorithm and protocol");
+  cc->add_option("profiles", cal->profiles, "Profile files or directories")->required();
+  cc->add_option("-o,--output", cal->output, "Calibration file to write")->required();
+  cc->add_option("--gpu", cal->print.gpu, "GPU model for the cluster fingerprint, e.g. H100");
+  cc->add_option("--nic", cal->print.nic, "NIC model for the cluster fingerprint, e.g. ConnectX-7");
+  cc->add_option("--nic-gbit", cal->print.nic_gbit,
+                 "NIC line rate, Gbit/s (the tuner refuses the file on "
+                 "nodes whose NICs run at another rate)")
+      ->check(CLI::Range(0.001, 1e5));
+  cc->add_option("--nics", cal->print.nics, "NICs per node (after NCCL_IB_HCA)")->check(CLI::Range(1, 64));
+  cc->callback([cal] {
+    for (const std::string* word : {&cal->print.gpu, &cal->print.nic})
+      if (word->find_first_of(" \t=#") != std::string::npos)
+        usage_error(fmt::format("'{}': one word without blanks, '=' or '#'", *word));
+    run_calibrate(*cal);
   });
 }
 

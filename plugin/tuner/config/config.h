@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,32 @@ struct MeasuredEntry {
   int line = 0;
 };
 
+// A calibration's cluster fingerprint (`cluster` line): what it was measured on. Empty/0 = not known.
+struct ClusterPrint {
+  std::string gpu;  // e.g. "H100"
+  std::string nic;  // e.g. "mlx5" or "ConnectX-7"
+  double nic_gbit = 0;
+  int nics = 0;  // NICs per node (after NCCL_IB_HCA)
+  int nodes = 0;
+  int ranks_per_node = 0;
+  int line = 0;
+};
+
+// One measured point of a calibration (`point` line): a collective of `bytes` (NCCL's nBytes) run with
+// algo/proto on `ranks` ranks over `nodes` nodes, its median bus bandwidth over `samples` runs and the
+// spread (half the interquartile range, GB/s) around it, and where it came from.
+struct CalibrationPoint {
+  int coll = 0, algo = 0, proto = 0;
+  uint64_t bytes = 0;
+  int channels = 0;  // 0 = not recorded
+  int ranks = 0, nodes = 0;
+  double busbw_gbs = 0;
+  double spread_gbs = 0;
+  int samples = 0;
+  std::string source;
+  int line = 0;
+};
+
 struct ConfigError {
   std::string file;
   int line = 0;
@@ -64,6 +91,9 @@ struct Config {
   std::vector<Rule> rules;
   std::vector<MeasuredEntry> measured;
   NodeOverrides node;  // from `node` lines (sources "config")
+  // A calibration (`railscope tuner calibrate`): the cluster it was measured on and its points.
+  std::optional<ClusterPrint> cluster;
+  std::vector<CalibrationPoint> points;
   // "file:line:column: ..." for each old key name still read (docs/tuner.md), logged once as INFO.
   std::vector<std::string> deprecations;
 };
@@ -79,6 +109,7 @@ struct ParsedConfig {
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 inline constexpr size_t kMaxRules = 4096;
 inline constexpr size_t kMaxMeasured = 4096;
+inline constexpr size_t kMaxPoints = 16384;
 inline constexpr size_t kMaxErrorsListed = 50;
 
 ParsedConfig parse_config_text(std::string_view text, std::string_view file_name);

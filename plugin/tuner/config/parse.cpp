@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "plugin/tuner/config/line_parsers.h"
 
@@ -45,7 +47,9 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
   out.config.path = std::string(file_name);
   size_t pos = 0;
   int line_no = 0;
-  bool rule_limit_reported = false, measured_limit_reported = false;
+  bool rule_limit_reported = false, measured_limit_reported = false, points_limit_reported = false;
+  // A calibration point given twice is ambiguous: its key, and the line that gave it first.
+  std::map<std::tuple<int, int, int, uint64_t, int, int>, int> point_lines;
   while (pos <= text.size()) {
     const size_t nl = text.find('\n', pos);
     std::string_view line =
@@ -68,6 +72,13 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
       detail::parse_csv_line(line, sink, out.config);
       continue;
     }
+    if (out.config.points.size() >= kMaxPoints) {
+      if (!points_limit_reported)
+        sink.error(1,
+                   fmt::format("more than {} lines: this line and every later one are ignored", kMaxPoints));
+      points_limit_reported = true;
+      continue;
+    }
     const size_t rules_before = out.config.rules.size();
     const size_t measured_before = out.config.measured.size();
     int range_col = 1;
@@ -79,6 +90,18 @@ ParsedConfig parse_config_text(std::string_view text, std::string_view file_name
                                   "are ignored (each entry is compared with every other)",
                                   kMaxMeasured));
       measured_limit_reported = true;
+      continue;
+    }
+    if (!out.config.points.empty() && out.config.points.back().line == line_no) {
+      const CalibrationPoint& pt = out.config.points.back();
+      const auto [it, added] =
+          point_lines.try_emplace({pt.coll, pt.algo, pt.proto, pt.bytes, pt.ranks, pt.nodes}, line_no);
+      if (!added) {
+        sink.error(1, fmt::format("point {} {} B {}/{} ranks={} nodes={} already given at line {}",
+                                  coll_name(pt.coll), pt.bytes, algo_name(pt.algo), proto_name(pt.proto),
+                                  pt.ranks, pt.nodes, it->second));
+        out.config.points.pop_back();
+      }
       continue;
     }
     if (out.config.rules.size() == rules_before) continue;  // not a rule

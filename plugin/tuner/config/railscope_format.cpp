@@ -3,6 +3,9 @@
 //           [algo=A] [proto=P] [channels=N] [chunk=SIZE]
 //   measure coll=C algo=A proto=P nodes=N lat_us=X busbw_GBps=Y
 //   node    [nics=N] [nic_gbit=X] [link_layer=infiniband|ethernet] [intra=nvlink|pcie] [intra_GBps=X]
+//   cluster nodes=N ranks_per_node=N [gpu=NAME] [nic=NAME] [nic_gbit=X] [nics=N]   (calibration)
+//   point   coll=C bytes=SIZE algo=A proto=P ranks=N nodes=N busbw_GBps=X samples=N [spread_GBps=X]
+//           [channels=N] [source=NAME]                                           (calibration)
 // Units in key names: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. Keys match case-insensitively,
 // so files that say busbw_gbps or intra_gbps (GB/s, as before) read the same. The NIC rate was
 // nic_gbps (Gbit/s): that exact spelling is still read as Gbit/s with a deprecation note; any other
@@ -272,6 +275,89 @@ bool parse_node(const std::vector<Token>& tokens, const LineSink& sink, Config& 
   return true;
 }
 
+// A name without blanks, '=' or '#': GPU and NIC models, a point's source file.
+bool set_word(const Token& t, const LineSink& sink, std::string& out) {
+  for (size_t i = 0; i < t.value.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(t.value[i]);
+    if (ch < 0x21 || ch == 0x7f || ch == '=')
+      return sink.error(t.value_column + static_cast<int>(i),
+                        fmt::format("{}: a control character or '=' in the value", t.key));
+  }
+  out = std::string(t.value);
+  return true;
+}
+
+bool parse_cluster(const std::vector<Token>& tokens, const LineSink& sink, Config& config) {
+  if (config.cluster)
+    return sink.error(1,
+                      fmt::format("a second cluster line (the first is at line {})", config.cluster->line));
+  ClusterPrint c;
+  c.line = sink.line;
+  const std::map<std::string_view, Handler> handlers = {
+      {"gpu", [&](const Token& t) { return set_word(t, sink, c.gpu); }},
+      {"nic", [&](const Token& t) { return set_word(t, sink, c.nic); }},
+      {"nic_gbit", [&](const Token& t) { return set_decimal(t, sink, kMinGbps, kMaxGbps, c.nic_gbit); }},
+      {"nics", [&](const Token& t) { return set_int(t, sink, 1, 64, c.nics); }},
+      {"nodes", [&](const Token& t) { return set_int(t, sink, 1, 1 << 20, c.nodes); }},
+      {"ranks_per_node", [&](const Token& t) { return set_int(t, sink, 1, 1024, c.ranks_per_node); }},
+  };
+  if (!dispatch(tokens, handlers, "cluster", sink)) return false;
+  if (c.nodes == 0 || c.ranks_per_node == 0) return sink.error(1, "cluster needs nodes= and ranks_per_node=");
+  config.cluster = c;
+  return true;
+}
+
+bool parse_point(const std::vector<Token>& tokens, const LineSink& sink, Config& config) {
+  CalibrationPoint pt;
+  pt.line = sink.line;
+  pt.algo = pt.proto = pt.coll = -1;
+  bool has_bytes = false, has_bw = false;
+  const std::map<std::string_view, Handler> handlers = {
+      {"coll",
+       [&](const Token& t) {
+         auto c = parse_coll(t.value);
+         if (!c)
+           return sink.error(t.value_column, fmt::format("unknown collective '{}' (broadcast, reduce, "
+                                                         "allgather, reducescatter, allreduce)",
+                                                         t.value));
+         return pt.coll = *c, true;
+       }},
+      {"bytes",
+       [&](const Token& t) {
+         auto v = values::size(t.value);
+         if (!values::ok(v)) return sink.error(t.value_column, "bytes: " + std::get<1>(v));
+         if (std::get<0>(v) == 0) return sink.error(t.value_column, "bytes: must be greater than 0");
+         return pt.bytes = std::get<0>(v), has_bytes = true;
+       }},
+      {"algo", [&](const Token& t) { return set_algo(t, sink, pt.algo); }},
+      {"proto", [&](const Token& t) { return set_proto(t, sink, pt.proto); }},
+      {"channels", [&](const Token& t) { return set_int(t, sink, 1, 64, pt.channels); }},
+      {"ranks", [&](const Token& t) { return set_int(t, sink, 2, 1 << 24, pt.ranks); }},
+      {"nodes", [&](const Token& t) { return set_int(t, sink, 1, 1 << 20, pt.nodes); }},
+      {"busbw_GBps",
+       [&](const Token& t) { return has_bw = true, set_decimal(t, sink, kMinGbps, kMaxGbps, pt.busbw_gbs); }},
+      {"spread_GBps",
+       [&](const Token& t) {
+         if (t.value == "0") return pt.spread_gbs = 0, true;
+         return set_decimal(t, sink, kMinGbps, kMaxGbps, pt.spread_gbs);
+       }},
+      {"samples", [&](const Token& t) { return set_int(t, sink, 1, 1 << 30, pt.samples); }},
+      {"source", [&](const Token& t) { return set_word(t, sink, pt.source); }},
+  };
+  if (!dispatch(tokens, handlers, "point", sink)) return false;
+  if (pt.coll < 0 || pt.algo < 0 || pt.proto < 0 || !has_bytes || pt.ranks == 0 || pt.nodes == 0 || !has_bw ||
+      pt.samples == 0)
+    return sink.error(1,
+                      "point needs coll=, bytes=, algo=, proto=, ranks=, nodes=, busbw_GBps= and samples=");
+  if (!algo_proto_possible(pt.algo, pt.proto))
+    return sink.error(
+        1, fmt::format("{} runs only with simple, not {}", algo_name(pt.algo), proto_name(pt.proto)));
+  if (pt.nodes > pt.ranks)
+    return sink.error(1, fmt::format("nodes={} is more than ranks={}", pt.nodes, pt.ranks));
+  config.points.push_back(std::move(pt));
+  return true;
+}
+
 }  // namespace
 
 bool parse_railscope_line(std::string_view text, const LineSink& sink, Config& config, int& range_col) {
@@ -281,13 +367,18 @@ bool parse_railscope_line(std::string_view text, const LineSink& sink, Config& c
   while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != '\r') ++end;
   const std::string_view directive = text.substr(start, end - start);
   std::vector<Token> tokens;
-  if (!iequal(directive, "rule") && !iequal(directive, "measure") && !iequal(directive, "node"))
+  if (!iequal(directive, "rule") && !iequal(directive, "measure") && !iequal(directive, "node") &&
+      !iequal(directive, "cluster") && !iequal(directive, "point"))
     return sink.error(
         static_cast<int>(start) + 1,
-        fmt::format("unknown directive '{}' (rule, measure, node, or an NCCL CSV rule)", directive));
+        fmt::format("unknown directive '{}' (rule, measure, node, cluster, point, or an NCCL CSV "
+                    "rule)",
+                    directive));
   if (!tokenize(text, end, sink, tokens)) return false;
   if (iequal(directive, "rule")) return parse_rule(tokens, sink, config, range_col);
   if (iequal(directive, "measure")) return parse_measure(tokens, sink, config);
+  if (iequal(directive, "cluster")) return parse_cluster(tokens, sink, config);
+  if (iequal(directive, "point")) return parse_point(tokens, sink, config);
   return parse_node(tokens, sink, config);
 }
 

@@ -9,6 +9,57 @@ bool in_pin(const Rule* r, int a, int p) {
   return r == nullptr || ((r->algo < 0 || r->algo == a) && (r->proto < 0 || r->proto == p));
 }
 
+// Replaces the cost of every supported entry the calibration covers at this size with its measured
+// time; true when at least one is covered.
+bool price_measured(const Calibration& cal, int coll, uint64_t bytes, int n_ranks, TableView table,
+                    Decision& d) {
+  bool any = false;
+  const float bus_bytes = static_cast<float>(bytes) * static_cast<float>(bus_factor(coll, n_ranks));
+  for (int a = 0; a < table.num_algo; ++a)
+    for (int p = 0; p < table.num_proto; ++p) {
+      Candidate& c = d.cand[a][p];
+      if (!c.supported()) continue;
+      const auto m = cal.at(coll, a, p, bytes);
+      if (!m || m->busbw_gbs <= 0) continue;
+      c.measured = *m;
+      c.cost = bus_bytes / (m->busbw_gbs * 1e3f);  // µs: bytes / (GB/s × 10^3 bytes per µs)
+      c.terms = {0, c.cost};
+      c.source = CostSource::Measured;
+      any = true;
+    }
+  return any;
+}
+
+// On a calibrated size, NCCL's own choice stands unless a measured entry beats it by more than the
+// spread of both measurements (or NCCL's choice was not measured: nothing says the other is faster).
+Decision choose_measured(Decision& d, TableView table) {
+  for (int a = 0; a < table.num_algo; ++a)
+    for (int p = 0; p < table.num_proto; ++p) {
+      const Candidate& c = d.cand[a][p];
+      if (!c.supported()) continue;
+      if (d.nccl_algo < 0 || c.nccl < d.cand[d.nccl_algo][d.nccl_proto].nccl)
+        d.nccl_algo = a, d.nccl_proto = p;
+      if (c.calibrated() &&
+          (d.best_algo < 0 || c.measured.busbw_gbs > d.cand[d.best_algo][d.best_proto].measured.busbw_gbs))
+        d.best_algo = a, d.best_proto = p;
+    }
+  d.reason = Reason::MeasuredKeeps;
+  const Candidate& nccl = d.cand[d.nccl_algo][d.nccl_proto];
+  const Candidate& best = d.cand[d.best_algo][d.best_proto];
+  if (nccl.calibrated() && &best != &nccl &&
+      best.measured.busbw_gbs - best.measured.spread_gbs >
+          nccl.measured.busbw_gbs + nccl.measured.spread_gbs) {
+    d.reason = Reason::Measured;
+    d.algo = d.best_algo;
+    d.proto = d.best_proto;
+    d.cost = best.cost;
+    d.runner_algo = d.nccl_algo;
+    d.runner_proto = d.nccl_proto;
+    d.runner_cost = nccl.cost;
+  }
+  return d;
+}
+
 }  // namespace
 
 Decision decide(const Policy& policy, int coll, uint64_t bytes, int pipe_ops, int reg_buff, TableView table) {
@@ -39,6 +90,8 @@ Decision decide(const Policy& policy, int coll, uint64_t bytes, int pipe_ops, in
       }
     }
   if (!any_supported) return d;
+  const bool measured = policy.calibration != nullptr && policy.calibration->any[coll] &&
+                        price_measured(*policy.calibration, coll, bytes, policy.n_ranks, table, d);
   if (policy.user != nullptr && policy.user->restricted[coll]) {
     d.reason = Reason::UserRestricted;
     return d;
@@ -58,6 +111,7 @@ Decision decide(const Policy& policy, int coll, uint64_t bytes, int pipe_ops, in
       d.rule_skipped = &r;
     break;
   }
+  if (rule == nullptr && measured) return choose_measured(d, table);
   if (rule == nullptr && !any_modelled) {
     d.reason = Reason::NcclNoModel;
     return d;

@@ -11,6 +11,7 @@
 
 #include "plugin/tuner/config/config.h"
 #include "plugin/tuner/config/nccl_env.h"
+#include "plugin/tuner/model/calibration.h"
 #include "plugin/tuner/model/cost_model.h"
 
 namespace railscope::tuner {
@@ -29,6 +30,8 @@ enum class Reason : uint8_t {
   NcclNoModel,     // no supported entry has a model: NCCL's choice stands
   UserRestricted,  // NCCL_ALGO / NCCL_PROTO restrict this collective: NCCL's choice stands
   NoCandidate,     // nothing supported (or not a tunable collective): table untouched
+  Measured,        // the calibration's best is faster than NCCL's choice by more than both spreads
+  MeasuredKeeps,   // the calibration covers this size but does not beat NCCL's choice: table untouched
 };
 std::string_view to_string(Reason r);
 
@@ -37,7 +40,9 @@ struct Candidate {
   float cost = -1;                       // what the decision compared (µs); < 0 = not a candidate
   CostSource source = CostSource::None;  // None with cost >= 0: NCCL's estimate
   Terms terms;                           // model/measured breakdown
+  MeasuredBusbw measured;                // the calibration's figure (source Measured, busbw_gbs > 0)
   bool supported() const { return nccl >= 0; }
+  bool calibrated() const { return measured.busbw_gbs > 0; }
 };
 
 struct Decision {
@@ -53,6 +58,9 @@ struct Decision {
   const Rule* rule = nullptr;          // the rule that decided (Reason::Rule)
   const Rule* rule_skipped = nullptr;  // a matching rule whose pin NCCL does not support here
   int channels = 0;                    // 0 = NCCL's count
+  // With a calibration covering this size: NCCL's own choice (its cheapest entry) and the measured best.
+  int nccl_algo = -1, nccl_proto = -1;
+  int best_algo = -1, best_proto = -1;
   Candidate cand[kNumAlgos][kNumProtos];
 
   bool changes_table() const { return algo >= 0 && proto >= 0; }
@@ -65,6 +73,7 @@ struct Policy {
   const UserRestrictions* user = nullptr;
   int n_nodes = 1;
   int n_ranks = 1;
+  const Calibration* calibration = nullptr;  // active or null
 };
 
 Decision decide(const Policy& policy, int coll, uint64_t bytes, int pipe_ops, int reg_buff, TableView table);
@@ -74,6 +83,10 @@ void apply(const Decision& d, float* table, int num_proto, int* n_channels);
 
 // One line for the logs: choice, cost, runner-up and the rule or model term that decided.
 std::string describe(const Decision& d, std::string_view config_path);
+// Why a calibrated size kept or changed NCCL's choice, with both measurements.
+std::string measured_why(const Decision& d);
+// The measured best's busbw over NCCL's choice's where the calibration overrides NCCL; 1 otherwise.
+double expected_gain(const Decision& d);
 // The deciding term for a model decision: "latency" or "bandwidth", with both candidates' values.
 std::string deciding_term(const Decision& d);
 

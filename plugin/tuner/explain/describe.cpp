@@ -31,6 +31,8 @@ std::string_view to_string(Reason r) {
     case Reason::NcclNoModel: return "nccl-no-model";
     case Reason::UserRestricted: return "user-restricted";
     case Reason::NoCandidate: return "no-candidate";
+    case Reason::Measured: return "measured";
+    case Reason::MeasuredKeeps: return "measured-keeps-nccl";
   }
   return "?";
 }
@@ -48,6 +50,32 @@ std::string deciding_term(const Decision& d) {
   return fmt::format("bandwidth term ({:.2f} vs {:.2f} us)", w.terms.bandwidth_us, r.terms.bandwidth_us);
 }
 
+std::string measured_why(const Decision& d) {
+  if (d.nccl_algo < 0 || d.best_algo < 0) return "no measurement";
+  const Candidate& n = d.cand[d.nccl_algo][d.nccl_proto];
+  const Candidate& b = d.cand[d.best_algo][d.best_proto];
+  auto figure = [](const Candidate& c) {
+    return fmt::format("{:.1f}±{:.1f} GB/s", c.measured.busbw_gbs, c.measured.spread_gbs);
+  };
+  const std::string nccl = entry(d.nccl_algo, d.nccl_proto), best = entry(d.best_algo, d.best_proto);
+  if (d.reason == Reason::Measured)
+    return fmt::format("measured {} {} beats NCCL's {} {} by more than the spread (x{:.2f})", best, figure(b),
+                       nccl, figure(n), expected_gain(d));
+  if (!n.calibrated())
+    return fmt::format("NCCL's {} was not measured at this size (measured best {} {}): NCCL's choice stands",
+                       nccl, best, figure(b));
+  if (&n == &b) return fmt::format("NCCL's {} is the measured best ({})", nccl, figure(n));
+  return fmt::format("measured best {} {} is within the spread of NCCL's {} {}: NCCL's choice stands", best,
+                     figure(b), nccl, figure(n));
+}
+
+double expected_gain(const Decision& d) {
+  if (d.reason != Reason::Measured) return 1.0;
+  const Candidate& n = d.cand[d.nccl_algo][d.nccl_proto];
+  const Candidate& b = d.cand[d.best_algo][d.best_proto];
+  return n.measured.busbw_gbs > 0 ? b.measured.busbw_gbs / n.measured.busbw_gbs : 1.0;
+}
+
 std::string describe(const Decision& d, std::string_view config_path) {
   std::string head =
       fmt::format("{} {} (pipeOps {}, regBuff {}): ", coll_name(d.coll), human_bytes(d.bytes), d.pipe_ops,
@@ -62,6 +90,8 @@ std::string describe(const Decision& d, std::string_view config_path) {
       return head + "NCCL_ALGO/NCCL_PROTO restrict this collective; NCCL's choice stands";
     case Reason::NcclNoModel:
       return head + "no model for any supported entry; NCCL's choice stands" + skipped;
+    case Reason::MeasuredKeeps: return head + measured_why(d) + skipped;
+    case Reason::Measured: return head + "chose " + entry(d.algo, d.proto) + ": " + measured_why(d) + skipped;
     case Reason::Rule:
     case Reason::Model: break;
   }

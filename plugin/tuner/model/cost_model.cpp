@@ -22,7 +22,7 @@ struct Shape {
   bool multi = false;
   int intra_hw = kHwNvlink;
   double intra_gbs = 0;
-  double net_gbs = 0;  // all rails of one island, after NIC efficiency
+  double net_gbs = 0;  // the rails the ranks of one node drive, after NIC efficiency
 };
 
 // The bus bandwidth a ring sees: the slower of the intra link and the node's NICs.
@@ -107,7 +107,7 @@ CostModel build_cost_model(const Topology& topo, const Figures& f, std::span<con
   s.multi = topo.islands > 1;
   s.intra_hw = topo.intra == IntraLink::NvLink ? kHwNvlink : kHwPci;
   s.intra_gbs = topo.intra_gbps;
-  s.net_gbs = topo.nics.total_gbytes_per_s() * f.nic_eff;
+  s.net_gbs = topo.rails_gbytes_per_s() * f.nic_eff;
   m.inter_known = !s.multi || topo.nics.known();
 
   if (s.n > 1 && s.intra_gbs > 0 && m.inter_known) {

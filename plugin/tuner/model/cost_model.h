@@ -7,7 +7,8 @@
 //
 // Ring: α = base + the hops of one chunk's journey (2·(n−1) for AllReduce, n−1 otherwise), those
 //       crossing an island boundary at NIC latency, the rest at NVLink/PCIe latency; β = bus factor /
-//       bus bandwidth, bus bandwidth = min(intra link, NICs × rails × η)
+//       bus bandwidth, bus bandwidth = min(intra link, the NICs one node's ranks
+//       drive × rate × η)
 //       × protocol efficiency. Tree (AllReduce): depth up and down (intra chain + log2 islands),
 //       tree efficiency, plus a fill term for the pipeline depth. PAT (AllGather/ReduceScatter, one
 //       rank per island, Simple): log2(ranks) network steps. CollNet and NVLS have no model here:

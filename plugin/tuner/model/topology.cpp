@@ -1,5 +1,7 @@
 #include "plugin/tuner/model/topology.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace railscope::tuner {
@@ -24,6 +26,7 @@ NodeOverrides merge(const NodeOverrides& high, const NodeOverrides& low) {
   if (high.layer) m.layer = high.layer;
   if (high.intra) m.intra = high.intra;
   if (high.intra_gbps) m.intra_gbps = high.intra_gbps;
+  if (high.node_gpus) m.node_gpus = high.node_gpus;
   if (high_nic)
     m.nic_source = (low.nics || low.nic_gbps) && !(high.nics && high.nic_gbps)
                        ? high.nic_source + "+" + low.nic_source
@@ -69,8 +72,29 @@ Topology resolve_topology(const CommShape& shape, const NicFacts& discovered, co
     t.nics.source = ov.nic_source;
   }
   if (ov.layer) t.nics.layer = *ov.layer;
-  if (!t.nics.known()) t.nics.source.clear();
+  if (ov.node_gpus) t.nics.node_gpus = *ov.node_gpus;
+  if (!t.nics.known()) {
+    t.nics.source.clear();
+    return t;
+  }
+  // Ranks of this communicator on one node: with multi-node NVLink the islands span nodes, but each
+  // node's ranks still leave it through that node's NICs.
+  const int per_node = (t.shape.n_ranks + t.shape.n_nodes - 1) / t.shape.n_nodes;
+  t.rails = rails_driven(per_node, t.nics.count, t.nics.node_gpus);
+  t.rails_basis = fmt::format("{} of {} NICs: {} rank{} per node, {}", t.rails, t.nics.count, per_node,
+                              per_node == 1 ? "" : "s",
+                              t.nics.node_gpus > 0 ? fmt::format("{} GPUs per node", t.nics.node_gpus)
+                                                   : std::string("one GPU per NIC assumed"));
   return t;
+}
+
+int rails_driven(int ranks_per_node, int nics, int gpus) {
+  if (nics <= 0) return 0;
+  const int ranks = std::max(1, ranks_per_node);
+  const int g = gpus > 0 ? gpus : std::max(nics, ranks);
+  const int driven =
+      g >= nics ? (ranks + (g + nics - 1) / nics - 1) / ((g + nics - 1) / nics) : ranks * (nics / g);
+  return std::clamp(driven, 1, nics);
 }
 
 }  // namespace railscope::tuner

@@ -15,16 +15,15 @@ enum class IntraLink { NvLink, Pcie };
 std::string_view to_string(LinkLayer l);
 std::string_view to_string(IntraLink l);
 
-// The node's NICs as the inter-node hop sees them: `count` rails of `gbps` Gbit/s each.
+// The node's NICs NCCL may use (NCCL_IB_HCA applied): `count` rails of `gbps` Gbit/s each.
 struct NicFacts {
   int count = 0;
   double gbps = 0;  // per NIC, Gbit/s
   LinkLayer layer = LinkLayer::Unknown;
   std::string source;  // "cli", "env", "config", "node", or "" when unknown
+  int node_gpus = 0;   // GPUs on the node's PCI bus, sharing these NICs; 0 = unknown
 
   bool known() const { return count > 0 && gbps > 0; }
-  // Aggregate bandwidth of all rails, GB/s (1 GB/s = 1e3 bytes per microsecond).
-  double total_gbytes_per_s() const { return count * gbps / 8.0; }
 };
 
 // Facts NCCL hands to init (v5+ adds the NVLink domains).
@@ -43,6 +42,7 @@ struct NodeOverrides {
   std::optional<LinkLayer> layer;
   std::optional<IntraLink> intra;
   std::optional<double> intra_gbps;       // per-GPU bus bandwidth inside an island, GB/s
+  std::optional<int> node_gpus;           // GPUs per node sharing the NICs
   std::string nic_source = "override";    // where the NIC fields came from: "cli", "env", "config"
   std::string intra_source = "override";  // where the intra fields came from
 };
@@ -60,7 +60,18 @@ struct Topology {
   double intra_gbps = 0;  // GB/s
   std::string intra_source;
   NicFacts nics;
+  // The NICs of one node this communicator's ranks drive (rails_driven), and how that was derived.
+  int rails = 0;
+  std::string rails_basis;
+  // What those rails carry together, GB/s (1 GB/s = 1e3 bytes per microsecond).
+  double rails_gbytes_per_s() const { return rails * nics.gbps / 8.0; }
 };
+
+// The NICs `ranks_per_node` ranks of one communicator drive on a node with `nics` NICs (after
+// NCCL_IB_HCA) and `gpus` GPUs. NCCL gives each GPU its nearest NICs; on rail-optimised nodes they are
+// spread evenly, so G GPUs on P NICs give each GPU P/G NICs (P >= G) or share one among ceil(G/P)
+// (G > P). Unknown G counts as one GPU per NIC. Never more than `nics`, at least 1.
+int rails_driven(int ranks_per_node, int nics, int gpus);
 
 // Combines NCCL's shape with the node's NICs and the overrides (overrides win field by field).
 Topology resolve_topology(const CommShape& shape, const NicFacts& discovered, const NodeOverrides& overrides);

@@ -2,11 +2,13 @@
 // equals what the built .so (loaded through the ABI harness, v6) writes into NCCL's table for the
 // same topology. Also: the CLI's exit code and message on a bad config.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -132,6 +134,47 @@ TEST(TunerExplainCli, PredictedBusbwNextToTheChoice) {
       run_cli("tuner explain --nodes 4 --gpus-per-node 8 --nic-gbit 400 --nics 4 --max-bytes 64");
   ASSERT_EQ(text.rc, 0) << text.out;
   EXPECT_NE(text.out.find("busbw_GBps"), std::string::npos) << text.out;
+}
+
+// Profiles of a sweep whose best entry per size is known (fixtures/calibration_2x8: 2 nodes x 8 ranks,
+// every Tree/Ring x LL/LL128/Simple entry at 64K, 1M, 16M and 256M) through `tuner calibrate`, then
+// `tuner explain --calibration`: at every measured size the choice is the measured best, and a
+// communicator of another shape or cluster is refused by name.
+TEST(TunerCalibrateCli, CalibratedChoiceIsTheMeasuredBestAtEveryMeasuredSize) {
+  const std::string cal = ::testing::TempDir() + "/calibration." + std::to_string(::getpid()) + ".txt";
+  const CliRun made = run_cli("tuner calibrate " + std::string(RAILSCOPE_TUNER_FIXTURES) +
+                              "/calibration_2x8 -o " + cal + " --gpu H100 --nic-gbit 400 --nics 8");
+  ASSERT_EQ(made.rc, 0) << made.out;
+  EXPECT_NE(made.out.find("24 points from 240 records"), std::string::npos) << made.out;
+  const CliRun r = run_cli(
+      "tuner explain --nodes 2 --gpus-per-node 8 --nic-gbit 400 --nics 8 --json "
+      "--min-bytes 16K --max-bytes 1G --calibration " +
+      cal);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  const std::map<uint64_t, std::pair<std::string, std::string>> best = {{64ull << 10, {"tree", "ll"}},
+                                                                        {1ull << 20, {"tree", "ll128"}},
+                                                                        {16ull << 20, {"ring", "ll128"}},
+                                                                        {256ull << 20, {"tree", "simple"}}};
+  size_t checked = 0;
+  for (const auto& row : j["rows"]) {
+    const auto it = best.find(row["bytes"].get<uint64_t>());
+    if (it == best.end()) continue;
+    ++checked;
+    EXPECT_EQ(row["choice"]["algo"], it->second.first) << row.dump();
+    EXPECT_EQ(row["choice"]["proto"], it->second.second) << row.dump();
+    EXPECT_EQ(row["measured_best"]["algo"], it->second.first) << row.dump();
+  }
+  EXPECT_EQ(checked, best.size());
+  const CliRun shape =
+      run_cli("tuner explain --nodes 4 --gpus-per-node 8 --nic-gbit 400 --nics 8 --calibration " + cal);
+  EXPECT_EQ(shape.rc, 2) << shape.out;
+  EXPECT_NE(shape.out.find("tuner.calibration_other_shape"), std::string::npos) << shape.out;
+  const CliRun cluster =
+      run_cli("tuner explain --nodes 2 --gpus-per-node 8 --nic-gbit 200 --nics 8 --calibration " + cal);
+  EXPECT_EQ(cluster.rc, 2) << cluster.out;
+  EXPECT_NE(cluster.out.find("tuner.calibration_other_cluster"), std::string::npos) << cluster.out;
+  std::remove(cal.c_str());
 }
 
 }  // namespace

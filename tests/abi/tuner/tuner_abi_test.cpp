@@ -117,13 +117,10 @@ TEST_P(TunerAbi, WithoutNicFactsInitSucceedsAndNcclChoosesMultiNode) {
   EXPECT_EQ(channels, 0);
 }
 
-// NIC facts read from the node by lib/node (a fake sysfs tree: four active 400 Gb/s InfiniBand rails,
-// one active 25 Gb/s management port, one rail down).
-TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
-  unsetenv("RAILSCOPE_TUNER_NICS");
-  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
-  const std::filesystem::path root =
-      std::filesystem::path(::testing::TempDir()) / ("tuner-sysfs-v" + std::to_string(version()));
+// A fake sysfs tree: four active 400 Gb/s InfiniBand rails (mlx5_0..3), one rail down, one active
+// 25 Gb/s management port, and `gpus` NVIDIA GPUs on the PCI bus.
+std::filesystem::path fake_node_sysfs(const std::string& name, int gpus) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / name;
   std::filesystem::remove_all(root);
   auto put = [&](const std::string& rel, const std::string& text) {
     std::filesystem::create_directories((root / rel).parent_path());
@@ -141,6 +138,19 @@ TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
     port("mlx5_" + std::to_string(i), "4: ACTIVE\n", "InfiniBand\n", "400 Gb/sec (4X NDR)\n");
   port("mlx5_4", "1: DOWN\n", "InfiniBand\n", "400 Gb/sec (4X NDR)\n");
   port("mlx5_5", "4: ACTIVE\n", "Ethernet\n", "25 Gb/sec (1X EDR)\n");
+  for (int g = 0; g < gpus; ++g) {
+    const std::string dev = "bus/pci/devices/0000:" + std::to_string(10 + g) + ":00.0/";
+    put(dev + "vendor", "0x10de\n");
+    put(dev + "class", "0x030200\n");
+  }
+  return root;
+}
+
+// NIC facts read from the node by lib/node.
+TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
+  unsetenv("RAILSCOPE_TUNER_NICS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
+  const auto root = fake_node_sysfs("tuner-sysfs-v" + std::to_string(version()), 0);
   setenv("RAILSCOPE_SYSFS_ROOT", root.c_str(), 1);
   const ncclResult_t r = tuner().init(32, 4);
   unsetenv("RAILSCOPE_SYSFS_ROOT");
@@ -150,6 +160,24 @@ TEST_P(TunerAbi, NicFactsComeFromTheNodeWhenNotGiven) {
   int channels = 0;
   tuner().coll_info(ncclFuncAllReduce, 8ull << 30, 1, table, 0, &channels);
   EXPECT_EQ(choice(table), std::make_pair(int(NCCL_ALGO_RING), int(NCCL_PROTO_SIMPLE)));
+  std::filesystem::remove_all(root);
+}
+
+// NCCL_IB_HCA in NCCL's syntax (`^` excludes, `=` matches names exactly) selects the NICs the model
+// counts; the GPUs on the node decide how many of them one rank drives.
+TEST_P(TunerAbi, NicFactsFollowNcclIbHcaAndTheRanksPerNode) {
+  unsetenv("RAILSCOPE_TUNER_NICS");
+  unsetenv("RAILSCOPE_TUNER_NIC_GBIT");
+  const auto root = fake_node_sysfs("tuner-sysfs-hca-v" + std::to_string(version()), 4);
+  setenv("RAILSCOPE_SYSFS_ROOT", root.c_str(), 1);
+  setenv("NCCL_IB_HCA", "^=mlx5_1,mlx5_5", 1);
+  const ncclResult_t r = tuner().init(4, 4);  // one rank on each of 4 nodes
+  unsetenv("NCCL_IB_HCA");
+  unsetenv("RAILSCOPE_SYSFS_ROOT");
+  ASSERT_EQ(r, ncclSuccess);
+  EXPECT_TRUE(
+      CapturedLog::contains("NICs 3 x 400 Gb/s infiniband (node, NCCL_IB_HCA=^=mlx5_1,mlx5_5), 1 of 3 "
+                            "NICs: 1 rank per node, 4 GPUs per node"));
   std::filesystem::remove_all(root);
 }
 

@@ -150,3 +150,34 @@ TEST(CostModel, NoModelForCollNetOrNvls) {
 
 }  // namespace
 }  // namespace railscope::tuner
+
+namespace railscope::tuner {
+namespace {
+
+// The NICs one node's ranks of a communicator drive, not the node's total.
+TEST(RailsDriven, FollowTheRanksPerNodeAndTheGpusSharingTheNics) {
+  EXPECT_EQ(rails_driven(1, 8, 8), 1);   // one GPU of a rail-optimised node: its own NIC
+  EXPECT_EQ(rails_driven(8, 8, 8), 8);   // every GPU: every NIC
+  EXPECT_EQ(rails_driven(1, 8, 4), 2);   // two NICs per GPU
+  EXPECT_EQ(rails_driven(2, 8, 16), 1);  // two GPUs share a NIC
+  EXPECT_EQ(rails_driven(3, 8, 16), 2);
+  EXPECT_EQ(rails_driven(1, 8, 0), 1);  // unknown GPUs: one per NIC
+  EXPECT_EQ(rails_driven(16, 8, 0), 8);
+  EXPECT_EQ(rails_driven(4, 0, 8), 0);
+}
+
+// 16 nodes x 1 GPU on 8 x 400 Gb/s nodes: one NIC's bandwidth (47.5 GB/s after NIC efficiency), not
+// the eight NICs' 380.
+TEST(CostModel, OneRankPerNodeGetsOneNicNotTheNodesTotal) {
+  auto e = engine(inputs(16, 1, 8, 400));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->topology().rails, 1);
+  const Coeffs& c = e->model().coeff[kAllReduce][kRing][kSimple];
+  const double busbw_gbs = bus_factor(kAllReduce, 16) / c.beta_us_per_byte / 1e3;
+  EXPECT_NEAR(busbw_gbs, 400.0 / 8 * e->figures().nic_eff, 0.1);
+  auto full = engine(inputs(16, 8, 8, 400));
+  EXPECT_EQ(full->topology().rails, 8);
+}
+
+}  // namespace
+}  // namespace railscope::tuner
