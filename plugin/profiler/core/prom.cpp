@@ -177,6 +177,10 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
              s += fmt::format("railscope_events_dropped_total{{{},kind=\"{}\"}} {}\n", process_labels,
                               core::prom_label_value(kind), n);
          });
+  // Every process on a node samples the same ports: when the launcher names local ranks, local rank 0
+  // alone writes them, so a node's ports are one set of series whatever its number of GPUs.
+  const std::vector<PromPortSeries> no_ports;
+  const std::vector<PromPortSeries>& ports = id.local_rank > 0 ? no_ports : process.ports;
   auto port_labels = [&](const PromPortSeries& p) {
     return fmt::format("{},device=\"{}\",port=\"{}\",netdev=\"{}\"", process_labels,
                        core::prom_label_value(p.device), p.port, core::prom_label_value(p.netdev));
@@ -186,38 +190,38 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
       "Increase of the port's error and congestion counters since this process began sampling, by category "
       "(loss, congestion, pause, link, discard).",
       [&](std::string& s) {
-        for (const PromPortSeries& p : process.ports)
+        for (const PromPortSeries& p : ports)
           for (size_t i = 0; i < kPortCategories.size(); ++i)
             s += fmt::format("railscope_port_counter_events_total{{{},category=\"{}\"}} {}\n", port_labels(p),
                              kPortCategories[i], p.by_category[i]);
       });
   family(out, "railscope_port_transmit_bytes_total", "counter",
          "Bytes the port sent since this process began sampling (port_xmit_data).", [&](std::string& s) {
-           for (const PromPortSeries& p : process.ports)
+           for (const PromPortSeries& p : ports)
              s += fmt::format("railscope_port_transmit_bytes_total{{{}}} {}\n", port_labels(p),
                               p.transmit_bytes);
          });
   family(out, "railscope_port_receive_bytes_total", "counter",
          "Bytes the port received since this process began sampling (port_rcv_data).", [&](std::string& s) {
-           for (const PromPortSeries& p : process.ports)
+           for (const PromPortSeries& p : ports)
              s += fmt::format("railscope_port_receive_bytes_total{{{}}} {}\n", port_labels(p),
                               p.receive_bytes);
          });
   family(out, "railscope_port_up", "gauge", "1 when the port's state is ACTIVE, else 0.",
          [&](std::string& s) {
-           for (const PromPortSeries& p : process.ports)
+           for (const PromPortSeries& p : ports)
              s += fmt::format("railscope_port_up{{{}}} {}\n", port_labels(p), p.state == "ACTIVE" ? 1 : 0);
          });
   family(out, "railscope_port_state_changes_total", "counter",
          "Sampling windows that ended with the port in another state than the window before (link flaps).",
          [&](std::string& s) {
-           for (const PromPortSeries& p : process.ports)
+           for (const PromPortSeries& p : ports)
              s += fmt::format("railscope_port_state_changes_total{{{}}} {}\n", port_labels(p),
                               p.state_changes);
          });
   family(out, "railscope_port_rate_bytes_per_second", "gauge", "The port's link rate, bytes per second.",
          [&](std::string& s) {
-           for (const PromPortSeries& p : process.ports)
+           for (const PromPortSeries& p : ports)
              if (p.speed_mbps > 0)
                s += fmt::format("railscope_port_rate_bytes_per_second{{{}}} {}\n", port_labels(p),
                                 p.speed_mbps * 125000);

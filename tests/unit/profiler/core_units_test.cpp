@@ -241,6 +241,10 @@ TEST(Prometheus, SizeClassesAndPortTotals) {
   EXPECT_NE(prom.find("railscope_port_up{job=\"\",host=\"n1\",rank=\"-1\",local_rank=\"\"," + port + "} 0"),
             std::string::npos);
   EXPECT_NE(prom.find(port + "} 25000000000"), std::string::npos) << "200 Gb/s in bytes per second";
+  proc.id.local_rank = 1;  // local rank 0 writes the node's ports
+  EXPECT_EQ(format_prometheus(proc, {}).find("railscope_port_"), std::string::npos);
+  proc.id.local_rank = 0;
+  EXPECT_NE(format_prometheus(proc, {}).find("railscope_port_up{"), std::string::npos);
 }
 
 TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {
