@@ -97,6 +97,9 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
   for (const PromCommSeries* c : comms)
     if (c->rank >= 0 && (lowest_rank < 0 || c->rank < lowest_rank)) lowest_rank = c->rank;
   const std::string process_labels = core::prom_identity_labels(id, lowest_rank);
+  auto class_labels = [&](const ShapeKey& k, const ClassKey& ck) {
+    return fmt::format("{},op=\"{}\",size_class=\"{}\"", shape_labels(k), op_name(ck.first), ck.second);
+  };
   std::string out;
   family(out, "railscope_busbw_bytes_per_second", "histogram",
          "Bus bandwidth of each operation as nccl-tests defines it (algbw times the busbw factor), bytes per "
@@ -104,8 +107,7 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
          [&](std::string& s) {
            for (const auto& [key, shape] : shapes)
              for (const auto& [ck, st] : shape.stats) {
-               const std::string labels = fmt::format("{},op=\"{}\",size_class=\"{}\"", shape_labels(key),
-                                                      op_name(ck.first), ck.second);
+               const std::string labels = class_labels(key, ck);
                uint64_t cumulative = 0;
                size_t next = 0;
                for (size_t b : kBusbwBounds) {
@@ -127,8 +129,7 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
       [&](std::string& s) {
         for (const auto& [key, shape] : shapes)
           for (const auto& [ck, st] : shape.stats) {
-            const std::string labels = fmt::format("{},op=\"{}\",size_class=\"{}\"", shape_labels(key),
-                                                   op_name(ck.first), ck.second);
+            const std::string labels = class_labels(key, ck);
             s += fmt::format("railscope_collective_duration_seconds_sum{{{}}} {:.9g}\n", labels,
                              st.time_sum_us * 1e-6);
             s += fmt::format("railscope_collective_duration_seconds_count{{{}}} {}\n", labels, st.count);

@@ -136,6 +136,15 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
   }
 }
 
+// One communicator, one collective, finalized.
+void one_collective() {
+  ProfilerDriver drv(6);
+  ASSERT_TRUE(drv.loaded()) << drv.load_error();
+  ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
+  drv.run_coll({}, 1000);
+  ASSERT_EQ(drv.finalize(), ncclSuccess);
+}
+
 // Unless asked to keep it, the file goes when the last communicator is finalized: a finished job's series
 // must not stay in every scrape.
 TEST(PrometheusTextfile, RemovedAtTheLastFinalizeUnlessKept) {
@@ -162,11 +171,7 @@ TEST(PrometheusTextfile, ADotPromNameIsTheFile) {
   setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
   setenv("RAILSCOPE_PROFILE_PROM_KEEP", "1", 1);
   CapturedLog::clear();
-  ProfilerDriver drv(6);
-  ASSERT_TRUE(drv.loaded()) << drv.load_error();
-  ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
-  drv.run_coll({}, 1000);
-  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  one_collective();
   unsetenv("RAILSCOPE_PROFILE_PROM");
   unsetenv("RAILSCOPE_PROFILE_PROM_KEEP");
   ASSERT_TRUE(std::filesystem::is_regular_file(file));
@@ -183,11 +188,7 @@ TEST(PrometheusTextfile, AMissingFolderIsNamedOnceAndNcclCarriesOn) {
   const std::string file = dir + "/absent/metrics.prom";
   setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
   CapturedLog::clear();
-  ProfilerDriver drv(6);
-  ASSERT_TRUE(drv.loaded()) << drv.load_error();
-  ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
-  drv.run_coll({}, 1000);
-  ASSERT_EQ(drv.finalize(), ncclSuccess);
+  one_collective();
   unsetenv("RAILSCOPE_PROFILE_PROM");
   size_t warnings = 0;
   for (const auto& l : CapturedLog::lines())
