@@ -8,32 +8,25 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include "railscope/core/params.h"
 
 namespace railscope::core {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kVars[] = {"RAILSCOPE_PROFILE_TAG",
-                                 "SLURM_JOB_ID",
-                                 "PBS_JOBID",
-                                 "LSB_JOBID",
-                                 "TORCHELASTIC_RUN_ID",
-                                 "RAILSCOPE_K8S_JOB_NAME",
-                                 "RANK",
-                                 "OMPI_COMM_WORLD_RANK",
-                                 "PMIX_RANK",
-                                 "PMI_RANK",
-                                 "SLURM_PROCID",
-                                 "LOCAL_RANK",
-                                 "OMPI_COMM_WORLD_LOCAL_RANK",
-                                 "MPI_LOCALRANKID",
-                                 "SLURM_LOCALID"};
-
 class PromIdentityFromEnv : public testing::Test {
  protected:
+  // Every variable the identity may come from: the launchers' (registered beside NCCL's and railscope's
+  // own) and railscope's two.
   void SetUp() override {
-    for (const char* v : kVars) unsetenv(v);
+    for (const params::Spec& s : params::registry())
+      if (!s.name.starts_with("NCCL_") && !s.name.starts_with("RAILSCOPE_"))
+        unsetenv(std::string(s.name).c_str());
+    unsetenv("RAILSCOPE_PROFILE_TAG");
+    unsetenv("RAILSCOPE_K8S_JOB_NAME");
   }
   void TearDown() override { SetUp(); }
 };
