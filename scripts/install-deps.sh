@@ -13,7 +13,9 @@ BUILD_PKGS=(
   libmunge-dev  # munge.h: `railscope preflight` authenticated by MUNGE under Slurm (libmunge is dlopened)
   valgrind python3
   chromium  # headless check of `railscope report --html` pages (tests/abi/profiler)
-  prometheus  # promtool: `promtool check metrics` on the profiler's textfiles (tests/abi/profiler)
+  prometheus  # promtool (textfiles, deploy/prometheus's rules) and the server of the monitoring end-to-end test
+  prometheus-node-exporter  # its textfile collector reads the textfiles in the monitoring end-to-end test
+  python3-yaml  # tests/unit/deploy/prometheus: every rule of deploy/prometheus has a promtool unit test
   # scripts/fuzz.sh: clang 14 and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev, only
   # recommended by clang-14's libclang-common-14-dev, so not installed without it)
   clang libclang-rt-14-dev

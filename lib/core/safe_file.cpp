@@ -55,9 +55,9 @@ bool write_all(int fd, std::string_view s) {
   return true;
 }
 
-// A unique file beside path, created O_EXCL (a name planted there is never opened) with file_mode();
+// A unique file beside path, created O_EXCL (a name planted there is never opened) with `mode`;
 // its name in *tmp. Hidden and without path's suffix, so a collector reading "*.prom" skips it.
-int make_temp_beside(const std::string& path, std::string* tmp, std::string* error) {
+int make_temp_beside(const std::string& path, std::string* tmp, std::string* error, mode_t mode) {
   if (std::string why = unsafe_output_folder(path); !why.empty()) {
     *error = why;
     return -1;
@@ -68,7 +68,7 @@ int make_temp_beside(const std::string& path, std::string* tmp, std::string* err
     *error = fmt::format("cannot create a temporary file beside {}: {}", path, std::strerror(errno));
     return -1;
   }
-  if (::fchmod(fd, file_mode()) != 0) {
+  if (::fchmod(fd, mode) != 0) {
     *error = fmt::format("cannot set the mode of {}: {}", *tmp, std::strerror(errno));
     ::close(fd);
     ::unlink(tmp->c_str());
@@ -92,8 +92,13 @@ std::string unsafe_output_folder(const std::string& path) {
 }
 
 bool write_file_atomically(const std::string& path, std::string_view content, std::string* error) {
+  return write_file_atomically(path, content, error, file_mode());
+}
+
+bool write_file_atomically(const std::string& path, std::string_view content, std::string* error,
+                           unsigned mode) {
   std::string tmp;
-  const int fd = make_temp_beside(path, &tmp, error);
+  const int fd = make_temp_beside(path, &tmp, error, static_cast<mode_t>(mode));
   if (fd < 0) return false;
   bool ok = write_all(fd, content);
   int err = errno;
@@ -115,7 +120,7 @@ bool write_file_atomically(const std::string& path, std::string_view content, st
 
 bool can_write_atomically(const std::string& path, std::string* error) {
   std::string tmp;
-  const int fd = make_temp_beside(path, &tmp, error);
+  const int fd = make_temp_beside(path, &tmp, error, file_mode());
   if (fd < 0) return false;
   ::close(fd);
   ::unlink(tmp.c_str());

@@ -23,6 +23,9 @@ std::string unsafe_output_folder(const std::string& path);
 // Writes content to path so a reader sees the old file or the new one, never part of either. false with
 // *error set (the path and the reason) when it could not; path is then as it was.
 bool write_file_atomically(const std::string& path, std::string_view content, std::string* error);
+// The same with exactly `mode` (the umask not applied): for a file another user's reader must open.
+bool write_file_atomically(const std::string& path, std::string_view content, std::string* error,
+                           unsigned mode);
 
 // Whether write_file_atomically could write path: a unique temporary file is made beside it and removed.
 bool can_write_atomically(const std::string& path, std::string* error);

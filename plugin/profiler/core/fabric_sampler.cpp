@@ -110,6 +110,7 @@ FabricWindow FabricSampler::window_since(bool previous, uint64_t unix_ns,
     pw.state = read_state(sysfs_, s.device, s.port);
     pw.speed_mbps = s.speed_mbps;
     pw.link_layer = s.link_layer;
+    pw.netdev = s.netdev;
     pw.deltas = node::counter_deltas(previous ? s.previous : s.current, after);
     for (const node::CounterDelta& d : pw.deltas) {
       pw.by_category[static_cast<size_t>(d.category)] += d.delta;

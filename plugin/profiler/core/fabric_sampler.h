@@ -28,6 +28,7 @@ struct PortWindow {
   std::string state;       // "ACTIVE", "DOWN", … as read at the end of the window
   int64_t speed_mbps = 0;  // at start (0 = unknown)
   std::string link_layer;  // "InfiniBand", "Ethernet"
+  std::string netdev;      // RoCE: the netdev whose ethtool statistics are read; "" otherwise
   std::array<uint64_t, kNumCounterCategories> by_category{};  // indexed by node::CounterCategory
   std::vector<node::CounterDelta> deltas;                     // counters that changed
   bool reset = false;                                         // a counter went down (cleared)

@@ -25,8 +25,7 @@ namespace {
 constexpr uint64_t kTickNs = 10'000'000;          // scan period
 constexpr uint64_t kGraceNs = 20'000'000;         // a completed collective waits this long for late children
 constexpr uint64_t kChildlessNs = 1'000'000'000;  // see scan_action
-constexpr uint64_t kPromPeriodNs = 10'000'000'000;  // Prometheus textfile refresh
-constexpr size_t kMaxRetiredComms = 64;             // finalized communicators kept in the textfile
+constexpr size_t kMaxRetiredComms = 64;           // finalized communicators kept in the textfile
 
 std::string hostname() {
   char buf[256] = {};
@@ -50,7 +49,9 @@ int64_t unix_offset_ns() {
 MonitorConfig read_monitor_config() {
   MonitorConfig c;
   c.dir = params::get_string("RAILSCOPE_PROFILE_DIR");
-  c.prom_dir = params::get_string("RAILSCOPE_PROFILE_PROM");
+  c.prom = params::get_string("RAILSCOPE_PROFILE_PROM");
+  c.prom_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_PROFILE_PROM_SECONDS")) * 1000000000ull;
+  c.prom_keep = params::get_int("RAILSCOPE_PROFILE_PROM_KEEP") != 0;
   c.tag = params::get_string("RAILSCOPE_PROFILE_TAG");
   c.hang_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_HANG_SECONDS")) * 1000000000ull;
   c.fabric_ns = static_cast<uint64_t>(params::get_int("RAILSCOPE_PROFILE_FABRIC_SECONDS")) * 1000000000ull;
@@ -130,9 +131,15 @@ void Monitor::add(CommState* c) {
     }
     prom_path_.clear();
     prom_failed_ = false;
-    if (!cfg_.prom_dir.empty()) {
-      std::filesystem::create_directories(cfg_.prom_dir, ec);
-      prom_path_ = prom_file_path(cfg_.prom_dir, hostname(), getpid());
+    prom_ports_.clear();
+    if (!cfg_.prom.empty()) {
+      prom_id_ = core::prom_identity_from_env(hostname());
+      const core::PromTarget t = core::prom_target(cfg_.prom, "railscope", prom_id_.host, getpid());
+      prom_path_ = t.path;
+      if (!t.error.empty())
+        RS_WARN("{}", diag::one_line(diag::make(
+                          "profile.write_failed",
+                          fmt::format("no Prometheus textfile (RAILSCOPE_PROFILE_PROM): {}", t.error))));
     }
     start_fabric_locked();
     stop_ = false;
@@ -143,7 +150,10 @@ void Monitor::add(CommState* c) {
   apply_expectation(cfg_.slow, cfg_.node_ceiling, c);
   if (c->ident.nnodes > 1) report_rails_locked(c);
   c->monitor.series.comm = comm_hex(c->ident.hash);
+  c->monitor.series.name = c->ident.name;
   c->monitor.series.rank = c->ident.rank;
+  c->monitor.series.nranks = c->ident.nranks;
+  c->monitor.series.nnodes = c->ident.nnodes;
   comms_.push_back(c);
   pending_ += format_comm(c->ident, c->mask, to_unix_ns(now_ns()));
   write_prom_locked();  // the file exists from the start (drop counters at 0)
@@ -187,6 +197,7 @@ void Monitor::remove(CommState* c) {
     if (!running_) {
       warn_lost_records_locked("when the last communicator was finalized");
       file_.close();
+      remove_prom_locked();
     }
   }
 }
@@ -206,7 +217,7 @@ void Monitor::tick_locked(bool force_all) {
     scan_locked(c, now, force_all);
     drain_net_errors_locked(c);
   }
-  if (!prom_path_.empty() && now - last_prom_ns_ >= kPromPeriodNs) write_prom_locked();
+  if (!prom_path_.empty() && now - last_prom_ns_ >= cfg_.prom_ns) write_prom_locked();
   if (fabric_.active() && now - last_fabric_ns_ >= cfg_.fabric_ns) fabric_window_locked();
   flush_locked();
 }
@@ -218,17 +229,25 @@ void Monitor::scan_locked(CommState* c, uint64_t now, bool force) {
   rules.hang_ns = cfg_.hang_ns;
   rules.tracks_kernel = c->tracks_kernel();
   rules.force = force;
+  uint64_t oldest_ns = 0;  // start of the oldest operation still in flight
   for (uint32_t i = 0; i < c->colls.capacity(); ++i) {
     CollSlot& s = c->colls.at(i);
     const Kind k = s.h.kind.load(std::memory_order_acquire);
     if (k != Kind::Coll && k != Kind::P2p) continue;
-    switch (scan_action(read_stamps(s), now, rules)) {
+    const SlotStamps stamps = read_stamps(s);
+    switch (scan_action(stamps, now, rules)) {
       case SlotAction::Keep: break;
       case SlotAction::WriteComplete: finalize_slot_locked(c, &s, true); break;
       case SlotAction::WriteIncomplete: finalize_slot_locked(c, &s, false); break;
       case SlotAction::ReportHang: report_hang_locked(c, &s, now); break;
     }
+    const Kind after = s.h.kind.load(std::memory_order_acquire);
+    if ((after == Kind::Coll || after == Kind::P2p) && stamps.candidate_ns == 0 &&
+        (oldest_ns == 0 || stamps.start_ns < oldest_ns))
+      oldest_ns = stamps.start_ns;
   }
+  c->monitor.series.wait_seconds =
+      oldest_ns == 0 ? 0.0 : static_cast<double>(elapsed_ns(now, oldest_ns)) / 1e9;
 }
 
 void Monitor::finalize_slot_locked(CommState* c, CollSlot* s, bool complete) {
@@ -396,6 +415,7 @@ void Monitor::retire_series_locked(CommState* c) {
   if (prom_path_.empty()) return;
   refresh_drops_locked(c);
   retired_.push_back(c->monitor.series);
+  retired_.back().live = false;
   while (retired_.size() > kMaxRetiredComms) retired_.pop_front();
 }
 
@@ -409,20 +429,29 @@ void Monitor::write_prom_locked() {
     series.push_back(&c->monitor.series);
   }
   PromProcess p;
-  p.host = hostname();
+  p.id = prom_id_;
   p.pid = getpid();
   p.unix_seconds = static_cast<double>(to_unix_ns(last_prom_ns_)) / 1e9;
+  p.ports = prom_ports_;
   std::string why;
-  if (core::write_file_atomically(prom_path_, format_prometheus(p, series), &why)) {
+  if (core::write_prom_textfile(prom_path_, format_prometheus(p, series), &why)) {
     prom_failed_ = false;
   } else if (!prom_failed_) {  // once until a write succeeds again
     prom_failed_ = true;
     RS_WARN("{}", diag::one_line(diag::make(
                       "profile.write_failed",
-                      fmt::format("cannot write the Prometheus textfile {} (RAILSCOPE_PROFILE_PROM names a "
-                                  "folder): {}",
+                      fmt::format("cannot write the Prometheus textfile {} (RAILSCOPE_PROFILE_PROM): {}",
                                   prom_path_, why))));
   }
+}
+
+// The textfile goes with the process unless asked to stay (RAILSCOPE_PROFILE_PROM_KEEP): a file left
+// behind would keep a finished job's series alive in every scrape.
+void Monitor::remove_prom_locked() {
+  if (prom_path_.empty() || cfg_.prom_keep) return;
+  std::error_code ec;
+  std::filesystem::remove(prom_path_, ec);
+  retired_.clear();
 }
 
 // Sampling the node's ports happens here, on the monitor thread: a few dozen sysfs reads per
@@ -439,7 +468,9 @@ void Monitor::start_fabric_locked() {
 
 void Monitor::fabric_window_locked() {
   last_fabric_ns_ = now_ns();
-  pending_ += format_fabric(fabric_.next_window(to_unix_ns(last_fabric_ns_)));
+  const FabricWindow w = fabric_.next_window(to_unix_ns(last_fabric_ns_));
+  if (!prom_path_.empty()) add_window(prom_ports_, w);
+  pending_ += format_fabric(w);
 }
 
 // A rail already down, or slower than its siblings, when the job starts: named once, on the first

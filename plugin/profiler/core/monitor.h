@@ -26,7 +26,9 @@ namespace railscope::profiler {
 
 struct MonitorConfig {
   std::string dir;
-  std::string prom_dir;  // RAILSCOPE_PROFILE_PROM: folder of the per-process textfiles
+  std::string prom;  // RAILSCOPE_PROFILE_PROM: folder of the per-process textfiles, or one file (".prom")
+  uint64_t prom_ns = 10ull * 1000000000ull;  // RAILSCOPE_PROFILE_PROM_SECONDS
+  bool prom_keep = false;                    // RAILSCOPE_PROFILE_PROM_KEEP
   std::string tag;
   uint64_t hang_ns = 300ull * 1000000000ull;
   uint64_t fabric_ns = 10ull * 1000000000ull;  // RAILSCOPE_PROFILE_FABRIC_SECONDS; 0 = no sampling
@@ -63,6 +65,7 @@ class Monitor {
                         const StuckColl* stuck = nullptr);
   void log_summary_locked(const CommState* c);
   void write_prom_locked();
+  void remove_prom_locked();
   void refresh_drops_locked(CommState* c);
   void retire_series_locked(CommState* c);
   void flush_locked();
@@ -85,6 +88,8 @@ class Monitor {
   std::string pending_;
   std::string prom_path_;  // this process's textfile ("" when RAILSCOPE_PROFILE_PROM is unset)
   bool prom_failed_ = false;
+  core::PromIdentity prom_id_;
+  std::vector<PromPortSeries> prom_ports_;  // the sampled ports' totals since sampling began
   // Series of finalized communicators, kept (the newest kMaxRetiredComms) so their last values stay in
   // the textfile.
   std::deque<PromCommSeries> retired_;

@@ -2,31 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
-
-#include "plugin/profiler/core/jsonl_format.h"
-#include "railscope/core/utf8.h"
 
 namespace railscope::profiler {
 namespace {
 
-// Histogram bounds in base units: the bins of op_stats.h scaled (GB/s → bytes/s, µs → s).
-std::string bound(double v) { return v >= 1e299 ? "+Inf" : fmt::format("{:g}", v); }
+// The `le` bounds written, a subset of op_stats.h's bins (cumulative counts stay exact at any subset):
+// busbw 1, 10, 50, 100, 200, 400 GB/s and +Inf.
+constexpr std::array<size_t, 7> kBusbwBounds = {0, 3, 5, 6, 7, 8, 11};
+static_assert(kBusbwBounds.back() == kBusbwBinsGbs.size() - 1, "+Inf is written");
 
-template <size_t N>
-void histogram(std::string& out, const char* name, const std::string& labels,
-               const std::array<double, N>& bins, double scale, const std::array<uint64_t, N>& counts,
-               double sum, uint64_t count) {
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < N; ++i) {
-    cumulative += counts[i];
-    const double le = bins[i] >= 1e299 ? bins[i] : bins[i] * scale;
-    out += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, bound(le), cumulative);
-  }
-  out += fmt::format("{}_sum{{{}}} {:.9g}\n{}_count{{{}}} {}\n", name, labels, sum, name, labels, count);
-}
+constexpr std::array<std::string_view, 5> kPortCategories = {"loss", "congestion", "pause", "link",
+                                                             "discard"};
+static_assert(static_cast<size_t>(node::CounterCategory::Discard) == 4, "the categories above, in order");
+
+std::string bound(double v) { return v >= 1e299 ? "+Inf" : fmt::format("{:g}", v); }
 
 // One metric family: HELP and TYPE, then the samples `body` appends; nothing when it appends none.
 void family(std::string& out, const char* name, const char* type, const char* help,
@@ -38,117 +32,209 @@ void family(std::string& out, const char* name, const char* type, const char* he
   out += samples;
 }
 
-void add_into(PromCommSeries& into, const PromCommSeries& from) {
-  for (const auto& [key, st] : from.stats) into.stats[key].merge(st);
-  for (const auto& [op, n] : from.records) into.records[op] += n;
-  for (const auto& [id, n] : from.diagnoses) into.diagnoses[id] += n;
-  for (const auto& [kind, n] : from.drops) into.drops[kind] += n;
-}
+// A communicator's series are keyed by (rank label, size, nodes): communicators of one shape add up.
+using ShapeKey = std::tuple<int, int, int>;
+using ClassKey = std::pair<Op, std::string_view>;
+
+struct Shape {
+  std::map<ClassKey, OpSizeStats> stats;
+  std::map<Op, uint64_t> records;
+  std::map<std::string, uint64_t> diagnoses;
+  double wait_seconds = 0.0;
+};
 
 }  // namespace
 
-std::string prom_label_value(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x80) {
-      utf8::append_or_replacement(out, s, i);  // UTF-8 kept, a stray byte becomes U+FFFD
-      continue;
-    }
-    if (u == '\\')
-      out += "\\\\";
-    else if (u == '"')
-      out += "\\\"";
-    else if (u == '\n')
-      out += "\\n";
-    else if (u < 0x20 || u == 0x7f)
-      out += ' ';
-    else
-      out += static_cast<char>(u);
-    ++i;
-  }
-  return out;
+std::string_view size_class(int size_bucket) {
+  if (size_bucket < 16) return "small";   // < 64 KiB
+  if (size_bucket < 24) return "medium";  // < 16 MiB
+  return "large";
 }
 
-std::string format_prometheus(const PromProcess& process, const std::vector<const PromCommSeries*>& given) {
-  std::map<std::pair<std::string, int>, PromCommSeries> merged;
-  for (const PromCommSeries* c : given) {
-    PromCommSeries& m = merged[{c->comm, c->rank}];
-    m.comm = c->comm;
-    m.rank = c->rank;
-    add_into(m, *c);
+void add_window(std::vector<PromPortSeries>& ports, const FabricWindow& w) {
+  for (const PortWindow& pw : w.ports) {
+    auto it = std::find_if(ports.begin(), ports.end(), [&](const PromPortSeries& p) {
+      return p.device == pw.device && p.port == pw.port;
+    });
+    if (it == ports.end()) {
+      ports.push_back({});
+      it = ports.end() - 1;
+      it->device = pw.device;
+      it->port = pw.port;
+      it->netdev = pw.netdev;
+      it->state = pw.state;
+    }
+    if (pw.state != it->state) ++it->state_changes;
+    it->state = pw.state;
+    it->speed_mbps = pw.speed_mbps;
+    for (size_t i = 0; i < kNumCounterCategories; ++i) it->by_category[i] += pw.by_category[i];
+    for (const node::CounterDelta& d : pw.deltas) {
+      if (d.source != node::CounterSource::Port) continue;
+      if (d.name == "port_xmit_data") it->transmit_bytes += d.delta * 4;  // counted in 4-byte words
+      if (d.name == "port_rcv_data") it->receive_bytes += d.delta * 4;
+    }
   }
-  std::vector<const PromCommSeries*> comms;
-  for (const auto& [key, m] : merged) comms.push_back(&m);
-  const std::string host = prom_label_value(process.host);
-  auto base = [&](const PromCommSeries& c) {
-    return fmt::format("host=\"{}\",rank=\"{}\",comm=\"{}\"", host, c.rank, prom_label_value(c.comm));
+}
+
+std::string format_prometheus(const PromProcess& process, const std::vector<const PromCommSeries*>& comms) {
+  const core::PromIdentity& id = process.id;
+  std::map<ShapeKey, Shape> shapes;
+  for (const PromCommSeries* c : comms) {
+    const int rank = id.rank >= 0 ? id.rank : c->rank;
+    Shape& s = shapes[{rank, c->nranks, c->nnodes}];
+    for (const auto& [key, st] : c->stats) s.stats[{key.first, size_class(key.second)}].merge(st);
+    for (const auto& [op, n] : c->records) s.records[op] += n;
+    for (const auto& [diag_id, n] : c->diagnoses) s.diagnoses[diag_id] += n;
+    if (c->live) s.wait_seconds = std::max(s.wait_seconds, c->wait_seconds);
+  }
+  auto shape_labels = [&](const ShapeKey& k) {
+    return fmt::format("{},comm_ranks=\"{}\",comm_nodes=\"{}\"",
+                       core::prom_identity_labels(id, std::get<0>(k)), std::get<1>(k), std::get<2>(k));
   };
-  auto op_size = [&](const PromCommSeries& c, const StatsKey& key) {
-    return fmt::format("{},op=\"{}\",size_bytes=\"{}\"", base(c), op_name(key.first),
-                       uint64_t{1} << key.second);
+  // Process-wide series (drops, ports, the timestamp) name the lowest rank the process holds when the
+  // launcher names none.
+  int lowest_rank = -1;
+  for (const PromCommSeries* c : comms)
+    if (c->rank >= 0 && (lowest_rank < 0 || c->rank < lowest_rank)) lowest_rank = c->rank;
+  const std::string process_labels = core::prom_identity_labels(id, lowest_rank);
+  auto class_labels = [&](const ShapeKey& k, const ClassKey& ck) {
+    return fmt::format("{},op=\"{}\",size_class=\"{}\"", shape_labels(k), op_name(ck.first), ck.second);
   };
   std::string out;
-  family(out, "railscope_collective_duration_seconds", "histogram",
-         "Completion time of each operation (GPU time when known), by power-of-two bucket of the nccl-tests "
-         "message size.",
-         [&](std::string& s) {
-           for (const PromCommSeries* c : comms)
-             for (const auto& [key, st] : c->stats)
-               histogram(s, "railscope_collective_duration_seconds", op_size(*c, key), kLatencyBinsUs, 1e-6,
-                         st.latency_bins, st.time_sum_us * 1e-6, st.count);
-         });
   family(out, "railscope_busbw_bytes_per_second", "histogram",
          "Bus bandwidth of each operation as nccl-tests defines it (algbw times the busbw factor), bytes per "
-         "second.",
+         "second, by operation and size class.",
          [&](std::string& s) {
-           for (const PromCommSeries* c : comms)
-             for (const auto& [key, st] : c->stats)
-               histogram(s, "railscope_busbw_bytes_per_second", op_size(*c, key), kBusbwBinsGbs, 1e9,
-                         st.busbw_bins, st.busbw_sum * 1e9, st.count);
+           for (const auto& [key, shape] : shapes)
+             for (const auto& [ck, st] : shape.stats) {
+               const std::string labels = class_labels(key, ck);
+               uint64_t cumulative = 0;
+               size_t next = 0;
+               for (size_t b : kBusbwBounds) {
+                 for (; next <= b; ++next) cumulative += st.busbw_bins[next];
+                 s +=
+                     fmt::format("railscope_busbw_bytes_per_second_bucket{{{},le=\"{}\"}} {}\n", labels,
+                                 bound(kBusbwBinsGbs[b] >= 1e299 ? kBusbwBinsGbs[b] : kBusbwBinsGbs[b] * 1e9),
+                                 cumulative);
+               }
+               s += fmt::format("railscope_busbw_bytes_per_second_sum{{{}}} {:.9g}\n", labels,
+                                st.busbw_sum * 1e9);
+               s += fmt::format("railscope_busbw_bytes_per_second_count{{{}}} {}\n", labels, st.count);
+             }
          });
+  family(
+      out, "railscope_collective_duration_seconds", "summary",
+      "Completion time of the operations with a time (GPU time when known), seconds, by operation and size "
+      "class.",
+      [&](std::string& s) {
+        for (const auto& [key, shape] : shapes)
+          for (const auto& [ck, st] : shape.stats) {
+            const std::string labels = class_labels(key, ck);
+            s += fmt::format("railscope_collective_duration_seconds_sum{{{}}} {:.9g}\n", labels,
+                             st.time_sum_us * 1e-6);
+            s += fmt::format("railscope_collective_duration_seconds_count{{{}}} {}\n", labels, st.count);
+          }
+      });
   family(out, "railscope_operations_total", "counter",
          "Collective and point-to-point operations recorded in the profile, with or without a time.",
          [&](std::string& s) {
-           for (const PromCommSeries* c : comms)
-             for (const auto& [op, n] : c->records)
-               s += fmt::format("railscope_operations_total{{{},op=\"{}\"}} {}\n", base(*c), op_name(op), n);
+           for (const auto& [key, shape] : shapes)
+             for (const auto& [op, n] : shape.records)
+               s += fmt::format("railscope_operations_total{{{},op=\"{}\"}} {}\n", shape_labels(key),
+                                op_name(op), n);
+         });
+  family(out, "railscope_collective_wait_seconds", "gauge",
+         "How long the oldest operation this rank started and has not completed has been in flight, seconds; "
+         "0 when none is.",
+         [&](std::string& s) {
+           for (const auto& [key, shape] : shapes)
+             s += fmt::format("railscope_collective_wait_seconds{{{}}} {:.3f}\n", shape_labels(key),
+                              shape.wait_seconds);
          });
   family(out, "railscope_diagnoses_total", "counter", "Diagnoses raised by the profiler, by catalogue id.",
          [&](std::string& s) {
+           for (const auto& [key, shape] : shapes)
+             for (const auto& [diag_id, n] : shape.diagnoses)
+               s += fmt::format("railscope_diagnoses_total{{{},id=\"{}\"}} {}\n", shape_labels(key),
+                                core::prom_label_value(diag_id), n);
+         });
+  family(out, "railscope_communicator_info", "gauge",
+         "One per live communicator: its id (as in the profile) and name beside the shape its series carry.",
+         [&](std::string& s) {
            for (const PromCommSeries* c : comms)
-             for (const auto& [id, n] : c->diagnoses)
-               s += fmt::format("railscope_diagnoses_total{{{},id=\"{}\"}} {}\n", base(*c),
-                                prom_label_value(id), n);
+             if (c->live)
+               s += fmt::format(
+                   "railscope_communicator_info{{{},comm_ranks=\"{}\",comm_nodes=\"{}\",comm=\"{}\","
+                   "comm_name=\"{}\",comm_rank=\"{}\"}} 1\n",
+                   core::prom_identity_labels(id, c->rank), c->nranks, c->nnodes,
+                   core::prom_label_value(c->comm), core::prom_label_value(c->name), c->rank);
          });
   family(out, "railscope_events_dropped_total", "counter",
          "Profiler events dropped because a fixed pool or queue was full, by kind.", [&](std::string& s) {
+           std::map<std::string, uint64_t> drops;
            for (const PromCommSeries* c : comms)
-             for (const auto& [kind, n] : c->drops)
-               s += fmt::format("railscope_events_dropped_total{{{},kind=\"{}\"}} {}\n", base(*c),
-                                prom_label_value(kind), n);
+             for (const auto& [kind, n] : c->drops) drops[kind] += n;
+           for (const auto& [kind, n] : drops)
+             s += fmt::format("railscope_events_dropped_total{{{},kind=\"{}\"}} {}\n", process_labels,
+                              core::prom_label_value(kind), n);
+         });
+  // Every process on a node samples the same ports: when the launcher names local ranks, local rank 0
+  // alone writes them, so a node's ports are one set of series whatever its number of GPUs.
+  const std::vector<PromPortSeries> no_ports;
+  const std::vector<PromPortSeries>& ports = id.local_rank > 0 ? no_ports : process.ports;
+  auto port_labels = [&](const PromPortSeries& p) {
+    return fmt::format("{},device=\"{}\",port=\"{}\",netdev=\"{}\"", process_labels,
+                       core::prom_label_value(p.device), p.port, core::prom_label_value(p.netdev));
+  };
+  family(
+      out, "railscope_port_counter_events_total", "counter",
+      "Increase of the port's error and congestion counters since this process began sampling, by category "
+      "(loss, congestion, pause, link, discard).",
+      [&](std::string& s) {
+        for (const PromPortSeries& p : ports)
+          for (size_t i = 0; i < kPortCategories.size(); ++i)
+            s += fmt::format("railscope_port_counter_events_total{{{},category=\"{}\"}} {}\n", port_labels(p),
+                             kPortCategories[i], p.by_category[i]);
+      });
+  family(out, "railscope_port_transmit_bytes_total", "counter",
+         "Bytes the port sent since this process began sampling (port_xmit_data).", [&](std::string& s) {
+           for (const PromPortSeries& p : ports)
+             s += fmt::format("railscope_port_transmit_bytes_total{{{}}} {}\n", port_labels(p),
+                              p.transmit_bytes);
+         });
+  family(out, "railscope_port_receive_bytes_total", "counter",
+         "Bytes the port received since this process began sampling (port_rcv_data).", [&](std::string& s) {
+           for (const PromPortSeries& p : ports)
+             s += fmt::format("railscope_port_receive_bytes_total{{{}}} {}\n", port_labels(p),
+                              p.receive_bytes);
+         });
+  family(out, "railscope_port_up", "gauge", "1 when the port's state is ACTIVE, else 0.",
+         [&](std::string& s) {
+           for (const PromPortSeries& p : ports)
+             s += fmt::format("railscope_port_up{{{}}} {}\n", port_labels(p), p.state == "ACTIVE" ? 1 : 0);
+         });
+  family(out, "railscope_port_state_changes_total", "counter",
+         "Sampling windows that ended with the port in another state than the window before (link flaps).",
+         [&](std::string& s) {
+           for (const PromPortSeries& p : ports)
+             s += fmt::format("railscope_port_state_changes_total{{{}}} {}\n", port_labels(p),
+                              p.state_changes);
+         });
+  family(out, "railscope_port_rate_bytes_per_second", "gauge", "The port's link rate, bytes per second.",
+         [&](std::string& s) {
+           for (const PromPortSeries& p : ports)
+             if (p.speed_mbps > 0)
+               s += fmt::format("railscope_port_rate_bytes_per_second{{{}}} {}\n", port_labels(p),
+                                p.speed_mbps * 125000);
          });
   family(out, "railscope_profiler_last_write_timestamp_seconds", "gauge",
          "When this process last wrote this file (Unix time); a file whose time stops moving belongs to a "
          "process that has ended.",
          [&](std::string& s) {
-           s += fmt::format(
-               "railscope_profiler_last_write_timestamp_seconds{{host=\"{}\",pid=\"{}\"}} {:.3f}\n", host,
-               process.pid, process.unix_seconds);
+           s += fmt::format("railscope_profiler_last_write_timestamp_seconds{{{},pid=\"{}\"}} {:.3f}\n",
+                            process_labels, process.pid, process.unix_seconds);
          });
   return out;
-}
-
-std::string prom_file_path(const std::string& dir, const std::string& host, int pid) {
-  std::string safe;
-  for (const char ch : host) {
-    const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                      ch == '.' || ch == '-' || ch == '_';
-    safe += keep ? ch : '_';
-  }
-  if (safe.empty()) safe = "unknown";
-  return fmt::format("{}/railscope-{}-{}.prom", dir, safe, pid);
 }
 
 }  // namespace railscope::profiler

@@ -1,46 +1,70 @@
 // Prometheus textfile exposition for node_exporter's textfile collector (text format 0.0.4): one file per
-// process in the directory RAILSCOPE_PROFILE_PROM, `railscope-<host>-<pid>.prom`, replaced atomically
-// (written to a temporary name the collector ignores, then renamed). Series carry `host`, `rank` and
-// `comm` labels so ranks never overwrite each other; names and units follow Prometheus' naming rules
-// (https://prometheus.io/docs/practices/naming/): base units (seconds, bytes per second), `_total` for
-// counters. Every metric is described in docs/profiler.md.
+// process (RAILSCOPE_PROFILE_PROM), replaced atomically. Every series carries the process's identity
+// (`job`, `rank`, `local_rank`, `host`: railscope/core/prom_textfile.h); a communicator's series carry its
+// shape (`comm_ranks`, `comm_nodes`), never its id, so the series a rank writes are bounded by the shapes
+// of its communicators, the operations and three size classes; the id and name are in one info series per
+// live communicator. Names and units follow Prometheus' naming rules
+// (https://prometheus.io/docs/practices/naming/): base units, `_total` for counters. docs/monitoring.md
+// describes every metric.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/op_stats.h"
+#include "railscope/core/prom_textfile.h"
 
 namespace railscope::profiler {
 
 // What one communicator contributes to the textfile (kept by the monitor thread).
 struct PromCommSeries {
   std::string comm;  // "0x…" (comm_hex)
-  int rank = -1;
+  std::string name;  // the communicator's name as the application gave it ("" when none)
+  int rank = -1;     // in the communicator
+  int nranks = 0;    // 0 = unknown (ABI v1..v3)
+  int nnodes = 0;
+  bool live = true;                           // false once finalized (kept for its last values)
+  double wait_seconds = 0.0;                  // age of its oldest collective in flight; 0 = none
   StatsTable stats;                           // completed records with a time and a busbw
   std::map<Op, uint64_t> records;             // every coll/p2p record written, by op
   std::map<std::string, uint64_t> diagnoses;  // by catalogue id
   std::map<std::string, uint64_t> drops;      // by kind (kDropNames)
 };
 
-struct PromProcess {
-  std::string host;
-  int pid = 0;
-  double unix_seconds = 0.0;  // time of this write
+// One RDMA port as sampled since the process began: counter deltas summed by category, its state and
+// rate as last read.
+struct PromPortSeries {
+  std::string device;
+  int port = 0;
+  std::string netdev;  // RoCE: the netdev; "" otherwise
+  std::string state;   // "ACTIVE", "DOWN", …
+  int64_t speed_mbps = 0;
+  std::array<uint64_t, kNumCounterCategories> by_category{};  // indexed by node::CounterCategory
+  uint64_t transmit_bytes = 0;                                // port_xmit_data × 4
+  uint64_t receive_bytes = 0;                                 // port_rcv_data × 4
+  uint64_t state_changes = 0;                                 // windows that ended in another state
 };
 
-// A label value as the text format wants it: valid UTF-8 (ill-formed bytes become U+FFFD), `\`, `"` and
-// line feed escaped, other control characters replaced by a space.
-std::string prom_label_value(std::string_view s);
+// Adds a fabric window to the ports' running totals (a port seen for the first time is added).
+void add_window(std::vector<PromPortSeries>& ports, const FabricWindow& w);
 
-// Series with the same (comm, rank) are summed into one (ABI v1..v3 give every communicator the hash 0;
-// the text format allows each label set once).
+struct PromProcess {
+  core::PromIdentity id;  // job, rank, local rank, host
+  int pid = 0;
+  double unix_seconds = 0.0;  // time of this write
+  std::vector<PromPortSeries> ports;
+};
+
+// The size classes of `size_class`: small below 64 KiB (latency-bound), medium below 16 MiB, large from
+// 16 MiB (bandwidth-bound).
+std::string_view size_class(int size_bucket);
+
+// Series with the same labels (rank, communicator shape) are summed into one.
 std::string format_prometheus(const PromProcess& process, const std::vector<const PromCommSeries*>& comms);
-
-// `<dir>/railscope-<host>-<pid>.prom` (host reduced to [A-Za-z0-9._-]).
-std::string prom_file_path(const std::string& dir, const std::string& host, int pid);
 
 }  // namespace railscope::profiler

@@ -228,6 +228,7 @@ TEST(Outputs, PrometheusTextfileAndSummaryTableAtFinalize) {
   const std::string dir = fresh_profile_dir("prom");
   const std::string prom_dir = dir + "/textfiles";  // RAILSCOPE_PROFILE_PROM names a folder
   setenv("RAILSCOPE_PROFILE_PROM", prom_dir.c_str(), 1);
+  setenv("RAILSCOPE_PROFILE_PROM_KEEP", "1", 1);  // read after finalize
   CapturedLog::clear();
   ProfilerDriver drv(6);
   ASSERT_TRUE(drv.loaded()) << drv.load_error();
@@ -240,6 +241,7 @@ TEST(Outputs, PrometheusTextfileAndSummaryTableAtFinalize) {
   }
   ASSERT_EQ(drv.finalize(), ncclSuccess);
   unsetenv("RAILSCOPE_PROFILE_PROM");
+  unsetenv("RAILSCOPE_PROFILE_PROM_KEEP");
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const std::string prom = prom_dir + "/railscope-" + host + "-" + std::to_string(getpid()) + ".prom";
@@ -250,8 +252,9 @@ TEST(Outputs, PrometheusTextfileAndSummaryTableAtFinalize) {
   const std::string text = ss.str();
   // 4 MiB AllReduce at n=8 in 100 us: busbw = 41.94 × 1.75 = 73.4 GB/s → bucket le=1e11 bytes/s.
   const std::string labels =
-      std::string("host=\"") + host +
-      "\",rank=\"0\",comm=\"0x0000000000001234\",op=\"AllReduce\",size_bytes=\"4194304\"";
+      std::string("job=\"\",host=\"") + host +
+      "\",rank=\"0\",local_rank=\"\",comm_ranks=\"8\",comm_nodes=\"1\",op=\"AllReduce\","
+      "size_class=\"medium\"";
   EXPECT_NE(text.find("railscope_busbw_bytes_per_second_bucket{" + labels + ",le=\"5e+10\"} 0"),
             std::string::npos)
       << text;

@@ -40,11 +40,13 @@ size_t warnings_with(const std::string& text) {
 }
 
 void run_one_comm() {
+  setenv("RAILSCOPE_PROFILE_PROM_KEEP", "1", 1);  // the textfile is read after finalize
   ProfilerDriver drv(6);
   ASSERT_TRUE(drv.loaded()) << drv.load_error();
   ASSERT_EQ(drv.init(0x5afe, 0, 2, 1), ncclSuccess);
   drv.run_coll({}, 1000);
   ASSERT_EQ(drv.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM_KEEP");
 }
 
 TEST(ProfilerOutputFiles, LinksPlantedAtTheOutputNamesAreNotFollowed) {

@@ -1,8 +1,10 @@
 // The Prometheus textfile, through the real plugin. Two ranks of one communicator in one
 // process (as a single-process multi-GPU job has them) write one file per process into the folder
-// RAILSCOPE_PROFILE_PROM, with host/rank/comm labels that keep the ranks apart, and every version of the
-// file the profiler writes (at init, after a communicator is finalized, at the end) passes
-// `promtool check metrics` (Prometheus' own parser and linter; Debian package `prometheus`).
+// RAILSCOPE_PROFILE_PROM, with job/host/rank labels that keep the ranks apart and the communicator's shape,
+// and every version of the file the profiler writes (at init, after a communicator is finalized, at the
+// end) passes `promtool check metrics` (Prometheus' own parser and linter; Debian package `prometheus`).
+// The file is removed at the last finalize unless RAILSCOPE_PROFILE_PROM_KEEP=1; a name ending in .prom is
+// the file itself, and one whose folder is missing is named once while NCCL carries on.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -60,6 +62,8 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
   setenv("RAILSCOPE_PROFILE_PROM", prom_dir.c_str(), 1);
   setenv("RAILSCOPE_EXPECTED_BUSBW", "100", 1);
   setenv("RAILSCOPE_SLOW_COUNT", "2", 1);
+  setenv("RAILSCOPE_PROFILE_PROM_KEEP", "1", 1);
+  setenv("RAILSCOPE_PROFILE_TAG", "job-7", 1);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const std::string file = prom_dir + "/railscope-" + host + "-" + std::to_string(getpid()) + ".prom";
@@ -76,35 +80,43 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
   versions.push_back(slurp(file));
   ASSERT_EQ(r0.finalize(), ncclSuccess);
   versions.push_back(slurp(file));
-  for (const char* v : {"RAILSCOPE_PROFILE_PROM", "RAILSCOPE_EXPECTED_BUSBW", "RAILSCOPE_SLOW_COUNT"})
+  for (const char* v : {"RAILSCOPE_PROFILE_PROM", "RAILSCOPE_EXPECTED_BUSBW", "RAILSCOPE_SLOW_COUNT",
+                        "RAILSCOPE_PROFILE_PROM_KEEP", "RAILSCOPE_PROFILE_TAG"})
     unsetenv(v);
 
   EXPECT_EQ(entries(prom_dir), std::vector<std::string>{std::filesystem::path(file).filename().string()});
   const std::string& last = versions.back();
-  const std::string comm = "comm=\"0x000000000000feed\"";
+  const std::string shape = ",comm_ranks=\"2\",comm_nodes=\"2\"";
+  auto who = [&](const char* rank) {
+    return std::string("job=\"job-7\",host=\"") + host + "\",rank=\"" + rank + "\",local_rank=\"\"";
+  };
   for (const char* rank : {"0", "1"}) {
-    const std::string labels = std::string("host=\"") + host + "\",rank=\"" + rank + "\"," + comm;
+    const std::string labels = who(rank) + shape;
     EXPECT_NE(last.find("railscope_collective_duration_seconds_count{" + labels +
-                        ",op=\"AllReduce\",size_bytes=\"33554432\"} 3"),
+                        ",op=\"AllReduce\",size_class=\"large\"} 3"),
               std::string::npos)
         << "rank " << rank << "\n"
         << last;
     EXPECT_NE(last.find("railscope_operations_total{" + labels + ",op=\"Send\"} 1"), std::string::npos)
         << last;
-    EXPECT_NE(last.find("railscope_events_dropped_total{" + labels + ",kind=\"coll\"} 0"), std::string::npos);
   }
+  EXPECT_NE(last.find("railscope_events_dropped_total{" + who("0") + ",kind=\"coll\"} 0"), std::string::npos);
+  EXPECT_EQ(last.find("0x000000000000feed"), std::string::npos)
+      << "finalized: no info series, no id elsewhere";
+  EXPECT_NE(
+      versions[0].find("railscope_communicator_info{" + who("0") + shape +
+                       ",comm=\"0x000000000000feed\",comm_name=\"tp\xef\xbf\xbd\\\"grp\",comm_rank=\"0\"} 1"),
+      std::string::npos)
+      << versions[0];
   // Rank 1 at 40 GB/s: busbw histogram counts it at or below 5e10 bytes/s; its diagnosis is its own.
-  EXPECT_NE(last.find("railscope_busbw_bytes_per_second_bucket{host=\"" + std::string(host) +
-                      "\",rank=\"1\"," + comm + ",op=\"AllReduce\",size_bytes=\"33554432\",le=\"5e+10\"} 3"),
+  EXPECT_NE(last.find("railscope_busbw_bytes_per_second_bucket{" + who("1") + shape +
+                      ",op=\"AllReduce\",size_class=\"large\",le=\"5e+10\"} 3"),
             std::string::npos)
       << last;
-  EXPECT_NE(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"1\"," + comm +
-                      ",id=\"coll.slow\"} 1"),
+  EXPECT_NE(last.find("railscope_diagnoses_total{" + who("1") + shape + ",id=\"coll.slow\"} 1"),
             std::string::npos)
       << last;
-  EXPECT_EQ(last.find("railscope_diagnoses_total{host=\"" + std::string(host) + "\",rank=\"0\""),
-            std::string::npos)
-      << "rank 0 was healthy";
+  EXPECT_EQ(last.find("railscope_diagnoses_total{" + who("0")), std::string::npos) << "rank 0 was healthy";
   EXPECT_NE(last.find("# TYPE railscope_profiler_last_write_timestamp_seconds gauge"), std::string::npos);
 
   for (size_t i = 0; i < versions.size(); ++i) {
@@ -124,26 +136,67 @@ TEST(PrometheusTextfile, OneFilePerProcessLabelledByRankAndAcceptedByPromtool) {
   }
 }
 
-// A RAILSCOPE_PROFILE_PROM left pointing at a file (the old meaning) is named once, and NCCL carries on.
-TEST(PrometheusTextfile, AFileWhereAFolderIsDueIsNamedOnceAndNcclCarriesOn) {
-  const std::string dir = fresh_profile_dir("promfile");
-  const std::string file = dir + "/metrics.prom";
-  std::ofstream(file) << "# old single file\n";
-  setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
-  CapturedLog::clear();
+// One communicator, one collective, finalized.
+void one_collective() {
   ProfilerDriver drv(6);
   ASSERT_TRUE(drv.loaded()) << drv.load_error();
   ASSERT_EQ(drv.init(0xf11e, 0, 2, 1), ncclSuccess);
   drv.run_coll({}, 1000);
   ASSERT_EQ(drv.finalize(), ncclSuccess);
+}
+
+// Unless asked to keep it, the file goes when the last communicator is finalized: a finished job's series
+// must not stay in every scrape.
+TEST(PrometheusTextfile, RemovedAtTheLastFinalizeUnlessKept) {
+  const std::string dir = fresh_profile_dir("promgone");
+  const std::string prom_dir = dir + "/textfiles";
+  setenv("RAILSCOPE_PROFILE_PROM", prom_dir.c_str(), 1);
+  ProfilerDriver a(6), b(6);
+  ASSERT_TRUE(a.loaded() && b.loaded()) << a.load_error();
+  ASSERT_EQ(a.init(0xa, 0, 2, 1), ncclSuccess);
+  ASSERT_EQ(b.init(0xb, 0, 2, 1), ncclSuccess);
+  a.run_coll({}, 1000);
+  ASSERT_EQ(a.finalize(), ncclSuccess);
+  EXPECT_EQ(entries(prom_dir).size(), 1u) << "a communicator is still alive";
+  ASSERT_EQ(b.finalize(), ncclSuccess);
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  EXPECT_EQ(entries(prom_dir), std::vector<std::string>{});
+}
+
+// A name ending in .prom is the process's file (never a folder); written 0644, replaced atomically.
+TEST(PrometheusTextfile, ADotPromNameIsTheFile) {
+  const std::string dir = fresh_profile_dir("promfile");
+  const std::string file = dir + "/rank0.prom";
+  std::ofstream(file) << "# an older version\n";
+  setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
+  setenv("RAILSCOPE_PROFILE_PROM_KEEP", "1", 1);
+  CapturedLog::clear();
+  one_collective();
+  unsetenv("RAILSCOPE_PROFILE_PROM");
+  unsetenv("RAILSCOPE_PROFILE_PROM_KEEP");
+  ASSERT_TRUE(std::filesystem::is_regular_file(file));
+  EXPECT_NE(slurp(file).find("railscope_operations_total{"), std::string::npos) << slurp(file);
+  EXPECT_EQ(std::filesystem::status(file).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0644));
+  for (const auto& l : CapturedLog::lines())
+    EXPECT_EQ(l.text.find("write_failed"), std::string::npos) << l.text;
+}
+
+// A .prom name in a folder that does not exist: said once, clearly; no folder is made; NCCL carries on.
+TEST(PrometheusTextfile, AMissingFolderIsNamedOnceAndNcclCarriesOn) {
+  const std::string dir = fresh_profile_dir("promnodir");
+  const std::string file = dir + "/absent/metrics.prom";
+  setenv("RAILSCOPE_PROFILE_PROM", file.c_str(), 1);
+  CapturedLog::clear();
+  one_collective();
   unsetenv("RAILSCOPE_PROFILE_PROM");
   size_t warnings = 0;
   for (const auto& l : CapturedLog::lines())
-    if (l.text.find("[profile.write_failed] cannot write the Prometheus textfile " + file + "/railscope-") !=
-        std::string::npos)
+    if (l.text.find("[profile.write_failed] no Prometheus textfile (RAILSCOPE_PROFILE_PROM): " + file +
+                    ": the folder " + dir + "/absent does not exist") != std::string::npos)
       ++warnings;
-  EXPECT_EQ(warnings, 1u) << "once, naming the path; RAILSCOPE_PROFILE_PROM names a folder";
-  EXPECT_TRUE(CapturedLog::contains("(RAILSCOPE_PROFILE_PROM names a folder)"));
+  EXPECT_EQ(warnings, 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/absent"));
   EXPECT_EQ(of_type(parse_profile(dir), "coll").size(), 1u) << "the profile itself is written";
 }
 

@@ -114,9 +114,24 @@ TEST(Params, RegistryNamesUniqueAndDescribed) {
   for (const Spec& s : registry()) {
     EXPECT_TRUE(names.insert(s.name).second) << s.name;
     EXPECT_FALSE(s.description.empty()) << s.name;
-    // Besides railscope's and NCCL's own, only the schedulers' job ids (the rail board's scope).
-    const bool job_id = s.name == "SLURM_JOB_ID" || s.name == "PBS_JOBID" || s.name == "LSB_JOBID";
-    EXPECT_TRUE(s.name.starts_with("NCCL_") || s.name.starts_with("RAILSCOPE_") || job_id) << s.name;
+    // Besides railscope's and NCCL's own, only the schedulers' job ids (the rail board's scope) and the
+    // launchers' job ids and ranks (the textfiles' labels).
+    static const std::set<std::string_view> kLaunchers = {"SLURM_JOB_ID",
+                                                          "PBS_JOBID",
+                                                          "LSB_JOBID",
+                                                          "TORCHELASTIC_RUN_ID",
+                                                          "RANK",
+                                                          "OMPI_COMM_WORLD_RANK",
+                                                          "PMIX_RANK",
+                                                          "PMI_RANK",
+                                                          "SLURM_PROCID",
+                                                          "LOCAL_RANK",
+                                                          "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                          "MPI_LOCALRANKID",
+                                                          "SLURM_LOCALID"};
+    EXPECT_TRUE(s.name.starts_with("NCCL_") || s.name.starts_with("RAILSCOPE_") ||
+                kLaunchers.count(s.name) > 0)
+        << s.name;
     if (s.type == Type::Int && !s.default_value.empty()) {
       std::string err;
       EXPECT_TRUE(parse_int(s.default_value, s.min, s.max, &err)) << s.name << ": " << err;

@@ -12,7 +12,8 @@ TEST(Readme, EnvTableMatchesRegistry) {
   std::ifstream in(std::string(RAILSCOPE_SOURCE_DIR) + "/README.md");
   ASSERT_TRUE(in) << "README.md not found";
   std::set<std::string> documented;
-  const std::regex row(R"(^\|\s*`((NCCL|RAILSCOPE)_[A-Z0-9_]+|SLURM_JOB_ID|PBS_JOBID|LSB_JOBID)`\s*\|)");
+  const std::regex row(
+      R"(^\|\s*`((NCCL|RAILSCOPE)_[A-Z0-9_]+|SLURM_JOB_ID|PBS_JOBID|LSB_JOBID|TORCHELASTIC_RUN_ID|RANK|OMPI_COMM_WORLD_RANK|PMIX_RANK|PMI_RANK|SLURM_PROCID|LOCAL_RANK|OMPI_COMM_WORLD_LOCAL_RANK|MPI_LOCALRANKID|SLURM_LOCALID)`\s*\|)");
   std::string line;
   while (std::getline(in, line)) {
     std::smatch m;

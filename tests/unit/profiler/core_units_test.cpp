@@ -158,47 +158,93 @@ TEST(OpStats, BucketsAndQuantiles) {
   PromCommSeries series;
   series.comm = "0x00000000000000ab";
   series.rank = 3;
+  series.nranks = 16;
+  series.nnodes = 2;
   series.stats[{Op::AllReduce, 10}] = s;
+  series.stats[{Op::AllReduce, 12}] = s;  // 1 KiB and 4 KiB: one size class
   series.diagnoses["coll.hang"] = 2;
   series.drops["coll"] = 3;
+  series.wait_seconds = 1.5;
   PromProcess proc;
-  proc.host = "n1";
+  proc.id.host = "n1";
+  proc.id.job = "4711";
   proc.pid = 42;
   const std::string prom = format_prometheus(proc, {&series});
-  const std::string labels = "host=\"n1\",rank=\"3\",comm=\"0x00000000000000ab\"";
-  // Base units: 20 GB/s = 2e+10 bytes/s, 100 µs = 0.0001 s.
+  const std::string who = "job=\"4711\",host=\"n1\",rank=\"3\",local_rank=\"\"";
+  const std::string labels = who + ",comm_ranks=\"16\",comm_nodes=\"2\"";
+  // Base units: 20 GB/s = 2e+10 bytes/s counts below 5e+10; the two sizes are summed in their class.
   EXPECT_NE(prom.find("railscope_busbw_bytes_per_second_bucket{" + labels +
-                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"2e+10\"} 9"),
+                      ",op=\"AllReduce\",size_class=\"small\",le=\"5e+10\"} 18"),
             std::string::npos)
       << prom;
   EXPECT_NE(prom.find("railscope_busbw_bytes_per_second_bucket{" + labels +
-                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"+Inf\"} 10"),
-            std::string::npos);
-  EXPECT_NE(prom.find("railscope_collective_duration_seconds_bucket{" + labels +
-                      ",op=\"AllReduce\",size_bytes=\"1024\",le=\"0.0001\"} 10"),
+                      ",op=\"AllReduce\",size_class=\"small\",le=\"+Inf\"} 20"),
             std::string::npos);
   EXPECT_NE(prom.find("railscope_collective_duration_seconds_count{" + labels +
-                      ",op=\"AllReduce\",size_bytes=\"1024\"} 10"),
+                      ",op=\"AllReduce\",size_class=\"small\"} 20"),
             std::string::npos);
+  EXPECT_NE(prom.find("railscope_collective_wait_seconds{" + labels + "} 1.500"), std::string::npos);
   EXPECT_NE(prom.find("railscope_diagnoses_total{" + labels + ",id=\"coll.hang\"} 2"), std::string::npos);
-  EXPECT_NE(prom.find("railscope_events_dropped_total{" + labels + ",kind=\"coll\"} 3"), std::string::npos);
-  // Two communicators with the same labels (ABI v1..v3: every hash is 0) are summed into one series.
-  const std::string twice = format_prometheus(proc, {&series, &series});
+  EXPECT_NE(prom.find("railscope_events_dropped_total{" + who + ",kind=\"coll\"} 3"), std::string::npos);
+  EXPECT_NE(prom.find("railscope_communicator_info{" + labels +
+                      ",comm=\"0x00000000000000ab\",comm_name=\"\",comm_rank=\"3\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(prom.find("size_bytes"), std::string::npos) << "size classes, not every size";
+  // Two communicators of one shape are summed into one series; the id stays only in the info series.
+  PromCommSeries other = series;
+  other.comm = "0x00000000000000cd";
+  const std::string twice = format_prometheus(proc, {&series, &other});
   EXPECT_NE(twice.find("railscope_diagnoses_total{" + labels + ",id=\"coll.hang\"} 4"), std::string::npos)
       << twice;
   EXPECT_NE(twice.find("railscope_busbw_bytes_per_second_count{" + labels +
-                       ",op=\"AllReduce\",size_bytes=\"1024\"} 20"),
+                       ",op=\"AllReduce\",size_class=\"small\"} 40"),
             std::string::npos);
+  // The launcher's global rank replaces the rank in the communicator.
+  proc.id.rank = 17;
+  proc.id.local_rank = 1;
+  EXPECT_NE(
+      format_prometheus(proc, {&series})
+          .find("railscope_collective_wait_seconds{job=\"4711\",host=\"n1\",rank=\"17\",local_rank=\"1\","),
+      std::string::npos);
 }
 
-// Label values are escaped as the text format wants and stay valid UTF-8; the file name is
-// one per process and the temporary name is one node_exporter's collector ignores (not *.prom).
-TEST(Prometheus, LabelValuesAndFileNames) {
-  EXPECT_EQ(prom_label_value("a\"b\\c\nd\te"), "a\\\"b\\\\c\\nd e");
-  EXPECT_EQ(prom_label_value("caf\xc3\xa9\xff"), "caf\xc3\xa9\xef\xbf\xbd");
-  EXPECT_EQ(prom_file_path("/p", "node-1.example", 7), "/p/railscope-node-1.example-7.prom");
-  EXPECT_EQ(prom_file_path("/p", "a/b \"c", 7), "/p/railscope-a_b__c-7.prom");
-  EXPECT_EQ(prom_file_path("/p", "", 7), "/p/railscope-unknown-7.prom");
+TEST(Prometheus, SizeClassesAndPortTotals) {
+  EXPECT_EQ(size_class(size_bucket(65535)), "small");
+  EXPECT_EQ(size_class(size_bucket(65536)), "medium");
+  EXPECT_EQ(size_class(size_bucket((16u << 20) - 1)), "medium");
+  EXPECT_EQ(size_class(size_bucket(16u << 20)), "large");
+  std::vector<PromPortSeries> ports;
+  FabricWindow w;
+  PortWindow pw;
+  pw.device = "mlx5_1";
+  pw.port = 1;
+  pw.netdev = "ens1f1";
+  pw.state = "ACTIVE";
+  pw.speed_mbps = 200000;
+  pw.by_category[static_cast<size_t>(node::CounterCategory::Loss)] = 5;
+  pw.deltas.push_back(
+      {"port_xmit_data", node::CounterCategory::Traffic, 100, false, node::CounterSource::Port, 100});
+  w.ports.push_back(pw);
+  add_window(ports, w);
+  w.ports[0].state = "DOWN";
+  add_window(ports, w);
+  ASSERT_EQ(ports.size(), 1u);
+  EXPECT_EQ(ports[0].by_category[0], 10u);
+  EXPECT_EQ(ports[0].transmit_bytes, 800u) << "port_xmit_data counts 4-byte words";
+  EXPECT_EQ(ports[0].state_changes, 1u);
+  PromProcess proc;
+  proc.id.host = "n1";
+  proc.ports = ports;
+  const std::string prom = format_prometheus(proc, {});
+  const std::string port = "device=\"mlx5_1\",port=\"1\",netdev=\"ens1f1\"";
+  EXPECT_NE(prom.find(port + ",category=\"loss\"} 10"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("railscope_port_up{job=\"\",host=\"n1\",rank=\"-1\",local_rank=\"\"," + port + "} 0"),
+            std::string::npos);
+  EXPECT_NE(prom.find(port + "} 25000000000"), std::string::npos) << "200 Gb/s in bytes per second";
+  proc.id.local_rank = 1;  // local rank 0 writes the node's ports
+  EXPECT_EQ(format_prometheus(proc, {}).find("railscope_port_"), std::string::npos);
+  proc.id.local_rank = 0;
+  EXPECT_NE(format_prometheus(proc, {}).find("railscope_port_up{"), std::string::npos);
 }
 
 TEST(JsonlFormat, RecordsAreValidJsonWithNullsForUnknowns) {

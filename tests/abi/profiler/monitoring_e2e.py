@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Fleet monitoring end to end with real components: Prometheus and node_exporter (Debian's packages) on
+loopback, node_exporter's textfile collector reading the folder the profiler plugin writes, and
+deploy/prometheus's rules (their durations shortened: `for: 5m` becomes 5 s, `[5m]` 5 s).
+
+Two fake jobs of two ranks each (monitoring_rank: the real plugin through its ABI, one process per rank,
+RANK/LOCAL_RANK set as torchrun does), each with its own fake sysfs tree of one RoCE port:
+  sick     rank 1 stops progressing while rank 0 waits for it in a collective, and the port counts
+           packet loss (out_of_sequence rising);
+  healthy  both ranks progress, the port's counters stay still.
+Prometheus must raise exactly RailscopeRankStopped for job sick, rank 1 on this host, and
+RailscopePacketLoss for job sick, this host, mlx5_1 port 1 — and nothing for the healthy job.
+Usage: monitoring_e2e.py MONITORING_RANK RULES"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+RANK_BIN, RULES = sys.argv[1], sys.argv[2]
+JOB_SECONDS = 45
+DEADLINE = 40  # seconds to see the alerts fire
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def put(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    os.rename(path + ".new", path)
+
+
+def fake_port(root, loss):
+    """A ConnectX RoCE port as the kernel lays it out (the fabric tests' fixture): mlx5_1 port 1, ACTIVE."""
+    p = f"{root}/class/infiniband/mlx5_1/ports/1/"
+    put(p + "state", "4: ACTIVE\n")
+    put(p + "phys_state", "5: LinkUp\n")
+    put(p + "link_layer", "Ethernet\n")
+    put(p + "rate", "200 Gb/sec (4X HDR)\n")
+    for name in ("symbol_error", "link_downed", "port_xmit_discards"):
+        put(p + "counters/" + name, "0\n")
+    put(p + "counters/port_xmit_data", "1000\n")
+    put(p + "hw_counters/out_of_sequence", f"{loss}\n")
+    put(p + "hw_counters/np_ecn_marked_roce_packets", "0\n")
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.load(r)
+
+
+def main():
+    for tool in ("prometheus", "prometheus-node-exporter"):
+        if shutil.which(tool) is None:
+            print(f"{tool} not found: install Debian's {tool} package (scripts/install-deps.sh does)")
+            return 1
+    work = tempfile.mkdtemp(prefix="railscope-monitoring-")
+    textfiles = f"{work}/textfiles"
+    os.makedirs(textfiles)
+    procs = []
+    try:
+        rules = open(RULES).read()
+        rules = re.sub(r"for: (\d+)m", r"for: \1s", rules)
+        rules = re.sub(r"\[(\d+)m\]", r"[\1s]", rules)
+        put(f"{work}/rules.yml", rules)
+        ne_port, prom_port = free_port(), free_port()
+        put(f"{work}/prometheus.yml", f"""global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [{work}/rules.yml]
+scrape_configs:
+  - job_name: node
+    honor_labels: true
+    static_configs: [{{targets: ['127.0.0.1:{ne_port}']}}]
+""")
+        procs.append(subprocess.Popen(
+            ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{ne_port}", "--collector.disable-defaults",
+             "--collector.textfile", f"--collector.textfile.directory={textfiles}"],
+            stdout=subprocess.DEVNULL, stderr=open(f"{work}/node_exporter.log", "w")))
+        procs.append(subprocess.Popen(
+            ["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={work}/tsdb",
+             f"--web.listen-address=127.0.0.1:{prom_port}"],
+            stdout=subprocess.DEVNULL, stderr=open(f"{work}/prometheus.log", "w")))
+        loss = 0
+        for job in ("sick", "healthy"):
+            fake_port(f"{work}/sys-{job}", 0)
+            for rank, mode in ((0, "wait" if job == "sick" else "progress"), (1, "stop" if job == "sick" else "progress")):
+                env = dict(os.environ, RAILSCOPE_PROFILE_PROM=textfiles, RAILSCOPE_PROFILE_PROM_SECONDS="1",
+                           RAILSCOPE_PROFILE_FABRIC_SECONDS="1", RAILSCOPE_PROFILE_TAG=job,
+                           RAILSCOPE_PROFILE_DIR=f"{work}/profile-{job}", RAILSCOPE_SYSFS_ROOT=f"{work}/sys-{job}",
+                           RANK=str(rank), LOCAL_RANK=str(rank))
+                for v in ("RAILSCOPE_EXPECTED_BUSBW", "NCCL_IB_HCA", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"):
+                    env.pop(v, None)
+                procs.append(subprocess.Popen([RANK_BIN, str(rank), mode, str(JOB_SECONDS)], env=env,
+                                              stdout=subprocess.DEVNULL, stderr=open(f"{work}/rank-{job}-{rank}.log", "w")))
+        host = socket.gethostname()
+        want = {("RailscopeRankStopped", "sick", host, "1", "", ""),
+                ("RailscopePacketLoss", "sick", host, "0", "mlx5_1", "1")}
+        start = time.time()
+        firing = set()
+        alerts = []
+        settled = None
+        while time.time() - start < DEADLINE:
+            loss += 1000  # the sick port keeps losing packets
+            put(f"{work}/sys-sick/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_sequence", f"{loss}\n")
+            time.sleep(0.5)
+            try:
+                alerts = get(f"http://127.0.0.1:{prom_port}/api/v1/alerts")["data"]["alerts"]
+            except OSError:
+                continue
+            firing = {(a["labels"]["alertname"], a["labels"].get("job", ""), a["labels"].get("host", ""),
+                       a["labels"].get("rank", ""), a["labels"].get("device", ""), a["labels"].get("port", ""))
+                      for a in alerts if a["state"] == "firing"}
+            if want <= firing:
+                if settled is None:
+                    settled = time.time()  # a few more evaluations: nothing else may join
+                elif time.time() - settled > 3:
+                    break
+        elapsed = time.time() - start
+        print(f"after {elapsed:.1f} s, Prometheus's alerts (firing and pending):")
+        for a in alerts:
+            print(f"  {a['state']:8} {json.dumps(a['labels'], sort_keys=True)}")
+            if a["state"] == "firing":
+                print(f"           fix: {a['annotations'].get('fix', '')}")
+        ok = True
+        if firing != want:
+            print(f"FAIL: want exactly {sorted(want)}\n      got {sorted(firing)}")
+            ok = False
+        healthy = [a for a in alerts if a["labels"].get("job") == "healthy"]
+        if healthy:
+            print(f"FAIL: the healthy job has alerts: {healthy}")
+            ok = False
+        series = get(f"http://127.0.0.1:{prom_port}/api/v1/query?query=count+by+(job,rank)+({{__name__=~%22railscope_.*%22}})")
+        for r in series["data"]["result"]:
+            print(f"  series scraped for job {r['metric'].get('job')} rank {r['metric'].get('rank')}: {r['value'][1]}")
+        if not ok:
+            for log in sorted(os.listdir(work)):
+                if log.endswith(".log"):
+                    print(f"--- {log}\n" + open(f"{work}/{log}").read()[-2000:])
+        return 0 if ok else 1
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
