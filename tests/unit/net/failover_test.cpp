@@ -150,6 +150,9 @@ TEST(NetFailoverPlan, SendsAgainOnlyTheFailedPartsTheReceiverLacks) {
   EXPECT_EQ(ring_qp(0b0101, 4), 1u);
   EXPECT_EQ(ring_qp(0b1111, 4), 4u);
   EXPECT_TRUE(plan_replays(flight, h, 0b1111, 4).empty());
+  // The same message twice in the sender's list is planned once (found by the fuzzer).
+  const std::vector<InFlight> twice = {{9, 8, 4}, {9, 8, 4}};
+  EXPECT_EQ(plan_replays(twice, h, 0b0101, 4).size(), 2u);
 }
 
 TEST(NetFailoverStrikes, APortThatKeepsFailingIsKeptOut) {

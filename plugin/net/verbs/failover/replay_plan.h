@@ -33,7 +33,7 @@ size_t ring_qp(uint64_t failed, size_t nqps);
 
 // The parts to send again: for each message in flight that the receiver still awaits under the same
 // seq, the parts whose QP is in `failed` and that the receiver does not hold, round robin over the QPs
-// not in `failed`. Empty when no QP is left.
+// not in `failed`; each part once, however often the list names the message. Empty when no QP is left.
 std::vector<Replay> plan_replays(std::span<const InFlight> in_flight, const Notice& held, uint64_t failed,
                                  size_t nqps);
 
