@@ -10,7 +10,7 @@
 #include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/failover/port_strikes.h"
 #include "plugin/net/verbs/failover/replay_plan.h"
-#include "plugin/net/verbs/setup/handshake.h"
+#include "plugin/net/verbs/setup/wire_limits.h"
 
 namespace railscope::net::verbs::failover {
 namespace {
