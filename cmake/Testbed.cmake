@@ -2,7 +2,7 @@
 #
 #   include(cmake/Testbed.cmake)
 #   railscope_add_testbed_test(NAME <name>
-#       [MTU_A n] [MTU_B n] [USER u] [MEMLOCK kib] [TIMEOUT s] [SINGLE] [SWITCH]
+#       [MTU_A n] [MTU_B n] [USER u] [MEMLOCK kib] [TIMEOUT s] [RAILS n] [SINGLE] [SWITCH]
 #       [ENV K=V ...] COMMAND <cmd> [args...])
 #   railscope_add_testbed_selftests()
 #
@@ -28,7 +28,7 @@ function(_railscope_testbed_props name timeout)
 endfunction()
 
 function(railscope_add_testbed_test)
-  cmake_parse_arguments(PARSE_ARGV 0 TB "SINGLE;SWITCH" "NAME;MTU_A;MTU_B;USER;MEMLOCK;TIMEOUT" "ENV;COMMAND")
+  cmake_parse_arguments(PARSE_ARGV 0 TB "SINGLE;SWITCH" "NAME;MTU_A;MTU_B;USER;MEMLOCK;TIMEOUT;RAILS" "ENV;COMMAND")
   if(NOT TB_NAME)
     message(FATAL_ERROR "railscope_add_testbed_test: NAME is required")
   endif()
@@ -42,7 +42,7 @@ function(railscope_add_testbed_test)
     set(TB_TIMEOUT 300)
   endif()
   set(_args --timeout ${TB_TIMEOUT})
-  foreach(_opt MTU_A MTU_B USER MEMLOCK)
+  foreach(_opt MTU_A MTU_B USER MEMLOCK RAILS)
     if(DEFINED TB_${_opt} AND NOT "${TB_${_opt}}" STREQUAL "")
       string(TOLOWER "${_opt}" _flag)
       string(REPLACE "_" "-" _flag "${_flag}")

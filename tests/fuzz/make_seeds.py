@@ -64,6 +64,31 @@ def verbs_seeds():
         write(h, "body_" + name, bytes([mtype + 1]) + body)
 
 
+# --- verbs failover notices (plugin/net/verbs/failover/failover_message.h): byte 0 the QP count - 1,
+# byte 1 the target (0 decode, 1 ledger, 2 plan)
+def notice(kind, epoch, qps, ring_next=0, held=()):
+    out = struct.pack("<BBIQ", 1, kind, epoch, qps)
+    if kind == 2:
+        out += struct.pack("<QH", ring_next, len(held))
+        out += b"".join(struct.pack("<HIQ", t, seq, parts) for t, seq, parts in held)
+    return out
+
+
+def failover_seeds():
+    h = "verbs_failover"
+    write(h, "move", bytes([3, 0]) + notice(1, 1, 0b0101))
+    write(h, "held", bytes([3, 0]) + notice(2, 1, 0b0101, 42, [(3, 7, 0b10), (9, 8, 0)]))
+    write(h, "probe", bytes([1, 0]) + notice(3, 2, 0b10))
+    write(h, "restored", bytes([1, 0]) + notice(4, 2, 0b10))
+    # expect target 5 seq 11 in 3 parts, parts 0 and 2 by QP, part 1 by a replayed immediate
+    ledger = (b"\x00" + struct.pack("<HI", 5, 11) + b"\x03" + b"\x01" + struct.pack("<H", 5) + b"\x00" +
+              b"\x01" + struct.pack("<H", 5) + b"\x02" + b"\x02" + struct.pack("<H", 0) +
+              struct.pack("<I", 0x40010005))
+    write(h, "ledger", bytes([3, 1]) + ledger)
+    flight = struct.pack("<Q", 0b0101) + b"\x02" + struct.pack("<H", 3) + b"\x07\x04" + struct.pack("<H", 9) + b"\x08\x04"
+    write(h, "plan", bytes([3, 2]) + flight + notice(2, 1, 0b0101, 42, [(3, 3, 0b10), (9, 0, 0)]))
+
+
 # --- verbs eager ring: control, limit, seq, previous message's end, immediate (offset in cache
 # lines), ring size delta (cache lines), header, scattered writes
 def eager_seeds():
@@ -249,6 +274,7 @@ def socket_frames_seeds():
 
 if __name__ == "__main__":
     verbs_seeds()
+    failover_seeds()
     eager_seeds()
     tcp_seeds()
     tuner_seeds()

@@ -4,7 +4,7 @@
 // Input: byte 0 picks the target, the rest are the bytes that arrive.
 //   0     decode_handle(rest); then store_connect_id on the re-encoded handle
 //   1     decode_header(first 12 bytes), then decode_body(the next `length` bytes) when it passes
-//   2..6  decode_body(type 1..5, rest): a body without its header, so mutations need not keep the magic
+//   2..7  decode_body(type 1..6, rest): a body without its header, so mutations need not keep the magic
 // Properties: a decoder reads nothing outside the bytes it is given (each part is copied to an
 // allocation of exactly its size, so AddressSanitizer sees an overread); whatever decodes re-encodes
 // to bytes that decode to the same values; a message re-encodes byte for byte (its encoding is
@@ -43,7 +43,7 @@ bool same_end(const rv::EndInfo& a, const rv::EndInfo& b) {
 bool same_message(const rv::Message& a, const rv::Message& b) {
   return a.type == b.type && a.nonce == b.nonce && a.status == b.status && same_end(a.end, b.end) &&
          a.qpns == b.qpns && a.fifo_addr == b.fifo_addr && a.fifo_rkeys == b.fifo_rkeys &&
-         a.released == b.released;
+         a.released == b.released && a.failover == b.failover;
 }
 
 // What decoding promises about the values it lets through.
@@ -124,7 +124,7 @@ void header_then_body(Input& in) {
   }
   RS_FUZZ_CHECK(*len <= rv::kMaxMessageBody, "body length %zu accepted", *len);
   const int t = static_cast<int>(type);
-  RS_FUZZ_CHECK(t >= 1 && t <= static_cast<int>(rv::MessageType::Closing), "message type %d accepted", t);
+  RS_FUZZ_CHECK(t >= 1 && t <= static_cast<int>(rv::MessageType::Failover), "message type %d accepted", t);
   round_trip_body(type, in.bytes(*len));
 }
 
@@ -132,7 +132,7 @@ void header_then_body(Input& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
-  const uint8_t target = in.u8() % 7;  // 0 handle, 1 header then body, 2..6 a body of type 1..5
+  const uint8_t target = in.u8() % 8;  // 0 handle, 1 header then body, 2..7 a body of type 1..6
   if (target == 0)
     round_trip_handle(in);
   else if (target == 1)

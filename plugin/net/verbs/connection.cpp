@@ -80,7 +80,10 @@ Status Connection::watch(Clock::time_point now) {
 
 Status Connection::stall_check(size_t bytes, Clock::time_point posted_at) {
   const auto now = Clock::now();
-  if (now - posted_at > health_.stall_budget()) return fail(health_.stalled(bytes, now - posted_at, where()));
+  // A port of the connection that went down is the stall's cause (async.port_error, naming it), not the
+  // peer: explain looks for it as it does for a completion error.
+  if (now - posted_at > health_.stall_budget())
+    return fail(health_.explain(health_.stalled(bytes, now - posted_at, where()), qps_.lanes(), oob_));
   return watch(now);
 }
 

@@ -148,7 +148,8 @@ class Connection {
   const Status& error() const { return health_.error(); }
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
   // A send posted at posted_at and not acknowledged within the QPs' retry budget is an error
-  // (progress.stalled); otherwise the watch's checks.
+  // (progress.stalled, or async.port_error naming the port when one of the connection's went down and
+  // is still down); otherwise the watch's checks.
   Status stall_check(size_t bytes, Clock::time_point posted_at);
 
   // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one

@@ -3,6 +3,8 @@
 //   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE] [--vdevice]   both ends in this process
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
+//   net_transfer rails SECONDS [--expect-ports-down]
+//                                 (--rails 2) a virtual NIC rxe0+rxe2 -> rxe1+rxe3, 1 MiB messages
 //   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
 #include <fcntl.h>
@@ -656,6 +658,99 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
   return g_failures == 0 ? 0 : 1;
 }
 
+// Streams 1 MiB messages for `seconds` from a virtual NIC fusing host A's two rails (rxe0, rxe2) to
+// one fusing host B's (rxe1, rxe3), both ends in this process, every byte checked; prints the rate of
+// each second (`rate t=<s> MB/s=<rate>`) and the whole run's. With NET_TRANSFER_SYNC_DIR set it touches
+// `streaming` there after its first second, so that a script can act on a rail mid-transfer. A healthy
+// run logs no warning. `ports_down` (rails_down.sh took rails down once streaming): the stream must end
+// with an error within the QPs' retry budget (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; at most 10 s expected)
+// and a margin, and the error must name a port that is down (async.port_error), not blame the peer
+// (progress.stalled).
+int rails(int seconds, bool ports_down) {
+  Net net;
+  if (!net.open()) return 1;
+  int a[2] = {net.device("rxe0"), net.device("rxe2")};
+  int b[2] = {net.device("rxe1"), net.device("rxe3")};
+  if (a[0] < 0 || a[1] < 0 || b[0] < 0 || b[1] < 0) return 1;
+  auto fuse = [&](const int* devs, const char* name) {
+    ncclNetVDeviceProps_v11_t vp{};
+    vp.ndevs = 2;
+    vp.devs[0] = devs[0];
+    vp.devs[1] = devs[1];
+    int vd = -1;
+    CHECK(net.t->makeVDevice(&vd, &vp) == ncclSuccess, "makeVDevice %s", name);
+    ncclNetProperties_v11_t p{};
+    CHECK(vd >= 0 && net.t->getProperties(vd, &p) == ncclSuccess, "getProperties(%s)", name);
+    CHECK(std::strcmp(p.name, name) == 0 && p.vProps.ndevs == 2, "virtual NIC %s, %d ports", p.name,
+          p.vProps.ndevs);
+    return vd;
+  };
+  const int va = fuse(a, "rxe0+rxe2"), vb = fuse(b, "rxe1+rxe3");
+  CapturedLog::clear();
+  void* sc = nullptr;
+  void* rc = nullptr;
+  if (!connect_pair(net, va, vb, &sc, &rc)) {
+    std::fprintf(stderr, "connection rxe0+rxe2 -> rxe1+rxe3 failed\n");
+    return 1;
+  }
+  constexpr size_t kMessage = 1 << 20;
+  std::vector<uint8_t> sbuf(kMessage + 4096), rbuf(kMessage + 4096);
+  void *smr = nullptr, *rmr = nullptr;
+  CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr send");
+  CHECK(net.t->regMr(rc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr) == ncclSuccess, "regMr recv");
+  const auto start = Clock::now();
+  auto window = start;
+  size_t window_bytes = 0, total = 0;
+  uint64_t seed = 1;
+  bool told = false;
+  Clock::time_point told_at{};
+  while (g_failures == 0 && Clock::now() - start < std::chrono::seconds(seconds)) {
+    transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, kMessage, seed++);
+    window_bytes += kMessage;
+    total += kMessage;
+    const auto now = Clock::now();
+    if (now - window >= std::chrono::seconds(1)) {
+      const double s = std::chrono::duration<double>(now - window).count();
+      std::printf("rate t=%.1f MB/s=%.2f\n", std::chrono::duration<double>(now - start).count(),
+                  static_cast<double>(window_bytes) / s / 1e6);
+      std::fflush(stdout);
+      window = now;
+      window_bytes = 0;
+      if (!told) {
+        sync_touch("streaming");
+        told_at = now;
+      }
+      told = true;
+    }
+  }
+  const double all = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("rails: %zu messages of 1 MiB in %.1f s, %.2f MB/s (%d failures)\n", total / kMessage, all,
+              static_cast<double>(total) / all / 1e6, g_failures);
+  if (ports_down) {
+    const double after = std::chrono::duration<double>(Clock::now() - told_at).count();
+    std::printf("rails: the stream ended %.1f s after the rails were taken down\n", after);
+    const bool failed = g_failures > 0;
+    g_failures = 0;
+    CHECK(told && failed, "the stream went on with every rail down");
+    CHECK(after < 25.0, "the error came %.1f s after the rails went down", after);
+    CHECK(CapturedLog::contains("[async.port_error]") && !CapturedLog::contains("[progress.stalled]"),
+          "the error does not name the port that is down");
+    for (const auto& l : CapturedLog::lines())
+      if (l.text.find("[async.port_error]") != std::string::npos) std::printf("error: %s\n", l.text.c_str());
+    (void)net.t->closeSend(sc);
+    (void)net.t->closeRecv(rc);
+    CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
+    return g_failures == 0 ? 0 : 1;
+  }
+  for (const auto& l : CapturedLog::lines())
+    CHECK(l.level != NCCL_LOG_WARN, "a healthy stream logged: %s", l.text.c_str());
+  CHECK(net.t->deregMr(sc, smr) == ncclSuccess && net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr");
+  CHECK(net.t->closeSend(sc) == ncclSuccess, "closeSend");
+  CHECK(net.t->closeRecv(rc) == ncclSuccess, "closeRecv");
+  CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
+  return g_failures == 0 ? 0 : 1;
+}
+
 int server(const std::string& handle_file, bool loop) {
   Net net;
   if (!net.open()) return 1;
@@ -795,10 +890,10 @@ int client(const std::string& handle_file, bool loop) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(
-        stderr,
-        "usage: %s loopback [--expect-mtu-warning] [--check-stats FILE] | server FILE | client FILE\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s loopback [--expect-mtu-warning] [--check-stats FILE] | server FILE | client FILE "
+                 "| rails SECONDS\n",
+                 argv[0]);
     return 2;
   }
   CapturedLog::set_echo(std::getenv("NET_TRANSFER_ECHO") != nullptr);
@@ -813,6 +908,8 @@ int main(int argc, char** argv) {
     }
     return loopback(mtu, stats, vdev);
   }
+  if (mode == "rails" && argc >= 3)
+    return rails(std::atoi(argv[2]), argc >= 4 && std::strcmp(argv[3], "--expect-ports-down") == 0);
   bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
   if (mode == "server" && argc >= 3) return server(argv[2], loop);
   if (mode == "client" && argc >= 3) return client(argv[2], loop);

@@ -275,6 +275,9 @@ std::vector<std::byte> encode_message(const Message& m) {
       break;
     case MessageType::Ready: body.u8(m.status); break;
     case MessageType::Closing: body.u64(m.released); break;
+    case MessageType::Failover:
+      body.bytes().insert(body.bytes().end(), m.failover.begin(), m.failover.end());
+      break;
   }
   wire::Writer w;
   w.u32(kMessageMagic);
@@ -308,7 +311,7 @@ std::optional<size_t> decode_header(std::span<const std::byte, kMessageHeaderSiz
     bad(why, fmt::format("peer speaks handshake version {}, this build {}", version, kProtocolVersion));
     return std::nullopt;
   }
-  if (t < 1 || t > static_cast<uint16_t>(MessageType::Closing)) {
+  if (t < 1 || t > static_cast<uint16_t>(MessageType::Failover)) {
     bad(why, fmt::format("unknown message type {}", t));
     return std::nullopt;
   }
@@ -337,6 +340,7 @@ std::optional<Message> decode_body(MessageType type, std::span<const std::byte> 
     case MessageType::Qpns: ok = get_qpns(r, &m.qpns, why) && get_fifo(r, &m, why); break;
     case MessageType::Ready: m.status = r.u8(); break;
     case MessageType::Closing: m.released = r.u64(); break;
+    case MessageType::Failover: m.failover.assign(body.begin(), body.end()); return m;
   }
   if (!ok) return std::nullopt;
   if (r.bad()) {

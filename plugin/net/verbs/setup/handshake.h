@@ -14,6 +14,8 @@
 //   receiver -> READY  (its QPs reached RTS; or a failure code)
 // and, when the eager protocol's receiver closes (eager_protocol.h):
 //   receiver -> CLOSING (how many ring messages it took: the sender's close needs no RDMA ack)
+// and, when QPs of one port fail, in both directions:
+//   FAILOVER (a failover notice, decoded by failover/failover_message.h against the connection)
 // Every message starts with magic, version, type and body length and is validated field by field:
 // garbage from the network becomes peer.bad_handshake, never a crash.
 #pragma once
@@ -64,7 +66,7 @@ struct EndInfo {
   std::vector<uint32_t> qpns;  // 0..kMaxQps (HELLO has none)
 };
 
-enum class MessageType : uint16_t { Hello = 1, Reply = 2, Qpns = 3, Ready = 4, Closing = 5 };
+enum class MessageType : uint16_t { Hello = 1, Reply = 2, Qpns = 3, Ready = 4, Closing = 5, Failover = 6 };
 
 struct Message {
   MessageType type = MessageType::Hello;
@@ -77,6 +79,9 @@ struct Message {
   uint64_t fifo_addr = 0;
   std::vector<uint32_t> fifo_rkeys;  // 0..kMaxDevsPerEnd
   uint64_t released = 0;             // Closing: ring messages the receiver took (its released prefix)
+  // Failover: the notice's bytes, as they came (at most kMaxMessageBody); only failover::decode, which
+  // knows the connection's QPs, reads them.
+  std::vector<std::byte> failover;
 };
 
 enum Reject : uint8_t { kOk = 0, kRejectIncompatible = 1, kRejectResources = 2, kRejectNonce = 3 };
