@@ -33,7 +33,9 @@ constexpr Entry kEntries[] = {
     //     docs/fabric-health.md). Causes and fixes follow NVIDIA's InfiniBand/RoCE troubleshooting notes.
     {"link.degraded", S::Warning, "Link trained below its siblings",
      "the port trained at a lower speed or fewer lanes than the other ports of the same kind on this node "
-     "(a bad lane, cable or optic, a dirty connector, or a switch port forced down); the job runs at the "
+     "(doctor, the profiler's start), or retrained below its own earlier rate while the job runs (the net "
+     "plugin) (a bad lane, cable or optic, a dirty connector, or a switch port forced down); the job runs at "
+     "the "
      "slowest rail's pace",
      "Reseat or replace the cable/optic of that port and check the switch port (`mlxlink -d <dev>` or the "
      "switch's port status); retrain the link (`ip link set <netdev> down/up`, or `ibportstate ... reset`)"},
