@@ -42,6 +42,7 @@ QpCaps receiver_caps(bool eager) {
 // What this end offers for the eager protocol: RAILSCOPE_NET_EAGER_MAX where every port carries host
 // memory only (the protocol copies payloads with the CPU), else 0.
 uint32_t eager_offer(const LocalDevice& dev) {
+  if (dev.ports.size() > static_cast<size_t>(eager::kMaxDevs)) return 0;  // eager.h: 4 rkeys per entry
   for (const auto* p : dev.ports)
     if (p->gdr.ptr_support != NCCL_PTR_HOST) return 0;
   return static_cast<uint32_t>(params::get_int("RAILSCOPE_NET_EAGER_MAX"));
