@@ -33,7 +33,9 @@ constexpr Entry kEntries[] = {
     //     docs/fabric-health.md). Causes and fixes follow NVIDIA's InfiniBand/RoCE troubleshooting notes.
     {"link.degraded", S::Warning, "Link trained below its siblings",
      "the port trained at a lower speed or fewer lanes than the other ports of the same kind on this node "
-     "(a bad lane, cable or optic, a dirty connector, or a switch port forced down); the job runs at the "
+     "(doctor, the profiler's start), or retrained below its own earlier rate while the job runs (the net "
+     "plugin) (a bad lane, cable or optic, a dirty connector, or a switch port forced down); the job runs at "
+     "the "
      "slowest rail's pace",
      "Reseat or replace the cable/optic of that port and check the switch port (`mlxlink -d <dev>` or the "
      "switch's port status); retrain the link (`ip link set <netdev> down/up`, or `ibportstate ... reset`)"},
@@ -305,6 +307,12 @@ constexpr Entry kEntries[] = {
      "congestion is never signalled, so it ends in PFC pause storms or drops",
      "echo 1 > /sys/class/net/<if>/ecn/roce_np/enable/<p> and .../roce_rp/enable/<p>, and ECN marking on "
      "the switches"},
+    {"qos.tc_mismatch", S::Warning, "The two ends of a connection have different traffic classes",
+     "the sender's NCCL_IB_TC / NCCL_IB_SL (or communicator traffic class) differs from the receiver's: "
+     "the connection carries the sender's, as NCCL's does, so each direction between the two nodes lands "
+     "on its own priority and one of them may miss the lossless class",
+     "Set the same NCCL_IB_TC and NCCL_IB_SL on every node of the job (e.g. NCCL_IB_TC=106 for DSCP 26); "
+     "only NCCL_IB_FIFO_TC may differ"},
     {"qos.ports_disagree", S::Warning, "RoCE ports of this node have different QoS",
      "the node's RoCE ports differ in trust mode, PFC priorities, NCCL's priority or rdma_cm's default ToS: "
      "traffic that is lossless on one rail is not on another",

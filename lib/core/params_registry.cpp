@@ -58,6 +58,8 @@ constexpr Spec kSpecs[] = {
     {"NCCL_IB_RETRY_CNT", T::Int, "7", 0, 7, "net", "QP transport retry count (7 = infinite on rxe)"},
     {"NCCL_IB_TC", T::Int, "-1", -1, 255, "net", "RoCE traffic class; -1 = the communicator's, else 0"},
     {"NCCL_IB_SL", T::Int, "-1", -1, 15, "net", "InfiniBand service level; -1 = the communicator's, else 0"},
+    {"NCCL_IB_FIFO_TC", T::Int, "-1", -1, 255, "net",
+     "RoCE traffic class of the receiver's QPs (clear-to-sends); -1 = the sender's"},
     {"NCCL_IB_QPS_PER_CONNECTION", T::Int, "1", 1, 16, "net",
      "RC QPs per connection and device; large messages are split across them"},
     {"RAILSCOPE_NET_EAGER_MAX", T::Int, "4096", 0, 65536, "net",

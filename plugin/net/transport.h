@@ -220,7 +220,9 @@ class Engine {
   virtual Status devices(int* ndev) = 0;
   virtual Status properties(int dev, DeviceProps* props) = 0;
 
-  virtual Status listen(int dev, HandleBytes handle, ListenComm** out) = 0;
+  // config: the listening communicator's settings; null where NCCL does not give them at listen (v10
+  // passes them to connect only).
+  virtual Status listen(int dev, const CommConfig* config, HandleBytes handle, ListenComm** out) = 0;
   virtual Status connect(int dev, const CommConfig& config, HandleBytes handle, SendComm** out) = 0;
   virtual Status accept(ListenComm* listen, RecvComm** out) = 0;
 

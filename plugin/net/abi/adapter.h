@@ -65,13 +65,13 @@ ncclResult_t get_properties(int dev, Props* props) {
   return ncclSuccess;
 }
 
-inline ncclResult_t listen(int dev, void* handle, void** listen_comm) {
+inline ncclResult_t listen(int dev, const CommConfig* config, void* handle, void** listen_comm) {
   if (handle == nullptr || listen_comm == nullptr) return bad_argument("listen", "a null pointer");
   *listen_comm = nullptr;
   Engine* e = engine("listen");
   if (e == nullptr) return ncclInternalError;
   ListenComm* l = nullptr;
-  if (Status st = e->listen(dev, handle_bytes(handle), &l); !st.ok()) return report("listen", st);
+  if (Status st = e->listen(dev, config, handle_bytes(handle), &l); !st.ok()) return report("listen", st);
   *listen_comm = l;
   return ncclSuccess;
 }

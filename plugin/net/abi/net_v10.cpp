@@ -11,7 +11,7 @@ ncclResult_t get_properties(int dev, ncclNetProperties_v10_t* props) {
   return abi::get_properties(dev, props);
 }
 ncclResult_t listen(int dev, void* handle, void** listen_comm) {
-  return abi::listen(dev, handle, listen_comm);
+  return abi::listen(dev, nullptr, handle, listen_comm);  // v10 gives the config to connect only
 }
 ncclResult_t connect(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** send_comm,
                      ncclNetDeviceHandle_v10_t** /*dev_comm*/) {

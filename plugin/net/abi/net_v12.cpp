@@ -18,8 +18,9 @@ ncclResult_t init(void** ctx, uint64_t comm_id, ncclNetCommConfig_v12_t* config,
 ncclResult_t get_properties(int dev, ncclNetProperties_v12_t* props) {
   return abi::get_properties(dev, props);
 }
-ncclResult_t listen(void* /*ctx*/, int dev, void* handle, void** listen_comm) {
-  return abi::listen(dev, handle, listen_comm);
+ncclResult_t listen(void* ctx, int dev, void* handle, void** listen_comm) {
+  const CommConfig config = abi::config_of(ctx);
+  return abi::listen(dev, &config, handle, listen_comm);
 }
 ncclResult_t connect(void* ctx, int dev, void* handle, void** send_comm,
                      ncclNetDeviceHandle_v12_t** /*dev_comm*/) {

@@ -9,7 +9,8 @@ ncclResult_t get_properties(int dev, ncclNetProperties_v9_t* props) {
   return abi::get_properties(dev, props);
 }
 ncclResult_t listen(int dev, void* handle, void** listen_comm) {
-  return abi::listen(dev, handle, listen_comm);
+  const CommConfig none;  // no communicator traffic class before v10
+  return abi::listen(dev, &none, handle, listen_comm);
 }
 ncclResult_t connect(int dev, void* handle, void** send_comm, ncclNetDeviceHandle_v9_t** /*dev_comm*/) {
   return abi::connect(dev, {}, handle, send_comm);

@@ -116,7 +116,7 @@ Status TcpEngine::properties(int dev, DeviceProps* props) {
   return Status::success();
 }
 
-Status TcpEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
+Status TcpEngine::listen(int dev, const CommConfig* /*config*/, HandleBytes handle, ListenComm** out) {
   LocalEnd local;
   const NetInterface* n = nullptr;
   if (Status st = local_end(dev, &local, &n); !st.ok()) return st;

@@ -27,7 +27,7 @@ class TcpEngine : public Engine {
   const char* name() const override { return "tcp"; }
   Status devices(int* ndev) override;
   Status properties(int dev, DeviceProps* props) override;
-  Status listen(int dev, HandleBytes handle, ListenComm** out) override;
+  Status listen(int dev, const CommConfig* config, HandleBytes handle, ListenComm** out) override;
   Status connect(int dev, const CommConfig& config, HandleBytes handle, SendComm** out) override;
   Status accept(ListenComm* listen, RecvComm** out) override;
   Status reg_mr(Comm* comm, void* data, size_t size, int type, MemHandle** out) override;

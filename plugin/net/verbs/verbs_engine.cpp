@@ -25,6 +25,7 @@ struct VerbsListen : ListenComm {
   int dev = 0;
   Fd fd;
   uint64_t nonce = 0;
+  LinkParams link;  // this end's own traffic class and service level: the connection takes the sender's
   std::mutex mutex;
   std::unique_ptr<RefusalLog> refusals;  // names the listener: "10.0.0.1:41234 (rxe0)"; outlives the set
   std::unique_ptr<UnverifiedConnections<std::unique_ptr<RecvAcceptor>>> unverified;
@@ -148,12 +149,13 @@ Status VerbsEngine::local_device(int dev, LocalDevice* out) const {
   return Status::success();
 }
 
-Status VerbsEngine::listen(int dev, HandleBytes handle, ListenComm** out) {
+Status VerbsEngine::listen(int dev, const CommConfig* config, HandleBytes handle, ListenComm** out) {
   LocalDevice ld;
   if (Status st = local_device(dev, &ld); !st.ok()) return st;
   auto l = std::make_unique<VerbsListen>();
   l->dev = dev;
   l->nonce = random_id();
+  l->link = config != nullptr ? link_params_from_env(config->traffic_class) : link_params_unknown_comm();
   ListenHandle h;
   h.family = 4;
   h.nonce = l->nonce;
@@ -198,7 +200,7 @@ Status VerbsEngine::accept(ListenComm* listen, RecvComm** out) {
   Status failed;
   auto make = [&](Fd fd, const std::string& peer) {
     tune_socket(fd.get(), static_cast<int>(kHandshakeTimeout.count()));
-    return std::make_unique<RecvAcceptor>(std::move(fd), peer, l->nonce, ld, link_params_from_env(-1));
+    return std::make_unique<RecvAcceptor>(std::move(fd), peer, l->nonce, ld, l->link);
   };
   auto advance = [](std::unique_ptr<RecvAcceptor>& a) {
     VerbsRecvComm* comm = nullptr;  // stays null until well after the HELLO (QPNS, READY)

@@ -154,5 +154,43 @@ TEST(NetAbi, BadCallsReturnErrors) {
   (void)init_rc;
 }
 
+// setNetAttr as NCCL 2.28-2.30 calls it (src/transport/net.cc): all undefined, then the hints of a
+// point-to-point and of a collective connector at connect, then one transfer's exact counts with its
+// collective, algorithm and protocol bits. Each is accepted without a warning, and the engine goes on.
+template <class Table, class Config, class Attr>
+void set_net_attr_as_nccl(int v) {
+  auto p = load_version(v);
+  auto* t = static_cast<const Table*>(p.table);
+  void* ctx = nullptr;
+  Config config{-1};
+  CapturedLog::clear();
+  if (t->init(&ctx, 0x1234, &config, CapturedLog::logger, nullptr) != ncclSuccess) {
+    t->finalize(ctx);
+    GTEST_SKIP() << "no engine on this host";
+  }
+  auto flows = [](int32_t min_peers, int32_t max_peers, int32_t min_flows, int32_t max_flows) {
+    return decltype(Attr::sendCommAttr){max_peers, min_peers, max_flows, min_flows};
+  };
+  constexpr uint32_t kUndef = ~0u;
+  Attr undefined{flows(-1, -1, -1, -1), flows(-1, -1, -1, -1), kUndef, kUndef, kUndef};
+  // 16 ranks, 4 point-to-point channels, 2 per peer: Send, Recv, AlltoAll, Scatter, Gather.
+  Attr p2p{flows(1, 16, 1, 2), flows(1, 16, 1, 2), (1u << 0) | (1u << 1) | (1u << 4) | (1u << 5) | (1u << 6),
+           kUndef, kUndef};
+  Attr coll{flows(1, 4, 1, 8), flows(1, 4, 1, 8), kUndef, kUndef, kUndef};  // tree arity 3, 8 channels
+  Attr transfer{flows(2, 2, 4, 4), flows(-1, -1, -1, -1), 1u << 4, 1u << 1,
+                1u << 2};  // AllReduce ring Simple
+  for (Attr* a : {&undefined, &p2p, &coll, &transfer}) EXPECT_EQ(t->setNetAttr(ctx, a), ncclSuccess);
+  int n = 0;
+  EXPECT_EQ(t->devices(&n), ncclSuccess);
+  EXPECT_GE(n, 1);
+  for (const auto& line : CapturedLog::lines()) EXPECT_NE(line.level, NCCL_LOG_WARN) << line.text;
+  EXPECT_EQ(t->finalize(ctx), ncclSuccess);
+}
+
+TEST(NetAbi, SetNetAttrTakesWhatNcclPasses) {
+  set_net_attr_as_nccl<ncclNet_v11_t, ncclNetCommConfig_v11_t, ncclNetAttr_v11_t>(11);
+  set_net_attr_as_nccl<ncclNet_v12_t, ncclNetCommConfig_v12_t, ncclNetAttr_v12_t>(12);
+}
+
 }  // namespace
 }  // namespace railscope::abi_test

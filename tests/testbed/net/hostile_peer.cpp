@@ -317,7 +317,7 @@ int hostile_receiver(const std::string& mode, const std::string& dir) {
   const int dev = device_index(*engine, "rxe1");
   std::array<std::byte, net::kHandleSize> handle{};
   net::ListenComm* lc = nullptr;
-  if (!engine->listen(dev, net::HandleBytes(handle), &lc).ok()) return 1;
+  if (!engine->listen(dev, nullptr, net::HandleBytes(handle), &lc).ok()) return 1;
   std::ofstream(dir + "/handle.tmp", std::ios::binary)
       .write(reinterpret_cast<const char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
   std::filesystem::rename(dir + "/handle.tmp", dir + "/handle");

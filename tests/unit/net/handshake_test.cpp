@@ -268,12 +268,12 @@ TEST(NetMessage, QpnsFifoRecordIsChecked) {
   q.type = MessageType::Qpns;
   q.qpns = {5};
   q.fifo_addr = 0x1000;
-  q.fifo_rkeys = {1, 2, 3, 4};
+  q.fifo_rkeys = {1, 2, 3, 4, 5, 6, 7, 8};  // a virtual NIC of 8 ports (net v12)
   std::string why;
   ASSERT_TRUE(decode_all(encode_message(q), &why)) << why;
-  q.fifo_rkeys.push_back(5);
+  q.fifo_rkeys.push_back(9);
   EXPECT_FALSE(decode_all(encode_message(q), &why));
-  EXPECT_NE(why.find("FIFO rkey count 5"), std::string::npos) << why;
+  EXPECT_NE(why.find("FIFO rkey count 9"), std::string::npos) << why;
   q.fifo_rkeys = {};
   EXPECT_FALSE(decode_all(encode_message(q), &why)) << "an address without rkeys";
   EXPECT_NE(why.find("with 0 rkey"), std::string::npos) << why;
@@ -369,9 +369,9 @@ TEST(NetMessage, OutOfRangeCountsAreRejected) {
   m.end.devs.clear();  // 0 devices
   EXPECT_FALSE(decode_all(encode_message(m), &why));
   m = sample_hello();
-  m.end.devs.assign(5, sample_device("rxe0"));
+  m.end.devs.assign(kMaxDevsPerEnd + 1, sample_device("rxe0"));
   EXPECT_FALSE(decode_all(encode_message(m), &why));
-  EXPECT_NE(why.find("device count 5"), std::string::npos) << why;
+  EXPECT_NE(why.find(fmt::format("device count {}", kMaxDevsPerEnd + 1)), std::string::npos) << why;
   m = sample_hello();
   m.end.qps_per_conn = 17;
   EXPECT_FALSE(decode_all(encode_message(m), &why));

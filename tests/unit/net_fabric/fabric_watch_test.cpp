@@ -170,5 +170,22 @@ TEST_F(FabricWatchRecovery, AHealthyPortSaysNothing) {
   EXPECT_TRUE(Warnings::all().empty()) << Warnings::all().front();
 }
 
+// The running plugin names a used port that retrains to a lower rate (the fake sysfs tree is the port
+// attribute source: its rate file is what the kernel's rate_show() writes from ibv_query_port's
+// active_speed and active_width); an unchanged port says nothing.
+TEST_F(FabricWatchRecovery, APortThatRetrainsLowerMidJobIsDegraded) {
+  attach_and_wait_for_sampling();
+  std::this_thread::sleep_for(1500ms);  // a tick at the first rate
+  EXPECT_TRUE(Warnings::with("[link.degraded]").empty()) << "an unchanged port was named";
+  tree_.put(std::string("class/infiniband/") + kDev + "/ports/1/rate", "200 Gb/sec (2X NDR)\n");
+  const auto lines = wait_for("[link.degraded]", 5s);
+  ASSERT_EQ(lines.size(), 1u) << "no [link.degraded] after the port retrained";
+  EXPECT_NE(lines[0].find(std::string(kDev) + ":1 retrained from 400 Gb/sec (4X NDR) to 200 Gb/sec (2X NDR)"),
+            std::string::npos)
+      << lines[0];
+  std::this_thread::sleep_for(1500ms);  // still lower: not repeated
+  EXPECT_EQ(Warnings::with("[link.degraded]").size(), 1u);
+}
+
 }  // namespace
 }  // namespace railscope::net::verbs

@@ -65,12 +65,18 @@ struct Header {
 };
 static_assert(sizeof(Header) == 32);
 
+// The devices an eager connection's ends may have: a clear-to-send holds one rkey per device of the
+// receiver in its 64 bytes. An end with more (a virtual NIC of 5 to 8 ports) offers no eager path,
+// and its connections use the receiver-driven protocol, whose clear-to-send holds 8.
+inline constexpr int kMaxDevs = 4;
+static_assert(kMaxDevs <= kMaxDevsPerEnd);
+
 // Written by the receiver into the sender's region: into mailbox entry `req` when a request-to-send is
 // matched, or, ahead of any message, into an entry ahead (below).
 struct alignas(64) ClearToSend {
   uint64_t addr;  // receive buffer
   uint64_t size;  // its capacity
-  uint32_t rkey[kMaxDevsPerEnd];
+  uint32_t rkey[kMaxDevs];
   uint32_t target;   // what the data's immediate must name (receive slot x 8 + buffer)
   uint32_t status;   // kAccept, or kTooSmall when the buffer cannot hold the message
   uint64_t ordinal;  // ahead: the receive's ordinal for its tag (the send it is for); else 0

@@ -31,7 +31,7 @@ void fill_clear_to_send(eager::ClearToSend* c, const RecvSlot& r, size_t index, 
                         const VerbsMr* mr) {
   c->addr = reinterpret_cast<uint64_t>(data);
   c->size = r.sizes[i];
-  for (int d = 0; d < kMaxDevsPerEnd; ++d)
+  for (int d = 0; d < eager::kMaxDevs; ++d)
     c->rkey[d] = (mr != nullptr && d < mr->ndevs) ? mr->mr[d]->rkey : 0;
   c->target = static_cast<uint32_t>(index * kMaxRecvs + static_cast<size_t>(i));
   c->status = eager::kAccept;

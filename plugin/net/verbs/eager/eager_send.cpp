@@ -35,7 +35,7 @@ eager::ClearToSend read_entry(const volatile eager::ClearToSend& v) {
   eager::ClearToSend c{};
   c.addr = v.addr;
   c.size = v.size;
-  for (int d = 0; d < kMaxDevsPerEnd; ++d) c.rkey[d] = v.rkey[d];
+  for (int d = 0; d < eager::kMaxDevs; ++d) c.rkey[d] = v.rkey[d];
   c.target = v.target;
   c.status = v.status;
   c.ordinal = v.ordinal;

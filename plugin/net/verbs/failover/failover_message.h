@@ -26,7 +26,8 @@ namespace railscope::net::verbs::failover {
 inline constexpr uint8_t kVersion = 1;
 // Receive buffers in flight per connection (kFifoDepth x kMaxRecvs): a HELD names at most this many.
 inline constexpr size_t kMaxHeld = 256;
-// QPs per connection (kMaxDevsPerEnd x kMaxQpsPerConn): one bit each in a 64-bit mask.
+// QPs a notice can name, one bit each in a 64-bit mask: fewer than a connection may have (kMaxQps in
+// wire_limits.h, 8 devices x 16 QPs), so a connection of more than 64 QPs is one failover cannot serve.
 inline constexpr size_t kMaxQps = 64;
 
 enum class Kind : uint8_t { Move = 1, Held = 2, Probe = 3, Restored = 4 };

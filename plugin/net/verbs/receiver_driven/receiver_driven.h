@@ -19,7 +19,8 @@
 namespace railscope::net::verbs {
 
 // One clear-to-send entry the receiver writes into the sender's FIFO (64 bytes, so one entry never
-// straddles a cache line). seq is the slot's sequence number + 1 and is checked in every entry.
+// straddles a cache line: one rkey for each of up to 8 devices). seq is the slot's sequence number + 1
+// and is checked in every entry.
 struct alignas(64) CtsEntry {
   uint64_t addr;
   uint64_t size;
@@ -27,7 +28,6 @@ struct alignas(64) CtsEntry {
   uint32_t nreqs;
   int32_t tag;
   uint64_t seq;
-  uint64_t reserved;
 };
 static_assert(sizeof(CtsEntry) == 64);
 struct CtsSlot {

@@ -10,6 +10,7 @@
 #include "plugin/net/verbs/eager/eager_queues.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/setup/qos_agreement.h"
 #include "plugin/net/verbs/setup/qp.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
@@ -41,6 +42,7 @@ QpCaps receiver_caps(bool eager) {
 // What this end offers for the eager protocol: RAILSCOPE_NET_EAGER_MAX where every port carries host
 // memory only (the protocol copies payloads with the CPU), else 0.
 uint32_t eager_offer(const LocalDevice& dev) {
+  if (dev.ports.size() > static_cast<size_t>(eager::kMaxDevs)) return 0;  // eager.h: 4 rkeys per entry
   for (const auto* p : dev.ports)
     if (p->gdr.ptr_support != NCCL_PTR_HOST) return 0;
   return static_cast<uint32_t>(params::get_int("RAILSCOPE_NET_EAGER_MAX"));
@@ -59,6 +61,10 @@ EndInfo describe_local(const LocalDevice& dev, const LinkParams& link) {
   e.service_level = static_cast<uint8_t>(link.service_level);
   e.eager_max = eager_offer(dev);
   return e;
+}
+
+bool is_roce(const EndInfo& e) {
+  return !e.devs.empty() && e.devs[0].record.link_layer == node::LinkLayer::Ethernet;
 }
 
 Status timed_out(const std::string& peer, const char* stage) {
@@ -174,6 +180,7 @@ Status SendConnector::on_reply(const Message& m) {
                         fmt::format("the receiver {} rejected the connection (code {}); see its log",
                                     c.oob().peer(), m.status));
   }
+  if (auto qos = check_qos_at_sender(c.local(), c.remote(), is_roce(c.local()))) warn_qos_mismatch_once(*qos);
   if (c.remote().eager_max > c.local().eager_max)
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("the receiver {} chose eager limit {} above the {} offered",
@@ -248,14 +255,15 @@ Status RecvAcceptor::on_hello(const Message& m) {
     return Status::fail(ncclRemoteError, "peer.bad_handshake",
                         fmt::format("{} sent QPNs too early", c.oob().peer()));
   c.set_remote(m.end);
-  // The sender decides traffic class and service level; the receiver echoes them (as NCCL does).
+  // The sender decides traffic class and service level (as NCCL does); the REPLY tells it this end's own.
+  const QosAgreement qos = agree_qos_at_receiver(c.link(), c.local().host, m.end, is_roce(c.local()));
+  if (qos.mismatch) warn_qos_mismatch_once(*qos.mismatch);
   LinkParams link = c.link();
-  link.traffic_class = m.end.traffic_class;
-  link.service_level = m.end.service_level;
-  c.set_link(link);
+  link.traffic_class = qos.traffic_class;
+  link.service_level = qos.service_level;
   EndInfo local = c.local();
-  local.traffic_class = m.end.traffic_class;
-  local.service_level = m.end.service_level;
+  reply_qos(c.link(), m.end, &local);
+  c.set_link(link);
   local.qps_per_conn = m.end.qps_per_conn;
   local.eager_max = std::min(m.end.eager_max, local.eager_max);  // both ends must offer it
   c.set_local(std::move(local));

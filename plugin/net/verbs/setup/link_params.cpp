@@ -14,7 +14,14 @@ LinkParams link_params_from_env(int comm_traffic_class) {
   int sl = static_cast<int>(params::get_int("NCCL_IB_SL"));
   p.traffic_class = tc >= 0 ? tc : (comm_traffic_class >= 0 ? comm_traffic_class & 0xff : 0);
   p.service_level = sl >= 0 ? sl : (comm_traffic_class >= 0 ? comm_traffic_class & 0xf : 0);
+  p.fifo_traffic_class = static_cast<int>(params::get_int("NCCL_IB_FIFO_TC"));
   p.qps_per_conn = static_cast<int>(params::get_int("NCCL_IB_QPS_PER_CONNECTION"));
+  return p;
+}
+
+LinkParams link_params_unknown_comm() {
+  LinkParams p = link_params_from_env(-1);
+  p.qos_known = params::get_int("NCCL_IB_TC") >= 0 && params::get_int("NCCL_IB_SL") >= 0;
   return p;
 }
 

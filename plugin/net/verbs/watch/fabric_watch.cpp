@@ -8,6 +8,7 @@
 #include <string>
 
 #include "plugin/net/verbs/setup/discovery.h"
+#include "plugin/net/verbs/watch/link_rate_watch.h"
 #include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
@@ -62,6 +63,7 @@ struct FabricWatch::Port {
   bool recovering = false;
   Clock::duration down_for{};
   RailRateAccumulator::Totals rate_start;  // large-send totals when the rate window began (published)
+  LinkRateWatch trained;                   // the port's trained rate against its first (link.degraded)
 };
 
 bool FabricWatch::enabled() { return params::get_int("RAILSCOPE_NET_FABRIC_SAMPLING") != 0; }
@@ -132,6 +134,15 @@ void check_mtu(const NetPort& np, PortHealth& h, const std::string& name, int* l
                 np.netdev.empty() ? "" : fmt::format(" (ip link set {} mtu ...)", np.netdev)))));
   }
   *last_active = active;
+}
+
+// link.degraded when the port retrained below the rate it had at the first look; INFO when it is back.
+void check_rate(const node::Sysfs& sysfs, const NetPort& np, const std::string& name,
+                LinkRateWatch* trained) {
+  const LinkRateWatch::Change c =
+      trained->look(name, sysfs.read(fmt::format("class/infiniband/{}/ports/{}/rate", np.dev_name, np.port)));
+  if (c.degraded) RS_WARN("NET/railscope : {}", diag::one_line(*c.degraded));
+  if (!c.restored.empty()) RS_INFO(NCCL_NET, "NET/railscope : {}", c.restored);
 }
 
 }  // namespace
@@ -251,6 +262,7 @@ void FabricWatch::run() {
         p.window_start = cur;
         p.window_at = now;
         check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
+        check_rate(sysfs, *p.port, p.name, &p.trained);
         continue;
       }
       const auto tick = node::counter_deltas(p.previous, cur);
@@ -275,6 +287,7 @@ void FabricWatch::run() {
         p.window_at = now;
       }
       check_mtu(*p.port, *p.health, p.name, &p.active_mtu, &p.mtu_reported);
+      check_rate(sysfs, *p.port, p.name, &p.trained);
 
       judge_recovery(p, tick, !cur.counters.empty(), now - p.previous_at);
       p.previous = std::move(cur);
