@@ -12,6 +12,7 @@
 #include "ab_plan.h"
 #include "child_process.h"
 #include "profile_samples.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/cli/usage.h"
 #include "railscope/core/safe_file.h"
 
@@ -21,9 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace railscope::ab;
 
-// Exit codes (documented in docs/pytorch.md). A usage error is 2 (railscope::cli::kExitUsage), as in
-// every command; a failed run kept its 2 from before (scripts test it), so 2 means "nothing compared:
-// see stderr" either way.
+// Exit codes (documented in docs/pytorch.md and docs/cli.md). A usage error is railscope::cli::kExitUsage
+// and an output file that cannot be written kExitCannotCreate, as in every command.
 constexpr int kExitRunFailed = 2;
 constexpr int kExitRefused = 3;
 constexpr int kExitReportFailed = 4;
@@ -78,6 +78,9 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
 
 void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (command.empty()) fail(kExitUsage, "no command given; usage: railscope ab [options] -- CMD [ARGS...]");
+  // Found out before the runs, which may take hours.
+  if (!opt.json.empty()) require_writable_output("railscope ab", "--json", opt.json);
+  if (!opt.html.empty()) require_writable_output("railscope ab", "--html", opt.html);
 
   VariantOptions vopt;
   vopt.baseline_net = opt.baseline_net;
@@ -129,13 +132,13 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (auto err = compare_runs(per_variant[0], per_variant[1], cmp); !err.empty()) fail(kExitRefused, err);
   cmp.label_a = variants[0].label;
   cmp.label_b = variants[1].label;
+  if (!opt.json.empty()) {
+    std::string why;
+    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitCannotCreate, why);
+  }
   const std::string text = format_table(cmp);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-  if (!opt.json.empty()) {
-    std::string why;
-    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitRunFailed, why);
-  }
   if (!opt.html.empty()) write_html(opt, runs);
 }
 

@@ -17,6 +17,7 @@
 
 #include "cpus.h"
 #include "oob.h"
+#include "railscope/cli/exit_status.h"
 #include "runner.h"
 
 namespace railscope::netbench {
@@ -56,7 +57,7 @@ int run_pair(const Options& o, const char* self_exe) {
   const auto comma = o.pair.find(',');
   if (comma == std::string::npos || comma == 0 || comma + 1 == o.pair.size()) {
     std::fprintf(stderr, "netbench: --pair wants two devices: --pair DEV_A,DEV_B (e.g. rxe0,rxe1)\n");
-    return 2;
+    return cli::kExitUsage;
   }
   const std::string dev_a = o.pair.substr(0, comma);
   const std::string dev_b = o.pair.substr(comma + 1);
@@ -66,7 +67,7 @@ int run_pair(const Options& o, const char* self_exe) {
     const std::optional<CpuPair> pinned = parse_cpu_pair(o.pin_cpus, &why);
     if (!pinned) {
       std::fprintf(stderr, "netbench: %s\n", why.c_str());
-      return 2;
+      return cli::kExitUsage;
     }
     cpus = *pinned;
   }

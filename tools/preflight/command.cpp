@@ -25,6 +25,8 @@
 #include "munge_credentials.h"
 #include "node_summary.h"
 #include "open_files.h"
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/cli/size.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
@@ -77,8 +79,8 @@ void out(const std::string& s) {
 }
 
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "railscope preflight: %s (usage error, exit 2)\n", msg.c_str());
-  throw CLI::RuntimeError(2);
+  std::fprintf(stderr, "railscope preflight: %s (usage error, exit %d)\n", msg.c_str(), kExitUsage);
+  throw CLI::RuntimeError(kExitUsage);
 }
 
 // The page goes to a unique temporary file renamed into place (railscope/core/safe_file.h), so a reader
@@ -343,12 +345,8 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
         "run is unauthenticated, anything that reaches port %u can speak for a rank%s\n",
         o.no_secret_why.c_str(), l.port,
         loopback_only ? "; listening on loopback only (--unauthenticated: beyond)" : "");
-  if (!o.html.empty()) {
-    // Found out now rather than after the links: the page's place must be writable.
-    std::string why;
-    if (!core::can_write_atomically(o.html, &why))
-      usage_error("--html " + o.html + ": cannot write there: " + why);
-  }
+  // Found out now rather than after the links: the page's place must be writable.
+  if (!o.html.empty()) require_writable_output("railscope preflight", "--html", o.html);
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
   // Held connections fit beside rank 0's own descriptors; the ranks beyond poll (rank0_desk.h).
   const size_t max_held = std::min(kMaxHeldCallers, connection_capacity(files));
@@ -493,7 +491,7 @@ void add_preflight(CLI::App& app) {
       "mpirun, "
       "torchrun-style env, Kubernetes Indexed Job); every node runs the doctor checks, rank 0 compares them "
       "rail by rail and prints the verdict. Exit 0 ok, 1 warnings, 2 a node or link that will slow or fail "
-      "the job (usage errors are 2 too)");
+      "the job; 64 a usage error, 73 --html cannot be written");
   cmd->add_option("--rank", o->rank, "This process's rank (overrides the launcher's)")
       ->check(CLI::Range(0, kMaxWorld - 1));
   cmd->add_option("--world-size", o->world, "Number of processes (overrides the launcher's)")

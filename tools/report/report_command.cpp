@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/core/safe_file.h"
 #include "tools/report/analysis.h"
 #include "tools/report/follow.h"
@@ -64,6 +66,8 @@ void add_report(CLI::App& app) {
       if (status != 0) throw CLI::RuntimeError(status);
       return;
     }
+    // Before anything is read or printed: a page that cannot be written costs no output.
+    if (!opt->html.empty()) require_writable_output("railscope report", "--html", opt->html);
     report::ProfileSet run, base;
     try {
       run = report::read_profiles(opt->dirs, /*fold_waits=*/true);
@@ -81,15 +85,15 @@ void add_report(CLI::App& app) {
       throw CLI::RuntimeError(2);
     }
     const report::Report r = report::analyse(run, opt->baseline.empty() ? nullptr : &base);
-    const std::string text = opt->json ? report::render_json(r) : report::render_text(r);
-    std::fwrite(text.data(), 1, text.size(), stdout);
     if (!opt->html.empty()) {
       std::string why;
       if (!core::write_file_atomically(opt->html, report::render_html(r), &why)) {
-        std::fprintf(stderr, "railscope report: %s\n", why.c_str());
-        throw CLI::RuntimeError(2);
+        std::fprintf(stderr, "railscope report: --html %s\n", why.c_str());
+        throw CLI::RuntimeError(kExitCannotCreate);
       }
     }
+    const std::string text = opt->json ? report::render_json(r) : report::render_text(r);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   });
 }
 

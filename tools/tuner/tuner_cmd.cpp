@@ -45,7 +45,7 @@ struct ExplainOptions {
 }
 
 // What no single flag's check can see: the flags against each other. One message per problem, the
-// first found; exit 2 like every usage error.
+// first found; a usage error like every other.
 void check_inputs(const ExplainOptions& o) {
   if (o.min_bytes > o.max_bytes)
     usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
@@ -101,7 +101,7 @@ void run_explain(const ExplainOptions& o) {
   EngineOrError made = Engine::create(in);
   if (made.error) {
     std::fprintf(stderr, "%s\n", diag::one_line(*made.error).c_str());
-    throw CLI::RuntimeError(kExitUsage);
+    throw CLI::RuntimeError(kExitDataError);  // the rules file, not the command line
   }
   for (const std::string& note : made.engine->config().deprecations) spdlog::warn("{}", note);
   check_nic_facts(o, made.engine->topology().nics);
@@ -130,7 +130,7 @@ void add_tuner(CLI::App& app) {
   CLI::App* ex = tuner->add_subcommand(
       "explain",
       "For sizes 8 B to 16 GiB: the algorithm/protocol the tuner plugin picks, its predicted busbw, and "
-      "every candidate's cost. Exit 0, or 2 on a usage error or a bad rules file");
+      "every candidate's cost. Exit 0; 65 a bad rules file (strict mode); 64 a usage error");
   ex->add_option("--nodes", opts->nodes, "Nodes in the communicator")
       ->required()
       ->check(CLI::Range(1, 1 << 20));

@@ -88,19 +88,20 @@ TEST(TunerExplainCli, TextTableListsEveryCandidate) {
   EXPECT_NE(r.out.find("decided by"), std::string::npos) << r.out;
 }
 
-TEST(TunerExplainCli, BadConfigIsExitTwoWithFileLineColumn) {
+// A bad rules file is bad input (EX_DATAERR, 65), not a usage error (64).
+TEST(TunerExplainCli, BadConfigIsExit65WithFileLineColumn) {
   const std::string path = ::testing::TempDir() + "/explain_bad.conf";
   std::ofstream(path) << "rule coll=allreduce algo=ring\nrule coll=allreduce bytes=1x algo=tree\n";
   const CliRun r = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --config " + path);
-  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(r.rc, 65) << r.out;
   EXPECT_NE(r.out.find(path + ":2:27: bytes: '1x' is not a number"), std::string::npos) << r.out;
   const CliRun lax = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --no-strict --config " + path);
   EXPECT_EQ(lax.rc, 0) << lax.out;
 }
 
-TEST(TunerExplainCli, UnknownCollectiveIsExitTwo) {
+TEST(TunerExplainCli, UnknownCollectiveIsAUsageError) {
   const CliRun r = run_cli("tuner explain --nodes 2 --gpus-per-node 8 --coll alltoall");
-  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(r.rc, 64) << r.out;
   EXPECT_NE(r.out.find("unknown collective 'alltoall'"), std::string::npos) << r.out;
 }
 

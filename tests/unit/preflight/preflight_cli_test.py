@@ -385,14 +385,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(outs[2][1].startswith("railscope preflight: rank 2 (r): cluster") and "hostB" not in outs[2][1],
           f"by rank: r's line carries nothing of hostB's ({outs[2][1]})")
 
-    # 5. Usage errors: exit 2 with one clear line.
+    # 5. Usage errors: exit 64 (EX_USAGE) with one clear line; an --html page that cannot be written: 73
+    # (EX_CANTCREAT), before anything is measured.
     open_token = os.path.join(tmp, "token.open")
     with open(open_token, "w") as f:
         f.write(TOKEN + "\n")
     os.chmod(open_token, 0o644)
     lone = ["--rank", "0", "--world-size", "2", "--timeout", "1", "--no-links", "--rendezvous", f"127.0.0.1:{free_port()}"]
-    for env, args, text in (({}, ["--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"], "cannot write there"),
-                            ({}, ["--token-file", open_token], "mode 0644 lets group or others read"),
+    for env, args, text in (({}, ["--token-file", open_token], "mode 0644 lets group or others read"),
                             ({"RAILSCOPE_PREFLIGHT_TOKEN": "short"}, [], "RAILSCOPE_PREFLIGHT_TOKEN: the job's token is 5 bytes"),
                             ({}, lone + ["--bind", "0.0.0.0"], "is not a loopback address and there is no job secret"),
                             ({"RAILSCOPE_PREFLIGHT_TOKEN": TOKEN}, ["--unauthenticated"], "--unauthenticated and a job secret"),
@@ -402,7 +402,11 @@ with tempfile.TemporaryDirectory() as tmp:
         e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_", "RAILSCOPE_PREFLIGHT_"))}
         e.update(env)
         p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0]] + args, env=e, capture_output=True, text=True)
-        check(p.returncode == 2 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 2 ({p.stderr.strip()})")
+        check(p.returncode == 64 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 64 ({p.returncode}: {p.stderr.strip()})")
+    p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0], "--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"],
+                       env=e, capture_output=True, text=True)
+    check(p.returncode == 73 and "--html /nonexistent/dir/p.html: cannot write there" in p.stderr and p.stdout == "",
+          f"--html unwritable -> exit 73, nothing on stdout ({p.returncode}: {p.stderr.strip()})")
     # Their twins: the same token file private, and --unauthenticated beyond loopback (rank 1 never comes).
     os.chmod(open_token, 0o600)
     e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "RAILSCOPE_PREFLIGHT_"))}
