@@ -1,6 +1,7 @@
 // `railscope ab -- CMD...`: runs a job with railscope's plugins and with NCCL's built-in transport
 // (railscope's profiler loaded in both), then compares busbw per (op, size).
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -73,7 +74,7 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
   if (!r.ok())
     fail(kExitReportFailed,
          fmt::format("writing {} with `railscope report --baseline` failed ({})", opt.html, r.describe()));
-  std::fprintf(stderr, "railscope ab: wrote %s\n", opt.html.c_str());
+  spdlog::info("ab: wrote {}", opt.html);
 }
 
 void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
@@ -105,9 +106,11 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
     EnvChanges env = variants[run.variant].env;
     env["RAILSCOPE_PROFILE_DIR"] = folder.string();
     env["RAILSCOPE_PROFILE_TAG"] = variants[run.variant].label;
-    std::fprintf(stderr, "railscope ab: run %zu/%zu: %s-%d -> %s\n", n, runs.size(),
-                 variants[run.variant].label.c_str(), run.index, folder.c_str());
-    std::fflush(stderr);
+    spdlog::info("ab: run {}/{}: {}-{} -> {}", n, runs.size(), variants[run.variant].label, run.index,
+                 folder.string());
+    for (const auto& [name, value] : env)
+      spdlog::debug("ab: run {}-{}: {}", variants[run.variant].label, run.index,
+                    value ? name + "=" + *value : "unset " + name);
     const ChildResult r = run_child(command, environment_with(env));
     if (r.interrupted) fail(kExitInterrupted, "interrupted; stopping without comparing");
     if (!r.ok())
@@ -118,7 +121,8 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
       fail(kExitRefused, fmt::format("run {}-{}: {} (was the profiler loaded? NCCL_DEBUG=INFO shows "
                                      "'PROFILER/Plugin: Loaded')",
                                      variants[run.variant].label, run.index, read.error));
-    for (const auto& w : read.warnings) std::fprintf(stderr, "railscope ab: warning: %s\n", w.c_str());
+    for (const auto& w : read.warnings)
+      spdlog::warn("ab: run {}-{}: {}", variants[run.variant].label, run.index, w);
     if (read.samples.empty() && read.untimed > 0)
       fail(kExitRefused, fmt::format("run {}-{}: all {} op records in {} lack a completion time (timing "
                                      "'enqueue' or incomplete), so no busbw can be compared",

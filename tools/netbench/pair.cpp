@@ -18,6 +18,7 @@
 #include "cpus.h"
 #include "oob.h"
 #include "railscope/cli/exit_status.h"
+#include "railscope/cli/logging.h"
 #include "runner.h"
 
 namespace railscope::netbench {
@@ -84,6 +85,9 @@ int run_pair(const Options& o, const char* self_exe) {
       client.push_back(a);
     }
     if (o.json) client.emplace_back("--json");
+    // The children log as this process does (--log-level is the top-level option every command takes).
+    for (auto* child : {&server, &client})
+      child->insert(child->end(), {"--log-level", cli::log_level_name()});
 
     std::fflush(stdout);
     std::fflush(stderr);

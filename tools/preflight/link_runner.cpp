@@ -71,11 +71,12 @@ void drain(Child& c) {
 }  // namespace
 
 std::vector<std::string> netbench_args(const LinkTask& t, const LinkOptions& o) {
-  std::vector<std::string> a{"netbench",   t.server ? "server" : "client",
-                             "--dev",      t.dev,
-                             "--oob-host", t.oob_host,
-                             "--oob-port", std::to_string(t.oob_port),
-                             "--timeout",  std::to_string(o.timeout_s)};
+  std::vector<std::string> a{"netbench",    t.server ? "server" : "client",
+                             "--dev",       t.dev,
+                             "--oob-host",  t.oob_host,
+                             "--oob-port",  std::to_string(t.oob_port),
+                             "--timeout",   std::to_string(o.timeout_s),
+                             "--log-level", o.log_level};
   if (!o.plugin.empty()) a.insert(a.end(), {"--plugin", o.plugin});
   a.insert(a.end(), {"--poll", o.poll});
   if (t.server) return a;

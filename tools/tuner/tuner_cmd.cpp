@@ -97,6 +97,7 @@ void run_explain(const ExplainOptions& o) {
   if (o.intra_GBps > 0) in.overrides.intra_gbps = o.intra_GBps;
   if (!o.config.empty()) in.config_path = o.config;
   if (o.no_strict) in.strict = false;
+  in.lax_switch = "--no-strict";
   in.log_decisions = false;
   EngineOrError made = Engine::create(in);
   if (made.error) {

@@ -130,15 +130,35 @@ args=(tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-by
 "$rs" --log-level debug --log-file "$tmp/log" "${args[@]}" > "$tmp/debug.out" 2> "$tmp/debug.err"
 cmp -s "$tmp/plain.out" "$tmp/debug.out" || { echo "FAIL: --log-level debug changed stdout"; failures=$((failures + 1)); }
 [ -s "$tmp/plain.err" ] && { echo "FAIL: default level logged: $(cat "$tmp/plain.err")"; failures=$((failures + 1)); }
-grep -q "railscope \[debug\] tuner explain: " "$tmp/debug.err" || { echo "FAIL: no debug line on stderr"; failures=$((failures + 1)); }
-grep -q "\[debug\] railscope $version" "$tmp/log" || { echo "FAIL: no debug line in --log-file"; failures=$((failures + 1)); }
+grep -q "^railscope: debug: tuner explain: " "$tmp/debug.err" || { echo "FAIL: no debug line on stderr"; failures=$((failures + 1)); }
+grep -q " debug: railscope $version" "$tmp/log" || { echo "FAIL: no debug line in --log-file"; failures=$((failures + 1)); }
 # A deprecated flag still works, with a warning on stderr (the default level shows warnings).
 "$rs" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbps 400 --min-bytes 1M --max-bytes 4M > "$tmp/old.out" 2> "$tmp/old.err"
 cmp -s "$tmp/plain.out" "$tmp/old.out" || { echo "FAIL: --nic-gbps is not --nic-gbit"; failures=$((failures + 1)); }
 grep -q "\-\-nic-gbps is deprecated: use --nic-gbit" "$tmp/old.err" || { echo "FAIL: no deprecation warning"; failures=$((failures + 1)); }
 # Placed after the command's name, --log-level still applies.
 "$rs" tuner explain --log-level debug --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-bytes 1M --max-bytes 4M > /dev/null 2> "$tmp/late.err"
-grep -q "\[debug\]" "$tmp/late.err" || { echo "FAIL: --log-level after the command was ignored"; failures=$((failures + 1)); }
+grep -q "^railscope: debug: " "$tmp/late.err" || { echo "FAIL: --log-level after the command was ignored"; failures=$((failures + 1)); }
+
+# One format for every warning, on stderr, naming the CLI's flag; --log-level off silences it, warn keeps it.
+lax=(tuner explain --nodes 2 --gpus-per-node 8 --config "$tmp/missing.conf" --no-strict)
+"$rs" "${lax[@]}" > "$tmp/lax.out" 2> "$tmp/lax.err"
+grep -q "^railscope: warning: \[tuner.config\] .*cannot open the tuner config file (ignored: --no-strict)" "$tmp/lax.err" \
+  || { echo "FAIL: tuner's warning: '$(cat "$tmp/lax.err")'"; failures=$((failures + 1)); }
+grep -q "warning" "$tmp/lax.out" && { echo "FAIL: a warning on stdout"; failures=$((failures + 1)); }
+"$rs" --log-level off "${lax[@]}" > /dev/null 2> "$tmp/off.err"
+[ -s "$tmp/off.err" ] && { echo "FAIL: --log-level off printed: $(cat "$tmp/off.err")"; failures=$((failures + 1)); }
+"$rs" --log-level warn "${lax[@]}" > /dev/null 2> "$tmp/warn.err"
+cmp -s "$tmp/lax.err" "$tmp/warn.err" || { echo "FAIL: --log-level warn changed the warning"; failures=$((failures + 1)); }
+expect 65 "or give --no-strict to ignore the bad lines" tuner explain --nodes 2 --gpus-per-node 8 --config "$tmp/missing.conf"
+# The report's unreadable lines are warnings on stderr, not lines of its output.
+printf 'not json\n' > "$tmp/profiles/rank1.jsonl"
+"$rs" report "$tmp/profiles" > "$tmp/rep.out" 2> "$tmp/rep.err"
+grep -q "warning" "$tmp/rep.out" && { echo "FAIL: report printed a warning on stdout"; failures=$((failures + 1)); }
+grep -q "^railscope: warning: report: " "$tmp/rep.err" || { echo "FAIL: report's warning: '$(cat "$tmp/rep.err")'"; failures=$((failures + 1)); }
+# debug says what each step does.
+"$rs" --log-level debug doctor --no-verbs --sysfs-root "$tmp/empty-sysfs" > /dev/null 2> "$tmp/doc.err"
+[ "$(grep -c "^railscope: debug: doctor: section " "$tmp/doc.err")" -ge 9 ] || { echo "FAIL: doctor's steps at debug: $(cat "$tmp/doc.err")"; failures=$((failures + 1)); }
 
 # spdlog is compiled in (header-only): the runtime image (deploy/Dockerfile) ships no libspdlog/libfmt.
 if readelf -d "$rs" | grep -E 'NEEDED.*(libspdlog|libfmt)'; then

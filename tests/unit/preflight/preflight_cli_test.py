@@ -448,6 +448,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all(l["counters"][e] and l["counters"][e]["port"] == "lo:1" and l["counters"][e]["readable"] and l["counters"][e]["moved"] == {}
               for l in links for e in ("from", "to")), f"links: both ends' counters sampled, nothing moved ({links[0]['counters']})")
     check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"links: healthy, no finding ({preflight_ids(v)})")
+    # Progress in a log (stderr is a pipe here): one line per step at rank 0; the netbench children's own
+    # chatter ("netbench server: waiting on ...") reaches nobody below --log-level debug.
+    steps = [line for line in outs[0][2].splitlines() if line.startswith("railscope: info: preflight: step ")]
+    check(len(steps) >= 1 and all(" of 2 links measured" in line for line in steps) and "step 1 of " in steps[0],
+          f"links: one progress line per step ({outs[0][2].strip()[-400:]})")
+    check(all("waiting on" not in e for _, _, e in outs), f"links: no child chatter ({[e.strip()[-200:] for _, _, e in outs]})")
     # Rank 1 cannot load its plugin: every link fails and is named.
     port = free_port()
     bad = list(link_args)
