@@ -160,6 +160,13 @@ grep -q "^railscope: warning: report: " "$tmp/rep.err" || { echo "FAIL: report's
 "$rs" --log-level debug doctor --no-verbs --sysfs-root "$tmp/empty-sysfs" > /dev/null 2> "$tmp/doc.err"
 [ "$(grep -c "^railscope: debug: doctor: section " "$tmp/doc.err")" -ge 9 ] || { echo "FAIL: doctor's steps at debug: $(cat "$tmp/doc.err")"; failures=$((failures + 1)); }
 
+# JSON figures: the units table's names, six significant digits (a float widened to double printed
+# 25.200000762939453).
+"$rs" tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --min-bytes 1M --max-bytes 4M --json > "$tmp/t.json"
+grep -Eq '[0-9]\.[0-9]{7,}' "$tmp/t.json" && { echo "FAIL: float noise in tuner explain --json: $(grep -Eo '[0-9.]*\.[0-9]{7,}' "$tmp/t.json" | head -3)"; failures=$((failures + 1)); }
+grep -q '"busbw_gbs"' "$tmp/t.json" && grep -q '"nic_gbits"' "$tmp/t.json" && ! grep -qi 'GBps\|"nic_gbit"' "$tmp/t.json" \
+  || { echo "FAIL: tuner explain --json unit names"; failures=$((failures + 1)); }
+
 # spdlog is compiled in (header-only): the runtime image (deploy/Dockerfile) ships no libspdlog/libfmt.
 if readelf -d "$rs" | grep -E 'NEEDED.*(libspdlog|libfmt)'; then
   echo "FAIL: railscope needs a shared spdlog/fmt the runtime image does not have"; failures=$((failures + 1))

@@ -54,7 +54,9 @@ TEST(NetbenchCli, PairMeasuresAndVerifiesEverySize) {
     EXPECT_GT(row["lat_p50_us"].get<double>(), 0);
     EXPECT_GE(row["lat_p99_us"].get<double>(), row["lat_p50_us"].get<double>());
     if (row["size"].get<uint64_t>() > 0) {
-      EXPECT_GT(row["GBps"].get<double>(), 0);
+      EXPECT_GT(row["gbs"].get<double>(), 0);
+      EXPECT_NEAR(row["gbits"].get<double>(), 8 * row["gbs"].get<double>(),
+                  1e-4 * row["gbits"].get<double>());
     }
   }
 }

@@ -443,7 +443,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(v["links_measured"] and len(links) == 2, f"links: two directions measured ({links})")
     check({(l["from"], l["to"]) for l in links} == {("hostA/lo:1", "hostB/lo:1"), ("hostB/lo:1", "hostA/lo:1")},
           "links: hostA -> hostB and back")
-    check(all(l["error"] is None and l["GBps"] > 0 for l in links), "links: bandwidth measured")
+    check(all(l["error"] is None and l["gbs"] > 0 for l in links), "links: bandwidth measured")
     check(any(l["lat_us"] for l in links), "links: latency measured")
     check(all(l["counters"][e] and l["counters"][e]["port"] == "lo:1" and l["counters"][e]["readable"] and l["counters"][e]["moved"] == {}
               for l in links for e in ("from", "to")), f"links: both ends' counters sampled, nothing moved ({links[0]['counters']})")
