@@ -55,7 +55,7 @@ print(f"# {'size':>8} {'msgs':>6} {'GB/s':>8} {'p50 us':>8}  {'ib_write_bw':>11}
 for r in j["results"]:
     s = r["size"]
     name = f"{s >> 20}M" if s >= 1 << 20 else f"{s >> 10}K" if s >= 1 << 10 else str(s)
-    gb = r.get("GBps")
+    gb = r.get("gbs")
     cols = [f"{name:>10}", f"{r['bw_messages']:>6}", f"{gb:8.4f}" if gb else f"{'-':>8}",
             f"{r['lat_p50_us']:8.1f}" if "lat_p50_us" in r else f"{'-':>8}"]
     for tool, width in (("ib_write_bw", 11), ("ib_send_bw", 10)):

@@ -21,14 +21,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // --log-level/--log-file also after the command's name
   app.set_version_flag("--version", std::string("railscope ") + cli::kVersion);
-  app.footer("Exit status 2: a usage error (bad option, value or command; see each command's --help).");
+  app.footer(
+      "Exit status 64: a usage error (bad option, value or command); 73: an output file cannot be written; "
+      "0 to 4: each command's verdict (its --help).");
   cli::LogOptions log;
   cli::add_log_options(app, log);
   cli::start_logging(log);  // stderr at the default level until the options are known: never stdout
   // Logging starts once the top-level options are parsed, before any command's callback runs.
   app.parse_complete_callback([&log] {
-    if (const std::string err = cli::start_logging(log); !err.empty())
-      throw CLI::ValidationError("--log-file", err);
+    if (const std::string err = cli::start_logging(log); !err.empty()) {
+      std::fprintf(stderr, "railscope: --log-file %s: cannot write there: %s\n", log.file.c_str(),
+                   err.c_str());
+      throw CLI::RuntimeError(cli::kExitCannotCreate);
+    }
     spdlog::debug("railscope {}", cli::kVersion);
   });
 #define RS_COMMAND(name) cli::add_##name(app);

@@ -52,15 +52,14 @@ EngineOrError Engine::create(const EngineInputs& in) {
     ParsedConfig parsed = load_config_file(path);
     if (!parsed.errors.empty()) {
       if (strict) {
-        out.error =
-            diag::make("tuner.config", join_errors(parsed.errors),
-                       "Fix the file at the line and column given, or set RAILSCOPE_TUNER_STRICT=0 to "
-                       "ignore the bad lines");
+        out.error = diag::make("tuner.config", join_errors(parsed.errors),
+                               "Fix the file at the line and column given, or give " + in.lax_switch +
+                                   " to ignore the bad lines");
         return false;
       }
       for (const auto& err : parsed.errors)
         RS_WARN("{}", diag::one_line(diag::make("tuner.config", diag::Severity::Warning,
-                                                err.to_string() + " (ignored: RAILSCOPE_TUNER_STRICT=0)")));
+                                                err.to_string() + " (ignored: " + in.lax_switch + ")")));
       e->config_errors_ignored_ += static_cast<int>(parsed.errors.size());
     }
     for (const std::string& note : parsed.config.deprecations)

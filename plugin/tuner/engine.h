@@ -30,8 +30,10 @@ struct EngineInputs {
   std::optional<std::string> config_path;              // unset: RAILSCOPE_TUNER_CONFIG
   std::optional<std::string> calibration_path;         // unset: RAILSCOPE_TUNER_CALIBRATION
   std::optional<bool> strict;                          // unset: RAILSCOPE_TUNER_STRICT
-  std::optional<NicFacts> discovered;                  // unset: read the node (lib/node) when needed
-  bool log_decisions = true;                           // once per (collective, size bucket)
+  // How the user turns strict mode off, named in messages: the CLI's flag, or the variable.
+  std::string lax_switch = "RAILSCOPE_TUNER_STRICT=0";
+  std::optional<NicFacts> discovered;  // unset: read the node (lib/node) when needed
+  bool log_decisions = true;           // once per (collective, size bucket)
 };
 
 class Engine;

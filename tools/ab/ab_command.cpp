@@ -1,6 +1,7 @@
 // `railscope ab -- CMD...`: runs a job with railscope's plugins and with NCCL's built-in transport
 // (railscope's profiler loaded in both), then compares busbw per (op, size).
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -12,6 +13,7 @@
 #include "ab_plan.h"
 #include "child_process.h"
 #include "profile_samples.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/cli/usage.h"
 #include "railscope/core/safe_file.h"
 
@@ -21,9 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace railscope::ab;
 
-// Exit codes (documented in docs/pytorch.md). A usage error is 2 (railscope::cli::kExitUsage), as in
-// every command; a failed run kept its 2 from before (scripts test it), so 2 means "nothing compared:
-// see stderr" either way.
+// Exit codes (documented in docs/pytorch.md and docs/cli.md). A usage error is railscope::cli::kExitUsage
+// and an output file that cannot be written kExitCannotCreate, as in every command.
 constexpr int kExitRunFailed = 2;
 constexpr int kExitRefused = 3;
 constexpr int kExitReportFailed = 4;
@@ -73,11 +74,14 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
   if (!r.ok())
     fail(kExitReportFailed,
          fmt::format("writing {} with `railscope report --baseline` failed ({})", opt.html, r.describe()));
-  std::fprintf(stderr, "railscope ab: wrote %s\n", opt.html.c_str());
+  spdlog::info("ab: wrote {}", opt.html);
 }
 
 void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (command.empty()) fail(kExitUsage, "no command given; usage: railscope ab [options] -- CMD [ARGS...]");
+  // Found out before the runs, which may take hours.
+  if (!opt.json.empty()) require_writable_output("railscope ab", "--json", opt.json);
+  if (!opt.html.empty()) require_writable_output("railscope ab", "--html", opt.html);
 
   VariantOptions vopt;
   vopt.baseline_net = opt.baseline_net;
@@ -102,9 +106,11 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
     EnvChanges env = variants[run.variant].env;
     env["RAILSCOPE_PROFILE_DIR"] = folder.string();
     env["RAILSCOPE_PROFILE_TAG"] = variants[run.variant].label;
-    std::fprintf(stderr, "railscope ab: run %zu/%zu: %s-%d -> %s\n", n, runs.size(),
-                 variants[run.variant].label.c_str(), run.index, folder.c_str());
-    std::fflush(stderr);
+    spdlog::info("ab: run {}/{}: {}-{} -> {}", n, runs.size(), variants[run.variant].label, run.index,
+                 folder.string());
+    for (const auto& [name, value] : env)
+      spdlog::debug("ab: run {}-{}: {}", variants[run.variant].label, run.index,
+                    value ? name + "=" + *value : "unset " + name);
     const ChildResult r = run_child(command, environment_with(env));
     if (r.interrupted) fail(kExitInterrupted, "interrupted; stopping without comparing");
     if (!r.ok())
@@ -115,7 +121,8 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
       fail(kExitRefused, fmt::format("run {}-{}: {} (was the profiler loaded? NCCL_DEBUG=INFO shows "
                                      "'PROFILER/Plugin: Loaded')",
                                      variants[run.variant].label, run.index, read.error));
-    for (const auto& w : read.warnings) std::fprintf(stderr, "railscope ab: warning: %s\n", w.c_str());
+    for (const auto& w : read.warnings)
+      spdlog::warn("ab: run {}-{}: {}", variants[run.variant].label, run.index, w);
     if (read.samples.empty() && read.untimed > 0)
       fail(kExitRefused, fmt::format("run {}-{}: all {} op records in {} lack a completion time (timing "
                                      "'enqueue' or incomplete), so no busbw can be compared",
@@ -129,13 +136,13 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (auto err = compare_runs(per_variant[0], per_variant[1], cmp); !err.empty()) fail(kExitRefused, err);
   cmp.label_a = variants[0].label;
   cmp.label_b = variants[1].label;
+  if (!opt.json.empty()) {
+    std::string why;
+    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitCannotCreate, why);
+  }
   const std::string text = format_table(cmp);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-  if (!opt.json.empty()) {
-    std::string why;
-    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitRunFailed, why);
-  }
   if (!opt.html.empty()) write_html(opt, runs);
 }
 

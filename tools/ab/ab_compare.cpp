@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "railscope/cli/json_figure.h"
+
 namespace railscope::ab {
 namespace {
 
@@ -139,17 +141,17 @@ std::string format_json(const Comparison& cmp) {
   nlohmann::json rows = nlohmann::json::array();
   auto stats_json = [](const Stats& s) {
     return nlohmann::json{{"samples", s.count},
-                          {"busbw_p50_GBps", s.busbw_p50},
-                          {"busbw_p1_GBps", s.busbw_p1},
-                          {"time_p50_us", s.time_p50},
-                          {"time_p99_us", s.time_p99}};
+                          {"busbw_p50_gbs", cli::json_figure(s.busbw_p50)},
+                          {"busbw_p1_gbs", cli::json_figure(s.busbw_p1)},
+                          {"time_p50_us", cli::json_figure(s.time_p50)},
+                          {"time_p99_us", cli::json_figure(s.time_p99)}};
   };
   for (const auto& r : cmp.rows) {
     rows.push_back({{"op", r.key.first},
                     {"bytes", r.key.second},
                     {cmp.label_a, stats_json(r.a)},
                     {cmp.label_b, stats_json(r.b)},
-                    {"ratio", r.ratio}});
+                    {"ratio", cli::json_figure(r.ratio)}});
   }
   nlohmann::json doc{{"a", cmp.label_a}, {"b", cmp.label_b}, {"rows", rows}};
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -31,8 +31,7 @@ void add_doctor(CLI::App& app) {
       app.add_subcommand("doctor",
                          "Pre-flight check of this node's RDMA setup: devices, ports, GIDs, MTU, "
                          "link health, memlock, env, GPUDirect, RoCE QoS; --watch: counter deltas. Exit 0 "
-                         "healthy, 1 warnings, 2 errors (or a usage error: then nothing is "
-                         "printed on stdout)");
+                         "healthy, 1 warnings, 2 errors; 64 a usage error (nothing printed on stdout)");
   cmd->add_flag("--json", opt->json, "Print the report as JSON (schema in docs/doctor.md)");
   cmd->add_option(
          "--sysfs-root", opt->sysfs_root,

@@ -1,4 +1,6 @@
 // Gathering the node's facts once for every section.
+#include <spdlog/spdlog.h>
+
 #include "doctor.h"
 #include "railscope/core/params.h"
 #include "railscope/node/ethtool_stats.h"
@@ -9,6 +11,8 @@ namespace railscope::doctor {
 NodeFacts gather(const GatherOptions& options) {
   NodeFacts f;
   f.inventory = node::discover({options.sysfs_root, options.use_verbs});
+  spdlog::debug("doctor: {} RDMA device(s) from sysfs {}{}", f.inventory.devices.size(),
+                f.inventory.sysfs_root, f.inventory.used_verbs ? " and libibverbs" : "");
   f.gid_policy = node::gid_policy_from_env(&f.config_problems);
   f.hca = node::parse_hca_filter(params::get_string("NCCL_IB_HCA"));
   f.memlock = node::read_memlock();
@@ -20,6 +24,7 @@ NodeFacts gather(const GatherOptions& options) {
   f.link = node::check_link_health(
       f.inventory, sysfs, ethtool.get(),
       [&f](const node::Device& d, const node::Port& p) { return port_selected(f, d, p); });
+  spdlog::debug("doctor: read memlock, environment, RoCE QoS of {} port(s) and link health", f.qos.size());
   return f;
 }
 

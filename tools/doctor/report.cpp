@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "doctor.h"
 
 namespace railscope::doctor {
@@ -39,8 +41,11 @@ Report run(const NodeFacts& facts) {
   for (const auto& spec : all_sections()) {
     r.sections.push_back(spec.run(facts));
     r.sections.back().name = std::string(spec.name);
-    for (const auto& f : r.sections.back().findings)
+    spdlog::debug("doctor: section {}: {} finding(s)", spec.name, r.sections.back().findings.size());
+    for (const auto& f : r.sections.back().findings) {
+      spdlog::trace("doctor: section {}: {}", spec.name, diag::one_line(f));
       r.exit_code = std::max(r.exit_code, exit_code_for(f.severity));
+    }
   }
   return r;
 }

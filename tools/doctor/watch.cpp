@@ -47,6 +47,11 @@ bool pause_storm(const std::vector<node::CounterDelta>& deltas) {
                      [](const auto& d) { return d.name.starts_with("tx_pause_storm_") && d.delta > 0; });
 }
 
+void set_exit_code(WatchResult* r) {
+  r->exit_code = 0;
+  for (const auto& f : r->findings) r->exit_code = std::max(r->exit_code, exit_code_for(f.severity));
+}
+
 }  // namespace
 
 WatchResult evaluate_watch(const std::vector<WatchPort>& ports, double seconds) {
@@ -78,7 +83,7 @@ WatchResult evaluate_watch(const std::vector<WatchPort>& ports, double seconds) 
           fmt::format("{}: {} in {:.1f} s", where, figures(p.deltas, CounterCategory::Pause), seconds)));
     r.ports.push_back(std::move(p));
   }
-  for (const auto& f : r.findings) r.exit_code = std::max(r.exit_code, exit_code_for(f.severity));
+  set_exit_code(&r);
   return r;
 }
 
@@ -167,7 +172,14 @@ WatchResult run_watch(const WatchOptions& options, std::string* sysfs_root_used)
   std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
   for (size_t i = 0; i < samplers.size(); ++i) snaps[i].after = samplers[i].sample();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return evaluate_watch(snaps, took);
+  WatchResult r = evaluate_watch(snaps, took);
+  // Why there is nothing (useful) to watch is doctor's devices section's to say: no RDMA device,
+  // NCCL_IB_HCA selecting none, no selected port ACTIVE. The same findings give the same exit status as
+  // `railscope doctor`, never "ok" on a node doctor fails.
+  const auto node = section_devices(facts).findings;
+  r.findings.insert(r.findings.begin(), node.begin(), node.end());
+  set_exit_code(&r);
+  return r;
 }
 
 }  // namespace railscope::doctor

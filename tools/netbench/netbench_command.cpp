@@ -64,7 +64,7 @@ void add_common(CLI::App* c, netbench::Options& o) {
   c->add_flag("-v,--verbose", o.verbose, "Also print the plugin's INFO lines");
 }
 
-// What one flag's validator cannot see: the flags against each other. Exit 2, a usage error.
+// What one flag's validator cannot see: the flags against each other: a usage error.
 void check_sizes(const netbench::Options& o) {
   if (o.min_size > o.max_size) {
     std::fprintf(stderr, "railscope netbench: --min-size (%llu) is above --max-size (%llu)\n",

@@ -17,6 +17,8 @@
 
 #include "cpus.h"
 #include "oob.h"
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/logging.h"
 #include "runner.h"
 
 namespace railscope::netbench {
@@ -56,7 +58,7 @@ int run_pair(const Options& o, const char* self_exe) {
   const auto comma = o.pair.find(',');
   if (comma == std::string::npos || comma == 0 || comma + 1 == o.pair.size()) {
     std::fprintf(stderr, "netbench: --pair wants two devices: --pair DEV_A,DEV_B (e.g. rxe0,rxe1)\n");
-    return 2;
+    return cli::kExitUsage;
   }
   const std::string dev_a = o.pair.substr(0, comma);
   const std::string dev_b = o.pair.substr(comma + 1);
@@ -66,7 +68,7 @@ int run_pair(const Options& o, const char* self_exe) {
     const std::optional<CpuPair> pinned = parse_cpu_pair(o.pin_cpus, &why);
     if (!pinned) {
       std::fprintf(stderr, "netbench: %s\n", why.c_str());
-      return 2;
+      return cli::kExitUsage;
     }
     cpus = *pinned;
   }
@@ -83,6 +85,9 @@ int run_pair(const Options& o, const char* self_exe) {
       client.push_back(a);
     }
     if (o.json) client.emplace_back("--json");
+    // The children log as this process does (--log-level is the top-level option every command takes).
+    for (auto* child : {&server, &client})
+      child->insert(child->end(), {"--log-level", cli::log_level_name()});
 
     std::fflush(stdout);
     std::fflush(stderr);

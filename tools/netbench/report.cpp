@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "railscope/cli/json_figure.h"
+
 namespace railscope::netbench {
 
 double percentile(std::vector<double> samples, double pct) {
@@ -70,13 +72,13 @@ std::string to_json(const RunHeader& h, const std::vector<Row>& rows) {
                         {"bw_messages_total", r.bw_messages_total},
                         {"lat_round_trips_total", r.lat_round_trips_total}};
     if (r.bytes_per_s > 0) {
-      o["bytes_per_s"] = r.bytes_per_s;
-      o["GBps"] = r.bytes_per_s * 1e-9;  // 10^9 bytes/s (units: GBps bytes, gbit bits)
-      o["gbit"] = r.bytes_per_s * 8e-9;  // 10^9 bits/s
+      o["bytes_per_s"] = cli::json_figure(r.bytes_per_s);
+      o["gbs"] = cli::json_figure(r.bytes_per_s * 1e-9);    // GB/s, 10^9 bytes/s (docs/cli.md)
+      o["gbits"] = cli::json_figure(r.bytes_per_s * 8e-9);  // Gbit/s, 10^9 bits/s
     }
     if (r.lat_iters > 0) {
-      o["lat_p50_us"] = r.lat_p50_us;
-      o["lat_p99_us"] = r.lat_p99_us;
+      o["lat_p50_us"] = cli::json_figure(r.lat_p50_us);
+      o["lat_p99_us"] = cli::json_figure(r.lat_p99_us);
     }
     if (r.mismatches > 0) o["first_mismatch"] = r.first_mismatch;
     out.push_back(std::move(o));

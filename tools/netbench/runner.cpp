@@ -18,6 +18,7 @@
 #include "oob.h"
 #include "payload.h"
 #include "plan_checks.h"
+#include "railscope/cli/logging.h"
 #include "railscope/core/params.h"
 #include "railscope/node/sysfs.h"
 #include "report.h"
@@ -44,12 +45,15 @@ void plugin_logger(ncclDebugLogLevel level, unsigned long /*flags*/, const char*
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  // "NCCL WARN" stays in the line: what the plugin said as NCCL would have printed it (scripts grep it).
   const char* name = level == NCCL_LOG_WARN    ? "WARN"
                      : level == NCCL_LOG_INFO  ? "INFO"
                      : level == NCCL_LOG_TRACE ? "TRACE"
                      : level == NCCL_LOG_ABORT ? "ABORT"
                                                : "VERSION";
-  std::fprintf(stderr, "netbench %s[%d]: NCCL %s %s\n", g_role, static_cast<int>(getpid()), name, text);
+  cli::log_nccl_line(
+      level, fmt::format("netbench {}[{}]: NCCL {} {}", g_role, static_cast<int>(getpid()), name, text),
+      g_info);
 }
 
 std::chrono::milliseconds oob_timeout(const Options& o) { return std::chrono::seconds(o.timeout_s) * 2; }
@@ -123,9 +127,11 @@ int run_server(const Options& o) {
   try {
     OobListener listener =
         o.oob_fd >= 0 ? OobListener::adopt(o.oob_fd) : OobListener::bind(o.oob_bind, o.oob_port);
+    // Progress (info): a user who started this server reads where to point the client; a parent that
+    // started it (preflight, --pair) passes its own level, and only debug shows it there.
     if (o.oob_fd < 0)
-      std::fprintf(stderr, "netbench server: waiting on %s port %u\n",
-                   o.oob_bind.empty() ? "all addresses," : o.oob_bind.c_str(), listener.port());
+      spdlog::info("netbench server: waiting on {} port {}",
+                   o.oob_bind.empty() ? "all addresses," : o.oob_bind, listener.port());
     oob = listener.accept(std::chrono::seconds(o.timeout_s) * 5);
     const auto params = oob.receive_struct<RunParams>(kMsgHello, oob_timeout(o));
     if (params.magic != kProtocolMagic || params.version != kProtocolVersion)

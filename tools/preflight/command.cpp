@@ -1,4 +1,5 @@
 // The `railscope preflight` subcommand: this node's doctor checks, the rendezvous at rank 0, the verdict.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
@@ -25,11 +26,15 @@
 #include "munge_credentials.h"
 #include "node_summary.h"
 #include "open_files.h"
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/logging.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/cli/size.h"
 #include "railscope/core/params.h"
 #include "railscope/core/safe_file.h"
 #include "rank0_desk.h"
 #include "rendezvous.h"
+#include "step_progress.h"
 #include "verdict.h"
 
 namespace railscope::cli {
@@ -77,8 +82,8 @@ void out(const std::string& s) {
 }
 
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "railscope preflight: %s (usage error, exit 2)\n", msg.c_str());
-  throw CLI::RuntimeError(2);
+  std::fprintf(stderr, "railscope preflight: %s (usage error, exit %d)\n", msg.c_str(), kExitUsage);
+  throw CLI::RuntimeError(kExitUsage);
 }
 
 // The page goes to a unique temporary file renamed into place (railscope/core/safe_file.h), so a reader
@@ -87,7 +92,7 @@ void out(const std::string& s) {
 void write_html(const std::string& path, const std::string& page) {
   std::string why;
   if (!core::write_file_atomically(path, page, &why))
-    std::fprintf(stderr, "railscope preflight: cannot write the HTML page: %s\n", why.c_str());
+    spdlog::warn("preflight: cannot write the HTML page: {}", why);
 }
 
 // What rank 0 says about the connections that never became a rank: one line each on stderr (the first 64),
@@ -97,9 +102,7 @@ struct DroppedConnections {
   std::string first;
 
   void add(const std::string& peer, const std::string& why) {
-    if (++count <= 64)
-      std::fprintf(stderr, "railscope preflight: dropped a connection from %s: %s (not a rank)\n",
-                   peer.c_str(), why.c_str());
+    if (++count <= 64) spdlog::warn("preflight: dropped a connection from {}: {} (not a rank)", peer, why);
     if (count <= 8) first += fmt::format("{}{} ({})", first.empty() ? "" : ", ", peer, why);
   }
   std::optional<diag::Finding> finding() const {
@@ -171,8 +174,7 @@ bool from_joined_rank(Rank0& z, const Caller& c) {
   else if (f.rank <= 0 || f.rank >= z.world || z.index[size_t(f.rank)] < 0)
     why = fmt::format("rank {} did not join", f.rank);
   if (why.empty()) return true;
-  std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", c.peer.c_str(),
-               why.c_str());
+  spdlog::warn("preflight: refused a connection from {}: {}", c.peer, why);
   return false;
 }
 
@@ -190,12 +192,22 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
   const auto lose = [&](size_t k, int step, const std::string& why) {
     if (lost.lost_by(k, step)) return;
     lost.lose(k, step, fmt::format("rank {} ({}) {}", nodes[k].rank, nodes[k].host, why));
-    std::fprintf(stderr, "railscope preflight: %s\n", lost.reason(k).c_str());
+    spdlog::warn("preflight: {}", lost.reason(k));
   };
   const auto k_of = [&](int rank) { return size_t(z.index[size_t(rank)]); };
   // A rank that polls between steps waits up to one come-back interval more for its step.
   const auto come_back = std::chrono::milliseconds(z.desk.come_back_ms());
+  // A link is one client's bandwidth task (latency rides along on the same pair).
+  const auto links_in = [&](int step) {
+    int n = 0;
+    for (const auto& tasks : plan.tasks)
+      for (const auto& t : tasks)
+        n += (!t.server && t.measure == Measure::Bandwidth && (step < 0 || t.step == step));
+    return n;
+  };
+  StepProgress progress(plan.steps, links_in(-1));
   for (int step = 0; step < plan.steps; ++step) {
+    progress.start_step(step);
     std::vector<std::vector<LinkTask>> now(nodes.size());
     std::vector<std::vector<LinkTask>> run(nodes.size());
     for (size_t k = 0; k < nodes.size(); ++k) {
@@ -254,10 +266,12 @@ std::vector<LinkMeasurement> measure_links(const Options& o, const Launch& l,
             --waiting;
           }
       }
+      progress.tick();
       return waiting == 0 && mine_done;
     };
     serve(z, answer_by, done, take, reply, failed);
     own.join();
+    progress.end_step(links_in(step));
     for (size_t k = 0; k < nodes.size(); ++k) {
       if (nodes[k].rank == 0) {
         got[k] = mine;
@@ -307,8 +321,7 @@ std::vector<NodeReport> join(Rank0& z, NodeReport mine, Clock::time_point deadli
     else
       error.clear();
     if (!error.empty()) {
-      std::fprintf(stderr, "railscope preflight: refused a connection from %s: %s\n", c.peer.c_str(),
-                   error.c_str());
+      spdlog::warn("preflight: refused a connection from {}: {}", c.peer, error);
       if (refused->size() < 64)
         refused->push_back(diag::make("preflight.node_refused", c.peer + ": " + error));
       return false;
@@ -337,18 +350,13 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
                 " is not a loopback address and there is no job secret: give --token-file FILE or "
                 "RAILSCOPE_PREFLIGHT_TOKEN on every rank, or --unauthenticated on a trusted network");
   if (!o.key && l.world > 1)
-    std::fprintf(
-        stderr,
-        "railscope preflight: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN%s): this "
-        "run is unauthenticated, anything that reaches port %u can speak for a rank%s\n",
-        o.no_secret_why.c_str(), l.port,
+    spdlog::warn(
+        "preflight: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN{}): this run is "
+        "unauthenticated, anything that reaches port {} can speak for a rank{}",
+        o.no_secret_why, l.port,
         loopback_only ? "; listening on loopback only (--unauthenticated: beyond)" : "");
-  if (!o.html.empty()) {
-    // Found out now rather than after the links: the page's place must be writable.
-    std::string why;
-    if (!core::can_write_atomically(o.html, &why))
-      usage_error("--html " + o.html + ": cannot write there: " + why);
-  }
+  // Found out now rather than after the links: the page's place must be writable.
+  if (!o.html.empty()) require_writable_output("railscope preflight", "--html", o.html);
   const auto deadline = Clock::now() + std::chrono::seconds(o.timeout_s);
   // Held connections fit beside rank 0's own descriptors; the ranks beyond poll (rank0_desk.h).
   const size_t max_held = std::min(kMaxHeldCallers, connection_capacity(files));
@@ -364,7 +372,7 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
         "rank 0 ran out of open files (limit {}, hard limit {}) and closed {} connection(s) it could not "
         "take",
         files.soft, files.hard, z.desk.closed_for_want_of_files());
-    std::fprintf(stderr, "railscope preflight: %s\n", detail.c_str());
+    spdlog::warn("preflight: {}", detail);
     refused.push_back(diag::make("preflight.open_files", detail));
   }
   if (auto f = z.dropped.finding()) refused.push_back(std::move(*f));
@@ -396,17 +404,14 @@ int run_rank0(const Options& o, const Launch& l, NodeReport mine) {
   };
   const auto failed = [&](int rank, const std::string& why) {
     const auto& n = v.nodes[size_t(z.index[size_t(rank)])];
-    std::fprintf(stderr, "railscope preflight: could not send the verdict to rank %d (%s): %s\n", rank,
-                 n.host.c_str(), why.c_str());
+    spdlog::warn("preflight: could not send the verdict to rank {} ({}): {}", rank, n.host, why);
   };
   serve(
       z, Clock::now() + std::chrono::seconds(10) + std::chrono::milliseconds(z.desk.come_back_ms()),
       [&] { return unsent == 0; }, take, reply, failed);
   for (const auto& n : v.nodes)
     if (n.rank != 0 && !sent[size_t(n.rank)])
-      std::fprintf(stderr,
-                   "railscope preflight: could not send the verdict to rank %d (%s): it did not poll\n",
-                   n.rank, n.host.c_str());
+      spdlog::warn("preflight: could not send the verdict to rank {} ({}): it did not poll", n.rank, n.host);
   return v.exit_code;
 }
 
@@ -437,10 +442,10 @@ int run_rank(const Options& o, const Launch& l, const NodeReport& mine) {
       return 2;
     }
     if (first && c && !o.key)
-      std::fprintf(stderr,
-                   "railscope preflight: rank %d: no job secret (--token-file FILE or "
-                   "RAILSCOPE_PREFLIGHT_TOKEN%s): this run is unauthenticated\n",
-                   l.rank, o.no_secret_why.c_str());
+      spdlog::warn(
+          "preflight: rank {}: no job secret (--token-file FILE or RAILSCOPE_PREFLIGHT_TOKEN{}): this run is "
+          "unauthenticated",
+          l.rank, o.no_secret_why);
     FrameAuth auth(o.key, false, l.rank);
     if (!c || !exchange_hellos(c.get(), auth, until, &error) ||
         !send_frame(c.get(), auth, type, payload, until, &error))
@@ -493,7 +498,7 @@ void add_preflight(CLI::App& app) {
       "mpirun, "
       "torchrun-style env, Kubernetes Indexed Job); every node runs the doctor checks, rank 0 compares them "
       "rail by rail and prints the verdict. Exit 0 ok, 1 warnings, 2 a node or link that will slow or fail "
-      "the job (usage errors are 2 too)");
+      "the job; 64 a usage error, 73 --html cannot be written");
   cmd->add_option("--rank", o->rank, "This process's rank (overrides the launcher's)")
       ->check(CLI::Range(0, kMaxWorld - 1));
   cmd->add_option("--world-size", o->world, "Number of processes (overrides the launcher's)")
@@ -599,6 +604,9 @@ void add_preflight(CLI::App& app) {
     NodeReport mine = summarize(facts, report, l.rank, host, process_nccl_env(), system_prefixes());
     o->link.sysfs_root = facts.inventory.sysfs_root;  // the ports' counters, from the doctor's sysfs
     o->link.counters = !o->no_counters;
+    // The children say what they do only when the user asked to see each step.
+    if (const std::string level = log_level_name(); level == "debug" || level == "trace")
+      o->link.log_level = level;
     const int code = l.rank == 0 ? run_rank0(*o, l, std::move(mine)) : run_rank(*o, l, mine);
     if (code != 0) throw CLI::RuntimeError(code);
   });

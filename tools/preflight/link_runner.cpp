@@ -71,11 +71,12 @@ void drain(Child& c) {
 }  // namespace
 
 std::vector<std::string> netbench_args(const LinkTask& t, const LinkOptions& o) {
-  std::vector<std::string> a{"netbench",   t.server ? "server" : "client",
-                             "--dev",      t.dev,
-                             "--oob-host", t.oob_host,
-                             "--oob-port", std::to_string(t.oob_port),
-                             "--timeout",  std::to_string(o.timeout_s)};
+  std::vector<std::string> a{"netbench",    t.server ? "server" : "client",
+                             "--dev",       t.dev,
+                             "--oob-host",  t.oob_host,
+                             "--oob-port",  std::to_string(t.oob_port),
+                             "--timeout",   std::to_string(o.timeout_s),
+                             "--log-level", o.log_level};
   if (!o.plugin.empty()) a.insert(a.end(), {"--plugin", o.plugin});
   a.insert(a.end(), {"--poll", o.poll});
   if (t.server) return a;
@@ -160,7 +161,7 @@ std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const Link
       if (!rows.is_array() || rows.empty() || !rows[0].is_object()) {
         r.error = who + ": no results in its output";
       } else if (t.measure == Measure::Bandwidth) {
-        r.GBps = finite_number(rows[0], "GBps");
+        r.GBps = finite_number(rows[0], "gbs");
         r.ok = r.GBps > 0;
         if (!r.ok) r.error = who + ": no bandwidth measured";
       } else {

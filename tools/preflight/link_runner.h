@@ -17,9 +17,10 @@ struct LinkOptions {
   uint64_t bytes = 256ull << 20;  // bandwidth bytes per measurement (netbench --bytes-per-size)
   uint32_t lat_iters = 200;
   int timeout_s = 60;
-  std::string poll = "yield";  // netbench --poll: yield (as NCCL's proxy), spin, sleep
-  std::string sysfs_root;      // where the ports' counters are read ("" = the default, /sys)
-  bool counters = true;        // sample each task's port before and after (link_counters.h)
+  std::string poll = "yield";      // netbench --poll: yield (as NCCL's proxy), spin, sleep
+  std::string sysfs_root;          // where the ports' counters are read ("" = the default, /sys)
+  bool counters = true;            // sample each task's port before and after (link_counters.h)
+  std::string log_level = "warn";  // the netbench children's --log-level: their progress is not the user's
 };
 
 // Results in the order of `tasks`. Server tasks report ok/failure only; clients carry the figures. Each

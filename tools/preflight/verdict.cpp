@@ -7,6 +7,7 @@
 
 #include "consistency.h"
 #include "json_fields.h"
+#include "railscope/cli/json_figure.h"
 
 namespace railscope::preflight {
 namespace {
@@ -108,27 +109,29 @@ nlohmann::json to_json(const Verdict& v) {
   for (const auto& n : v.nodes) nodes.push_back(to_json(n));
   nlohmann::json links = nlohmann::json::array();
   for (const auto& l : v.links)
-    links.push_back({{"rail", l.rail},
-                     {"from", l.src_node + "/" + l.src_nic},
-                     {"to", l.dst_node + "/" + l.dst_nic},
-                     {"GBps", l.error.empty() ? nlohmann::json(l.GBps) : nlohmann::json(nullptr)},
-                     {"line_GBps", l.line_GBps > 0 ? nlohmann::json(l.line_GBps) : nlohmann::json(nullptr)},
-                     {"lat_us", l.lat_us > 0 ? nlohmann::json(l.lat_us) : nlohmann::json(nullptr)},
-                     {"slow", l.slow},
-                     {"counters",
-                      {{"from", l.src_counters ? counters_json(*l.src_counters) : nlohmann::json(nullptr)},
-                       {"to", l.dst_counters ? counters_json(*l.dst_counters) : nlohmann::json(nullptr)}}},
-                     {"high_latency", l.high_latency},
-                     {"error", l.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.error)}});
+    links.push_back(
+        {{"rail", l.rail},
+         {"from", l.src_node + "/" + l.src_nic},
+         {"to", l.dst_node + "/" + l.dst_nic},
+         {"gbs", l.error.empty() ? nlohmann::json(cli::json_figure(l.GBps)) : nlohmann::json(nullptr)},
+         {"line_gbs",
+          l.line_GBps > 0 ? nlohmann::json(cli::json_figure(l.line_GBps)) : nlohmann::json(nullptr)},
+         {"lat_us", l.lat_us > 0 ? nlohmann::json(cli::json_figure(l.lat_us)) : nlohmann::json(nullptr)},
+         {"slow", l.slow},
+         {"counters",
+          {{"from", l.src_counters ? counters_json(*l.src_counters) : nlohmann::json(nullptr)},
+           {"to", l.dst_counters ? counters_json(*l.dst_counters) : nlohmann::json(nullptr)}}},
+         {"high_latency", l.high_latency},
+         {"error", l.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.error)}});
   nlohmann::json rails = nlohmann::json::array();
   for (const auto& r : v.rails)
     rails.push_back({{"rail", r.rail},
                      {"links", r.links},
-                     {"median_GBps", r.median_GBps},
-                     {"reference_GBps", r.reference_GBps},
+                     {"median_gbs", cli::json_figure(r.median_GBps)},
+                     {"reference_gbs", cli::json_figure(r.reference_GBps)},
                      {"reference", r.reference},
-                     {"line_GBps", r.line_GBps},
-                     {"median_lat_us", r.median_lat_us}});
+                     {"line_gbs", cli::json_figure(r.line_GBps)},
+                     {"median_lat_us", cli::json_figure(r.median_lat_us)}});
   return {{"schema", "railscope.preflight/1"},
           {"status", status_word(v.exit_code)},
           {"exit_code", v.exit_code},

@@ -3,6 +3,7 @@
 #include "tools/report/profile_tail.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <ctime>
@@ -99,13 +100,13 @@ FollowState judge(const std::vector<LaneVerdict>& verdicts, uint64_t now_unix_ns
   return s;
 }
 
-int follow(const FollowOptions& opt, std::FILE* out, std::FILE* err) {
+int follow(const FollowOptions& opt, std::FILE* out) {
   ProfileTail tail;
   JobState job;
   for (;;) {
     std::vector<std::string> problems;
     tail.poll(opt.paths, job, problems);
-    for (const std::string& p : problems) std::fprintf(err, "railscope report: warning: %s\n", p.c_str());
+    for (const std::string& p : problems) spdlog::warn("report: {}", p);
     const uint64_t now = unix_now_ns();
     const FollowState s = judge(job.verdicts(), now, opt.hang_after_s);
     const std::time_t t = static_cast<std::time_t>(now / 1000000000u);

@@ -14,7 +14,8 @@
 
 namespace railscope::report {
 
-// Exit statuses of --follow (docs/cli.md); 2 stays the usage error of every command.
+// Exit statuses of --follow (docs/cli.md); 2 a path that cannot be read, 64 the usage error of every
+// command.
 inline constexpr int kFollowFinished = 0;  // every rank of every communicator finalized, none missing
 inline constexpr int kFollowRunning = 1;   // --once: the job is neither finished nor judged stuck
 inline constexpr int kFollowHang = 3;      // ranks waited in a collective for --hang-after s
@@ -35,6 +36,7 @@ struct FollowOptions {
 };
 
 // Runs until the job finishes, hangs or mismatches (or after one pass with `once`); returns the status.
-int follow(const FollowOptions& opt, std::FILE* out, std::FILE* err);
+// One line per pass on `out`; lines that cannot be read are warnings in the CLI's log.
+int follow(const FollowOptions& opt, std::FILE* out);
 
 }  // namespace railscope::report

@@ -83,7 +83,7 @@ std::string render_text(const Report& r) {
   std::string out =
       fmt::format("railscope report: {} files, {} hosts, {} records ({} incomplete), {} events dropped\n",
                   r.files, r.hosts, r.records, r.incomplete, r.dropped_events);
-  for (const std::string& p : r.problems) out += fmt::format("warning: {}\n", p);
+  // r.problems are warnings: on stderr through the log (report_command.cpp), not in the output.
   if (!r.sizes.empty()) {
     out +=
         "\nPer (op, size), in nccl-tests' terms  [size B, count = elements, time us, GB/s; p50 = median; "

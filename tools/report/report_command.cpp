@@ -1,12 +1,15 @@
 // `railscope report DIR... [--json] [--html FILE] [--baseline DIR]`
 // `railscope report --follow DIR... [--interval S] [--hang-after S] [--once]`
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/core/safe_file.h"
 #include "tools/report/analysis.h"
 #include "tools/report/follow.h"
@@ -56,7 +59,7 @@ void add_report(CLI::App& app) {
       opt->watch.paths = opt->dirs;
       int status = 0;
       try {
-        status = report::follow(opt->watch, stdout, stderr);
+        status = report::follow(opt->watch, stdout);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "railscope report: %s\n", e.what());
         throw CLI::RuntimeError(2);
@@ -64,6 +67,8 @@ void add_report(CLI::App& app) {
       if (status != 0) throw CLI::RuntimeError(status);
       return;
     }
+    // Before anything is read or printed: a page that cannot be written costs no output.
+    if (!opt->html.empty()) require_writable_output("railscope report", "--html", opt->html);
     report::ProfileSet run, base;
     try {
       run = report::read_profiles(opt->dirs, /*fold_waits=*/true);
@@ -72,24 +77,32 @@ void add_report(CLI::App& app) {
       std::fprintf(stderr, "railscope report: %s\n", e.what());
       throw CLI::RuntimeError(2);
     }
+    spdlog::debug(
+        "report: read {} profile path(s){}: {} collective record(s), {} diagnosis record(s), {} rail "
+        "rate(s)",
+        opt->dirs.size(), opt->baseline.empty() ? "" : " and a baseline", run.colls.size(), run.diags.size(),
+        run.rail_rates.size());
+    for (const std::string& p : run.problems) spdlog::warn("report: {}", p);
+    for (const std::string& p : base.problems) spdlog::warn("report: baseline: {}", p);
     if (run.colls.empty() && run.diags.empty() && run.rail_rates.empty()) {
       // Say why: lines may have been skipped (not JSON, or a number out of range).
-      for (const std::string& p : run.problems)
-        std::fprintf(stderr, "railscope report: warning: %s\n", p.c_str());
       std::fprintf(stderr, "railscope report: the profiles hold no collective or diagnosis record%s\n",
                    run.problems.empty() ? "" : " that could be read (see the warnings above)");
       throw CLI::RuntimeError(2);
     }
     const report::Report r = report::analyse(run, opt->baseline.empty() ? nullptr : &base);
-    const std::string text = opt->json ? report::render_json(r) : report::render_text(r);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    spdlog::debug("report: {} (op, size) row(s), {} diagnosis(es); rendering {}{}", r.sizes.size(),
+                  r.diags.size(), opt->json ? "JSON" : "text",
+                  opt->html.empty() ? "" : " and the HTML page " + opt->html);
     if (!opt->html.empty()) {
       std::string why;
       if (!core::write_file_atomically(opt->html, report::render_html(r), &why)) {
-        std::fprintf(stderr, "railscope report: %s\n", why.c_str());
-        throw CLI::RuntimeError(2);
+        std::fprintf(stderr, "railscope report: --html %s\n", why.c_str());
+        throw CLI::RuntimeError(kExitCannotCreate);
       }
     }
+    const std::string text = opt->json ? report::render_json(r) : report::render_text(r);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "plugin/tuner/explain/simulated_table.h"
 #include "plugin/tuner/model/cost_model.h"
+#include "railscope/cli/json_figure.h"
 
 namespace railscope::cli::tuner_explain {
 
@@ -130,8 +131,8 @@ nlohmann::json render_calibrated_json(const Engine& engine, const std::vector<Ca
     row["model"] = pick(r.model.algo, r.model.proto);
     row["measured_best"] = measured ? pick(d.best_algo, d.best_proto) : nlohmann::json(nullptr);
     if (measured && d.best_algo >= 0) {
-      row["measured_best"]["busbw_GBps"] = d.cand[d.best_algo][d.best_proto].measured.busbw_gbs;
-      row["measured_best"]["spread_GBps"] = d.cand[d.best_algo][d.best_proto].measured.spread_gbs;
+      row["measured_best"]["busbw_gbs"] = d.cand[d.best_algo][d.best_proto].measured.busbw_gbs;
+      row["measured_best"]["spread_gbs"] = d.cand[d.best_algo][d.best_proto].measured.spread_gbs;
     }
     row["choice"] = d.changes_table() ? pick(d.algo, d.proto) : row["nccl"];
     row["changes_nccl"] = d.changes_table();
@@ -186,9 +187,9 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
                    {"islands", t.islands},
                    {"ranks_per_island", t.ranks_per_island},
                    {"intra", std::string(to_string(t.intra))},
-                   {"intra_GBps", t.intra_gbps},  // 10^9 bytes/s per GPU
+                   {"intra_gbs", cli::json_figure(t.intra_gbps)},  // 10^9 bytes/s per GPU
                    {"nics", t.nics.count},
-                   {"nic_gbit", t.nics.gbps},  // 10^9 bits/s per NIC
+                   {"nic_gbits", cli::json_figure(t.nics.gbps)},  // 10^9 bits/s per NIC
                    {"nic_source", t.nics.source},
                    {"node_gpus", t.nics.node_gpus},  // 0 = unknown
                    {"rails", t.rails},               // the NICs one node's ranks of the communicator drive
@@ -204,14 +205,14 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
     if (d.changes_table())
       row["choice"] = {{"algo", std::string(algo_name(d.algo))},
                        {"proto", std::string(proto_name(d.proto))},
-                       {"cost_us", d.cost},
-                       {"busbw_GBps", predicted_busbw_GBps(d, t.shape.n_ranks)}};
+                       {"cost_us", cli::json_figure(d.cost)},
+                       {"busbw_gbs", cli::json_figure(predicted_busbw_GBps(d, t.shape.n_ranks))}};
     else
       row["choice"] = nullptr;
     if (d.changes_table() && d.runner_algo >= 0)
       row["runner_up"] = {{"algo", std::string(algo_name(d.runner_algo))},
                           {"proto", std::string(proto_name(d.runner_proto))},
-                          {"cost_us", d.runner_cost}};
+                          {"cost_us", cli::json_figure(d.runner_cost)}};
     else
       row["runner_up"] = nullptr;
     if (d.channels > 0) row["channels"] = d.channels;
@@ -225,9 +226,9 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
           cj["source"] = "nccl";
         } else {
           cj["source"] = std::string(to_string(c.source));
-          cj["cost_us"] = c.cost;
-          cj["latency_us"] = c.terms.latency_us;
-          cj["bandwidth_us"] = c.terms.bandwidth_us;
+          cj["cost_us"] = cli::json_figure(c.cost);
+          cj["latency_us"] = cli::json_figure(c.terms.latency_us);
+          cj["bandwidth_us"] = cli::json_figure(c.terms.bandwidth_us);
         }
         row["candidates"].push_back(cj);
       }

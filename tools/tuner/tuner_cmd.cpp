@@ -12,6 +12,8 @@
 
 #include "calibrate.h"
 #include "explain_report.h"
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/output_file.h"
 #include "railscope/cli/size.h"
 #include "railscope/cli/usage.h"
 #include "railscope/core/diagnosis.h"
@@ -49,7 +51,7 @@ struct ExplainOptions {
 }
 
 // What no single flag's check can see: the flags against each other. One message per problem, the
-// first found; exit 2 like every usage error.
+// first found; a usage error like every other.
 void check_inputs(const ExplainOptions& o) {
   if (o.min_bytes > o.max_bytes)
     usage_error(fmt::format("--min-bytes ({}) is above --max-bytes ({})", o.min_bytes, o.max_bytes));
@@ -105,11 +107,12 @@ void run_explain(const ExplainOptions& o) {
   if (!o.config.empty()) in.config_path = o.config;
   if (!o.calibration.empty()) in.calibration_path = o.calibration;
   if (o.no_strict) in.strict = false;
+  in.lax_switch = "--no-strict";
   in.log_decisions = false;
   EngineOrError made = Engine::create(in);
   if (made.error) {
     std::fprintf(stderr, "%s\n", diag::one_line(*made.error).c_str());
-    throw CLI::RuntimeError(kExitUsage);
+    throw CLI::RuntimeError(kExitDataError);  // the rules file, not the command line
   }
   for (const std::string& note : made.engine->config().deprecations) spdlog::warn("{}", note);
   check_nic_facts(o, made.engine->topology().nics);
@@ -122,7 +125,7 @@ void run_explain(const ExplainOptions& o) {
   req.max_bytes = o.max_bytes;
   if (const auto& refused = made.engine->calibration_refusal()) {
     std::fprintf(stderr, "railscope tuner explain: %s\n", diag::one_line(*refused).c_str());
-    throw CLI::RuntimeError(kExitUsage);
+    throw CLI::RuntimeError(kExitDataError);  // the calibration file, not the command line
   }
   if (made.engine->calibration().active) {
     const auto rows = tuner_explain::explain_calibrated(*made.engine, req);
@@ -150,11 +153,13 @@ struct CalibrateOptions {
 };
 
 void run_calibrate(const CalibrateOptions& o) {
+  cli::require_writable_output("railscope tuner calibrate", "-o", o.output);
   report::ProfileSet set;
   try {
     set = report::read_profiles(o.profiles);
   } catch (const std::exception& e) {
-    usage_error(e.what());
+    std::fprintf(stderr, "railscope tuner calibrate: %s\n", e.what());
+    throw CLI::RuntimeError(2);  // as `report`: the profiles, not the command line
   }
   for (const std::string& problem : set.problems) spdlog::warn("{}", problem);
   const auto cal = tuner_calibrate::calibrate(set, o.print);
@@ -170,9 +175,16 @@ void run_calibrate(const CalibrateOptions& o) {
   {
     std::ofstream f(tmp, std::ios::trunc);
     f << tuner_calibrate::render(cal);
-    if (!f.flush()) usage_error(fmt::format("cannot write {}", tmp));
+    if (!f.flush()) {
+      std::fprintf(stderr, "railscope tuner calibrate: -o %s: cannot write %s\n", o.output.c_str(),
+                   tmp.c_str());
+      throw CLI::RuntimeError(cli::kExitCannotCreate);
+    }
   }
-  if (std::rename(tmp.c_str(), o.output.c_str()) != 0) usage_error(fmt::format("cannot write {}", o.output));
+  if (std::rename(tmp.c_str(), o.output.c_str()) != 0) {
+    std::fprintf(stderr, "railscope tuner calibrate: -o %s: cannot write it\n", o.output.c_str());
+    throw CLI::RuntimeError(cli::kExitCannotCreate);
+  }
   std::fprintf(stderr, "railscope tuner calibrate: %zu points from %zu records (%zu skipped) -> %s\n",
                cal.points.size(), cal.records_used, cal.records_skipped, o.output.c_str());
 }
@@ -186,7 +198,7 @@ void add_tuner(CLI::App& app) {
   CLI::App* ex = tuner->add_subcommand(
       "explain",
       "For sizes 8 B to 16 GiB: the algorithm/protocol the tuner plugin picks, its predicted busbw, and "
-      "every candidate's cost. Exit 0, or 2 on a usage error or a bad rules file");
+      "every candidate's cost. Exit 0; 65 a bad rules file (strict mode); 64 a usage error");
   ex->add_option("--nodes", opts->nodes, "Nodes in the communicator")
       ->required()
       ->check(CLI::Range(1, 1 << 20));

@@ -1,6 +1,6 @@
-// How every `railscope` command line ends: a usage error is exit status 2 with one line naming what is
-// wrong (a mistyped command gets the closest existing name), help and --version exit 0, a command's own
-// status is passed through.
+// How every `railscope` command line ends: a usage error is exit status 64 (EX_USAGE) with one line
+// naming what is wrong (a mistyped command gets the closest existing name), help and --version exit 0, a
+// command's own status is passed through.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,11 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace railscope::cli {
+#include "railscope/cli/exit_status.h"
 
-// The exit status of every usage error (bad option, bad value, missing argument, unknown command), as
-// grep, diff and CLI11-based tools' users expect; CLI11's own codes (105, 106, 109, 114, ...) never leak.
-inline constexpr int kExitUsage = 2;
+namespace railscope::cli {
 
 // Levenshtein distance (insertions, deletions, substitutions).
 size_t edit_distance(std::string_view a, std::string_view b);
@@ -29,7 +27,9 @@ std::string closest_match(std::string_view typed, const std::vector<std::string>
 // arguments. Empty message when every word is known.
 std::string unknown_command_message(CLI::App& app, const std::vector<std::string>& args);
 
-// Parses and runs `app`; returns the process's exit status. Usage errors print one line on stderr
+// Parses and runs `app`; returns the process's exit status. Every usage error (bad option, bad value,
+// missing argument, unknown command) is kExitUsage: CLI11's own codes (105, 106, 109, 114, ...) never
+// leak, and no verdict of a command shares it. Usage errors print one line on stderr
 // ("railscope netbench: --window: Value 40 not in range [1 - 32]") and a hint to --help.
 int run(CLI::App& app, int argc, const char* const* argv);
 

@@ -238,10 +238,13 @@ TEST(ReportOutput, HtmlReplacesALinkPlantedAtItsNameAndLeavesTheTargetAlone) {
 TEST(ReportOutput, HtmlToAFolderThatCannotBeWrittenIsAClearError) {
   const std::string dir = one_profile();
   const std::string err = dir + "/stderr";
-  EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " --html " + dir +
-                "/missing/report.html > /dev/null 2> " + err),
-            2);
+  const std::string out = dir + "/stdout";
+  // EX_CANTCREAT, found before the report is printed.
+  EXPECT_EQ(run(std::string(RAILSCOPE_CLI) + " report " + dir + " --html " + dir + "/missing/report.html > " +
+                out + " 2> " + err),
+            73);
   EXPECT_NE(slurp(err).find("missing"), std::string::npos) << slurp(err);
+  EXPECT_EQ(slurp(out), "");
 }
 
 }  // namespace

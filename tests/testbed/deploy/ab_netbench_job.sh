@@ -25,7 +25,7 @@ railscope)
         json=$(timeout 300 "$RS" netbench --pair rxe0,rxe1 "${plugin[@]}" --mode bw --min-size "$size" \
                  --max-size "$size" --iters 64 --warmup 4 --bytes-per-size 8388608 --no-verify --json --timeout 60) \
             || { echo "job: netbench failed for $size" >&2; exit 3; }
-        "$PY" -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; print(r["size"], r["GBps"])' "$json" >> "$results"
+        "$PY" -c 'import json,sys; r=json.loads(sys.argv[1])["results"][0]; print(r["size"], r["gbs"])' "$json" >> "$results"
     done
     ;;
 IB)

@@ -251,7 +251,7 @@ def variants(exe):
         check([f["section"] for f in r["findings"] if f["id"] == "config.bad_env"] == ["qos"],
               f"NCCL_IB_TC=999: config.bad_env in the qos section, got {r['findings']}")
     # A sysfs tree without RDMA devices (an empty folder) is a node with none; a folder that does not exist
-    # is a usage error (exit 2, nothing on stdout: docs/cli.md).
+    # is a usage error (exit 64, nothing on stdout: docs/cli.md).
     with tempfile.TemporaryDirectory() as empty:
         rc, r = doctor_json(exe, ["--sysfs-root", empty], label="no devices")
     if r:
@@ -259,7 +259,7 @@ def variants(exe):
         eq(rc, 2, "no devices: exit status")
     rc, out, err, _ = run_doctor(exe, ["--json", "--sysfs-root", "/nonexistent"], None)
     print(f"doctor missing sysfs root: exit {rc}", flush=True)
-    eq(rc, 2, "a --sysfs-root that does not exist: usage error")
+    eq(rc, 64, "a --sysfs-root that does not exist: usage error")
     check(out.strip() == "", f"a --sysfs-root that does not exist: nothing on stdout, got {out[:200]!r}")
     # sysfs-only discovery must read the same GID tables as libibverbs.
     rc1, a = doctor_json(exe, label="verbs")

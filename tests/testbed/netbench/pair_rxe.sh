@@ -38,7 +38,7 @@ assert sizes == want, f"sizes {sizes}"
 for r in rows:
     assert r["mismatches"] == 0, r
     assert r["verified_messages"] > 0, r
-    assert r["GBps"] > 0 and r["lat_p50_us"] > 0, r
+    assert r["gbs"] > 0 and r["lat_p50_us"] > 0, r
 print("OK: 24 sizes, all verified;",
       "1 MiB: %.3f Gb/s, 8 B p50 %.1f us" % ([r["gbit"] for r in rows if r["size"] == 1 << 20][0], rows[0]["lat_p50_us"]))
 PY

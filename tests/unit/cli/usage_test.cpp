@@ -75,7 +75,8 @@ TEST(CliUsage, UnknownCommandAtEachLevel) {
   EXPECT_EQ(unknown_command_message(a.app, {"doctor", "extra"}), "");           // CLI11's own error then
 }
 
-TEST(CliUsage, RunMapsEveryUsageErrorToTwo) {
+TEST(CliUsage, RunMapsEveryUsageErrorToExUsage) {
+  static_assert(kExitUsage == 64, "EX_USAGE, distinct from every command's verdict (0 to 4)");
   Apps a;
   a.app.require_subcommand(1);
   const char* unknown[] = {"railscope", "doktor"};

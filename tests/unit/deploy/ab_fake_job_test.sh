@@ -27,10 +27,10 @@ for (op, size), r in rows.items():
     a, b = r["railscope"], r["nccl-ib"]
     assert a["samples"] == 2 * 2 * 5 and b["samples"] == 20, r  # runs x ranks x iterations
     assert abs(r["ratio"] - 1.5) < 1e-6, (op, size, r["ratio"])
-    assert 0 < a["busbw_p1_GBps"] <= a["busbw_p50_GBps"], r  # p1 = the slow tail (1st percentile)
+    assert 0 < a["busbw_p1_gbs"] <= a["busbw_p50_gbs"], r  # p1 = the slow tail (1st percentile)
     assert b["time_p99_us"] >= b["time_p50_us"] > a["time_p50_us"] > 0, r
 big = rows[("AllReduce", 1 << 20)]
-assert abs(big["railscope"]["busbw_p50_GBps"] - 30.0 * 1.02) < 1e-6, big
+assert abs(big["railscope"]["busbw_p50_gbs"] - 30.0 * 1.02) < 1e-6, big
 print("ab json: ok")
 PY
 

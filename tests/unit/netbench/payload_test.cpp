@@ -155,7 +155,7 @@ namespace railscope::netbench {
 namespace {
 
 // No JSON object netbench writes has two keys that differ only by case ("GBps" and "Gbps"
-// did), and the bandwidth keys follow the units convention (GBps bytes, gbit bits).
+// did), and the bandwidth keys follow the units convention (docs/cli.md: gbs bytes, gbits bits).
 void expect_no_case_twins(const nlohmann::json& j, const std::string& where) {
   if (j.is_object()) {
     std::map<std::string, std::string> seen;
@@ -185,8 +185,9 @@ TEST(NetbenchReport, JsonKeysDifferBeyondCase) {
   const auto j = nlohmann::json::parse(to_json(h, {bw_and_lat, Row{}}));
   expect_no_case_twins(j, "$");
   const auto& row = j["results"][0];
-  EXPECT_DOUBLE_EQ(row["GBps"].get<double>(), 12.5);
-  EXPECT_DOUBLE_EQ(row["gbit"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(row["gbs"].get<double>(), 12.5);
+  EXPECT_DOUBLE_EQ(row["gbits"].get<double>(), 100.0);
+  EXPECT_FALSE(row.contains("GBps"));
 }
 
 }  // namespace

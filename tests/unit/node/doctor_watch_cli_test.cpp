@@ -77,4 +77,21 @@ TEST(DoctorWatchCli, QuietPortsExitZero) {
   EXPECT_EQ(j["ports"][0]["totals"]["traffic"], 1000);
 }
 
+// Nothing to watch is what doctor fails: the same finding and exit status, never "ok".
+TEST(DoctorWatchCli, NoRdmaDeviceFailsAsDoctorDoes) {
+  FabricTree t("watch-cli-none");
+  const std::string root = fs::canonical(t.root()).string();
+  Child watch({RAILSCOPE_CLI, "doctor", "--watch", "0.1", "--json", "--sysfs-root", root});
+  const int watch_rc = watch.wait();
+  Child doctor({RAILSCOPE_CLI, "doctor", "--json", "--sysfs-root", root});
+  const int doctor_rc = doctor.wait();
+  EXPECT_EQ(doctor_rc, 2);
+  EXPECT_EQ(watch_rc, doctor_rc);
+  const auto j = nlohmann::json::parse(watch.out(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << watch.out();
+  EXPECT_EQ(j["status"], "error");
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["id"], "device.none");
+}
+
 }  // namespace

@@ -385,14 +385,14 @@ with tempfile.TemporaryDirectory() as tmp:
     check(outs[2][1].startswith("railscope preflight: rank 2 (r): cluster") and "hostB" not in outs[2][1],
           f"by rank: r's line carries nothing of hostB's ({outs[2][1]})")
 
-    # 5. Usage errors: exit 2 with one clear line.
+    # 5. Usage errors: exit 64 (EX_USAGE) with one clear line; an --html page that cannot be written: 73
+    # (EX_CANTCREAT), before anything is measured.
     open_token = os.path.join(tmp, "token.open")
     with open(open_token, "w") as f:
         f.write(TOKEN + "\n")
     os.chmod(open_token, 0o644)
     lone = ["--rank", "0", "--world-size", "2", "--timeout", "1", "--no-links", "--rendezvous", f"127.0.0.1:{free_port()}"]
-    for env, args, text in (({}, ["--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"], "cannot write there"),
-                            ({}, ["--token-file", open_token], "mode 0644 lets group or others read"),
+    for env, args, text in (({}, ["--token-file", open_token], "mode 0644 lets group or others read"),
                             ({"RAILSCOPE_PREFLIGHT_TOKEN": "short"}, [], "RAILSCOPE_PREFLIGHT_TOKEN: the job's token is 5 bytes"),
                             ({}, lone + ["--bind", "0.0.0.0"], "is not a loopback address and there is no job secret"),
                             ({"RAILSCOPE_PREFLIGHT_TOKEN": TOKEN}, ["--unauthenticated"], "--unauthenticated and a job secret"),
@@ -402,7 +402,11 @@ with tempfile.TemporaryDirectory() as tmp:
         e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "OMPI_", "PMI_", "SLURM_", "RAILSCOPE_PREFLIGHT_"))}
         e.update(env)
         p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0]] + args, env=e, capture_output=True, text=True)
-        check(p.returncode == 2 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 2 ({p.stderr.strip()})")
+        check(p.returncode == 64 and text in p.stderr and "usage error" in p.stderr, f"usage: {text} -> exit 64 ({p.returncode}: {p.stderr.strip()})")
+    p = subprocess.run([CLI, "preflight", "--sysfs-root", roots[0], "--rank", "0", "--world-size", "1", "--html", "/nonexistent/dir/p.html"],
+                       env=e, capture_output=True, text=True)
+    check(p.returncode == 73 and "--html /nonexistent/dir/p.html: cannot write there" in p.stderr and p.stdout == "",
+          f"--html unwritable -> exit 73, nothing on stdout ({p.returncode}: {p.stderr.strip()})")
     # Their twins: the same token file private, and --unauthenticated beyond loopback (rank 1 never comes).
     os.chmod(open_token, 0o600)
     e = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "MASTER_", "RAILSCOPE_PREFLIGHT_"))}
@@ -439,11 +443,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(v["links_measured"] and len(links) == 2, f"links: two directions measured ({links})")
     check({(l["from"], l["to"]) for l in links} == {("hostA/lo:1", "hostB/lo:1"), ("hostB/lo:1", "hostA/lo:1")},
           "links: hostA -> hostB and back")
-    check(all(l["error"] is None and l["GBps"] > 0 for l in links), "links: bandwidth measured")
+    check(all(l["error"] is None and l["gbs"] > 0 for l in links), "links: bandwidth measured")
     check(any(l["lat_us"] for l in links), "links: latency measured")
     check(all(l["counters"][e] and l["counters"][e]["port"] == "lo:1" and l["counters"][e]["readable"] and l["counters"][e]["moved"] == {}
               for l in links for e in ("from", "to")), f"links: both ends' counters sampled, nothing moved ({links[0]['counters']})")
     check(preflight_ids(v) == [] and outs[0][0] == outs[1][0], f"links: healthy, no finding ({preflight_ids(v)})")
+    # Progress in a log (stderr is a pipe here): one line per step at rank 0; the netbench children's own
+    # chatter ("netbench server: waiting on ...") reaches nobody below --log-level debug.
+    steps = [line for line in outs[0][2].splitlines() if line.startswith("railscope: info: preflight: step ")]
+    check(len(steps) >= 1 and all(" of 2 links measured" in line for line in steps) and "step 1 of " in steps[0],
+          f"links: one progress line per step ({outs[0][2].strip()[-400:]})")
+    check(all("waiting on" not in e for _, _, e in outs), f"links: no child chatter ({[e.strip()[-200:] for _, _, e in outs]})")
     # Rank 1 cannot load its plugin: every link fails and is named.
     port = free_port()
     bad = list(link_args)
