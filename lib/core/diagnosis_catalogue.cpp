@@ -522,6 +522,13 @@ constexpr Entry kEntries[] = {
      "names for it; NCCL then runs without it",
      "Give the variable an absolute path (e.g. /opt/railscope/lib/libnccl-net-railscope.so) or add the "
      "plugin's folder to LD_LIBRARY_PATH in the job's environment"},
+    {"plugin.net_ref_count_unset", S::Warning, "Net plugin dropped after the last communicator",
+     "NCCL 2.28 and 2.29 start an external net plugin's reference count at 0 (NCCL_NET_PLUGIN_REF_COUNT's "
+     "default, 1 up to 2.27): when the last communicator is destroyed NCCL unloads the plugin and clears "
+     "its name, so the next communicator (a second process group, an elastic restart) silently runs on "
+     "NCCL's own IB or Socket transport. NCCL 2.30 keeps the name",
+     "Set NCCL_NET_PLUGIN_REF_COUNT=1 in the job's environment: the plugin then stays loaded for the life "
+     "of the process"},
 };
 
 }  // namespace
