@@ -50,10 +50,9 @@ std::optional<PcieLink> read_pcie_link(const Sysfs& sysfs, const std::string& re
     l->reported_by = "device";
     return l;
   }
-  const auto real = sysfs.resolve(rel);  // "/sys/devices/pci0000:00/0000:00:01.0/0000:17:00.0"
-  if (!real || !real->starts_with("/sys/devices/")) return std::nullopt;
-  const auto slash = real->rfind('/');
-  const std::string parent = real->substr(5, slash - 5);              // "devices/pci0000:00/0000:00:01.0"
+  const auto real = sysfs.resolve_relative(rel);  // "devices/pci0000:00/0000:00:01.0/0000:17:00.0"
+  if (!real || !real->starts_with("devices/")) return std::nullopt;
+  const std::string parent = real->substr(0, real->rfind('/'));       // "devices/pci0000:00/0000:00:01.0"
   if (parent.find('/', 8) == std::string::npos) return std::nullopt;  // the root complex: no port above
   auto l = read_at(sysfs, parent);
   if (l) l->reported_by = parent.substr(parent.rfind('/') + 1);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <stdexcept>
+
 #include "doctor.h"
 
 namespace railscope::doctor {
@@ -53,6 +55,12 @@ nlohmann::json finding_json(const diag::Finding& f, std::string_view section) {
           {"detail", f.detail},
           {"fix", f.effective_fix()},
           {"line", diag::one_line(f)}};
+}
+
+const Section& section_named(const Report& report, std::string_view name) {
+  for (const auto& s : report.sections)
+    if (s.name == name) return s;
+  throw std::out_of_range(fmt::format("no doctor section {}", name));
 }
 
 nlohmann::json to_json(const Report& report, const NodeFacts& facts) {

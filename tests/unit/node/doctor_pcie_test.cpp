@@ -15,12 +15,6 @@ using railscope::testing_fixtures::FabricTree;
 
 namespace {
 
-const Section& section(const Report& r, const std::string& name) {
-  for (const auto& s : r.sections)
-    if (s.name == name) return s;
-  throw std::runtime_error("no section " + name);
-}
-
 int count(const Section& s, const std::string& id) {
   int n = 0;
   for (const auto& f : s.findings) n += f.id() == id;
@@ -58,7 +52,7 @@ TEST(DoctorPcie, FullLinksHaveNoFinding) {
   full_links(t);
   const NodeFacts f = gather({t.root(), false, ""});
   const Report r = run(f);
-  EXPECT_EQ(count(section(r, "devices"), "pcie.link_degraded"), 0);
+  EXPECT_EQ(count(section_named(r, "devices"), "pcie.link_degraded"), 0);
   const auto j = to_json(r, f)["sections"]["devices"]["devices"][0]["pcie"];
   EXPECT_EQ(j["width"], 16);
   EXPECT_EQ(j["max_speed_gts"], 32.0);
@@ -66,23 +60,30 @@ TEST(DoctorPcie, FullLinksHaveNoFinding) {
   EXPECT_NE(to_text(r, f).find("PCIe link x16 at 32 GT/s (capable of x16 at 32 GT/s)"), std::string::npos);
 }
 
+// The pcie.link_degraded findings of the node in t, each as its one line (detail and fix).
+std::vector<std::string> pcie_findings(const FabricTree& t) {
+  std::vector<std::string> out;
+  const Report r = run(gather({t.root(), false, ""}));
+  for (const auto& f : section_named(r, "devices").findings)
+    if (f.id() == "pcie.link_degraded") {
+      EXPECT_EQ(f.severity, diag::Severity::Warning);
+      out.push_back(diag::one_line(f));
+    }
+  return out;
+}
+
 TEST(DoctorPcie, NarrowLinkWarnsWithBothValues) {
   FabricTree t("doctor-pcie-x8");
   testing_fixtures::healthy_ndr8(t);
   full_links(t);
   link(t, "class/infiniband/mlx5_3/device", "8", "32.0 GT/s PCIe", "16", "32.0 GT/s PCIe");
-  const Report r = run(gather({t.root(), false, ""}));
-  const Section& s = section(r, "devices");
-  ASSERT_EQ(count(s, "pcie.link_degraded"), 1);
-  for (const auto& f : s.findings) {
-    if (f.id() != "pcie.link_degraded") continue;
-    EXPECT_EQ(f.severity, diag::Severity::Warning);
-    EXPECT_NE(f.detail.find("mlx5_3"), std::string::npos) << f.detail;
-    EXPECT_NE(f.detail.find("trained x8 at 32 GT/s, capable of x16 at 32 GT/s: 8 of 16 lanes"),
-              std::string::npos)
-        << f.detail;
-    EXPECT_NE(diag::one_line(f).find("Reseat"), std::string::npos) << diag::one_line(f);
-  }
+  const auto found = pcie_findings(t);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("mlx5_3"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("trained x8 at 32 GT/s, capable of x16 at 32 GT/s: 8 of 16 lanes"),
+            std::string::npos)
+      << found[0];
+  EXPECT_NE(found[0].find("Reseat"), std::string::npos) << found[0];
 }
 
 TEST(DoctorPcie, SlowLinkWarns) {
@@ -90,15 +91,11 @@ TEST(DoctorPcie, SlowLinkWarns) {
   testing_fixtures::healthy_ndr8(t);
   full_links(t);
   link(t, "class/infiniband/mlx5_0/device", "16", "8.0 GT/s PCIe", "16", "32.0 GT/s PCIe");
-  const Report r = run(gather({t.root(), false, ""}));
-  const Section& s = section(r, "devices");
-  ASSERT_EQ(count(s, "pcie.link_degraded"), 1);
-  for (const auto& f : s.findings) {
-    if (f.id() != "pcie.link_degraded") continue;
-    EXPECT_NE(f.detail.find("trained x16 at 8 GT/s, capable of x16 at 32 GT/s: a lower PCIe generation"),
-              std::string::npos)
-        << f.detail;
-  }
+  const auto found = pcie_findings(t);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("trained x16 at 8 GT/s, capable of x16 at 32 GT/s: a lower PCIe generation"),
+            std::string::npos)
+      << found[0];
 }
 
 // A device without link attributes of its own: the upstream port's, one level up its sysfs path.
