@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails if any of railscope's C++ files is not clang-formatted (.clang-format at the root).
+# Fails if any of railscope's C++ files is not clang-formatted (.clang-format at the root), or if one of
+# its own source, CMake, shell or Python files lacks the SPDX licence line (scripts/add-spdx.sh adds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(git ls-files '*.cpp' '*.h' '*.hpp' '*.cc')
@@ -9,3 +10,4 @@ if [ -n "$bad" ]; then
   echo "not clang-formatted (run: clang-format -i <file>):"; echo "$bad"; exit 1
 fi
 echo "format: ok"
+bash scripts/add-spdx.sh --check

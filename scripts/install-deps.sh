@@ -20,6 +20,8 @@ BUILD_PKGS=(
   # recommended by clang-14's libclang-common-14-dev, so not installed without it)
   clang libclang-rt-14-dev
   dpkg-dev  # tests/install: `cpack -G DEB` runs dpkg-shlibdeps for the .deb's Depends, dpkg-deb lists it
+  help2man  # the CLI's manual pages, generated from its --help (cmake/man-pages.sh)
+  lintian  # tests/install: the .deb is checked with lintian (install.deb_lintian)
 )
 # The QEMU/TCG soft-RoCE test bed (tests/testbed/).
 TESTBED_PKGS=(

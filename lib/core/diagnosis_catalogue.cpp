@@ -526,6 +526,13 @@ constexpr Entry kEntries[] = {
      "file of another user at that path is worth a look; RAILSCOPE_NET_RAIL_BOARD=0 (the default) keeps the "
      "board off"},
     // --- plugin loading (`railscope doctor`'s plugins section; docs/compatibility.md) ---
+    {"pcie.link_degraded", S::Warning, "PCIe link below capability",
+     "the device's PCIe link trained narrower or slower than the device and its slot can do (lspci's LnkSta "
+     "below LnkCap): an x16 NIC at x8, or at 8 GT/s where it can do 16, moves at most half the bytes, so "
+     "its rail runs at half speed whatever the network does",
+     "Reseat the card, or move it to a slot wired for its full width and speed; check the BIOS's PCIe "
+     "settings (a slot forced to a lower generation, bifurcation) and the riser; `lspci -vv -s <address>` "
+     "shows LnkCap and LnkSta"},
     {"plugin.load_failed", S::Error, "Plugin would not load",
      "the dynamic loader refuses the plugin library: a library it needs is missing, this image's glibc "
      "or libstdc++ is older than the build's (\"version `GLIBC_2.xx' not found\"), or it was built for "
@@ -538,6 +545,13 @@ constexpr Entry kEntries[] = {
      "names for it; NCCL then runs without it",
      "Give the variable an absolute path (e.g. /opt/railscope/lib/libnccl-net-railscope.so) or add the "
      "plugin's folder to LD_LIBRARY_PATH in the job's environment"},
+    {"plugin.net_ref_count_unset", S::Warning, "Net plugin dropped after the last communicator",
+     "NCCL 2.28 and 2.29 start an external net plugin's reference count at 0 (NCCL_NET_PLUGIN_REF_COUNT's "
+     "default, 1 up to 2.27): when the last communicator is destroyed NCCL unloads the plugin and clears "
+     "its name, so the next communicator (a second process group, an elastic restart) silently runs on "
+     "NCCL's own IB or Socket transport. NCCL 2.30 keeps the name",
+     "Set NCCL_NET_PLUGIN_REF_COUNT=1 in the job's environment: the plugin then stays loaded for the life "
+     "of the process"},
 };
 
 }  // namespace

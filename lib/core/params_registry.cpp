@@ -215,6 +215,8 @@ constexpr Spec kSpecs[] = {
      "NCCL's tuner plugin selection; doctor opens it as NCCL would"},
     {"NCCL_PROFILER_PLUGIN", T::String, "", 0, 0, "doctor",
      "NCCL's profiler plugin selection; doctor opens it as NCCL would"},
+    {"NCCL_NET_PLUGIN_REF_COUNT", T::String, "", 0, 0, "doctor",
+     "NCCL's initial reference count of the net plugin; doctor warns when NCCL 2.28 or 2.29 needs it at 1"},
     {"RAILSCOPE_PLUGIN_DIR", T::Path, "", 0, 0, "doctor",
      "Folder of railscope's plugins that doctor checks; unset = the installed lib folder next to the "
      "railscope binary"},

@@ -125,4 +125,14 @@ std::optional<std::string> Sysfs::resolve(std::string_view rel) const {
   return p;
 }
 
+std::optional<std::string> Sysfs::resolve_relative(std::string_view rel) const {
+  char buf[PATH_MAX], rootbuf[PATH_MAX];
+  if (::realpath(path(rel).c_str(), buf) == nullptr || ::realpath(root_.c_str(), rootbuf) == nullptr)
+    return std::nullopt;
+  const std::string p = buf, r = rootbuf;
+  if (r == "/") return p.size() > 1 ? std::optional(p.substr(1)) : std::nullopt;
+  if (!p.starts_with(r + "/")) return std::nullopt;
+  return p.substr(r.size() + 1);
+}
+
 }  // namespace railscope::node

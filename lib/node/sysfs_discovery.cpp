@@ -115,10 +115,13 @@ Device read_device_from_sysfs(const Sysfs& sysfs, const std::string& name, bool 
   else
     note_missing("sys_image_guid");
   if (auto v = sysfs.read(base + "/fw_ver")) d.fw_ver = *v;
+  if (auto v = sysfs.read(base + "/board_id")) d.board_id = *v;
+  if (auto v = sysfs.read(base + "/hca_type")) d.hca_type = *v;
   if (auto pci = sysfs.resolve(base + "/device")) {
     d.pci_path = *pci;
     if (auto v = sysfs.read(base + "/device/vendor")) d.vendor = *v;
     if (auto v = sysfs.read(base + "/device/device")) d.vendor_part = *v;
+    d.pcie = read_pcie_link(sysfs, base + "/device");
   } else {
     d.pci_path = "virtual";
     d.is_virtual = true;

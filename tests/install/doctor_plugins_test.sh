@@ -36,7 +36,10 @@ C
 run() {  # run <json out> [env...]: doctor --json with only the given plugin variables set
   local out=$1; shift
   local rc=0
-  env -u NCCL_NET_PLUGIN -u NCCL_TUNER_PLUGIN -u NCCL_PROFILER_PLUGIN -u RAILSCOPE_PLUGIN_DIR "$@" \
+  # NCCL_NET_PLUGIN_REF_COUNT=1: a host's NCCL 2.28/2.29 would add plugin.net_ref_count_unset to the
+  # findings checked here (doctor_nccl_ref_count_test.sh checks that one).
+  env -u NCCL_NET_PLUGIN -u NCCL_TUNER_PLUGIN -u NCCL_PROFILER_PLUGIN -u RAILSCOPE_PLUGIN_DIR \
+    NCCL_NET_PLUGIN_REF_COUNT=1 "$@" \
     "$railscope" doctor --json >"$out" 2>"$out.err" || rc=$?
   [ $rc -le 2 ] || { echo "doctor exited $rc" >&2; cat "$out.err" >&2; exit 1; }
   echo $rc >"$out.rc"

@@ -75,6 +75,8 @@ struct Report {
   int exit_code = 0;  // 0 healthy (info at most), 1 warnings, 2 errors
 };
 Report run(const NodeFacts& facts);
+// The section called `name` of a report; throws std::out_of_range when it has none.
+const Section& section_named(const Report& report, std::string_view name);
 
 nlohmann::json to_json(const Report& report, const NodeFacts& facts);
 std::string to_text(const Report& report, const NodeFacts& facts);

@@ -1,9 +1,9 @@
 // Running the sections, the exit status, and the two renderings (JSON and readable text).
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
-
-#include <spdlog/spdlog.h>
+#include <stdexcept>
 
 #include "doctor.h"
 
@@ -58,6 +58,12 @@ nlohmann::json finding_json(const diag::Finding& f, std::string_view section) {
           {"detail", f.detail},
           {"fix", f.effective_fix()},
           {"line", diag::one_line(f)}};
+}
+
+const Section& section_named(const Report& report, std::string_view name) {
+  for (const auto& s : report.sections)
+    if (s.name == name) return s;
+  throw std::out_of_range(fmt::format("no doctor section {}", name));
 }
 
 nlohmann::json to_json(const Report& report, const NodeFacts& facts) {

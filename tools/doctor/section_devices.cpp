@@ -42,6 +42,30 @@ Section section_devices(const NodeFacts& facts) {
     s.text.push_back(fmt::format("{}  node_guid {}  sys_image_guid {}  fw {}  PCI {}{}", d.name,
                                  or_unknown(d.node_guid), or_unknown(d.sys_image_guid), or_unknown(d.fw_ver),
                                  d.pci_path, d.vendor.empty() ? "" : "  vendor " + d.vendor));
+    if (!d.board_id.empty() || !d.hca_type.empty())
+      s.text.push_back(fmt::format("  part {}  type {}", or_unknown(d.board_id), or_unknown(d.hca_type)));
+    nlohmann::json pcie = nullptr;
+    if (d.pcie) {
+      const auto& l = *d.pcie;
+      pcie = {
+          {"width", known(l.width)},
+          {"speed_gts", l.speed_gts > 0 ? nlohmann::json(l.speed_gts) : nlohmann::json(nullptr)},
+          {"max_width", known(l.max_width)},
+          {"max_speed_gts", l.max_speed_gts > 0 ? nlohmann::json(l.max_speed_gts) : nlohmann::json(nullptr)},
+          {"reported_by", l.reported_by},
+          {"degraded", l.narrower() || l.slower()}};
+      s.text.push_back(
+          fmt::format("  PCIe link {} (capable of {}){}", l.text(), l.max_text(),
+                      l.reported_by == "device" ? "" : ", read at upstream port " + l.reported_by));
+      if (l.narrower() || l.slower())
+        s.findings.push_back(
+            diag::make("pcie.link_degraded",
+                       fmt::format("{} (PCI {}): PCIe link trained {}, capable of {}: {}", d.name, d.pci_path,
+                                   l.text(), l.max_text(),
+                                   l.narrower() && l.slower() ? "narrower and slower"
+                                   : l.narrower() ? fmt::format("{} of {} lanes", l.width, l.max_width)
+                                                  : "a lower PCIe generation")));
+    }
     for (const auto& p : d.ports) {
       ports.push_back(port_json(facts, d, p));
       const bool sel = port_selected(facts, d, p);
@@ -77,6 +101,9 @@ Section section_devices(const NodeFacts& facts) {
                        {"vendor", known(d.vendor)},
                        {"vendor_part", known(d.vendor_part)},
                        {"fw_ver", known(d.fw_ver)},
+                       {"board_id", known(d.board_id)},
+                       {"hca_type", known(d.hca_type)},
+                       {"pcie", pcie},
                        {"max_qp", known(d.max_qp)},
                        {"notes", d.notes},
                        {"ports", ports}});

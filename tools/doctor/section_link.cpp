@@ -16,7 +16,9 @@ std::string gbps(int64_t mbps) {
 
 std::string shape(const node::PortLink& p) {
   std::string s = gbps(p.speed_mbps);
-  if (p.width > 0) s += fmt::format(" ({}X{}{})", p.width, p.lane.empty() ? "" : " ", p.lane);
+  // InfiniBand's rate names ("4X NDR") mean nothing on an Ethernet port: its speed alone, in Gb/s.
+  if (p.width > 0 && p.link_layer != node::LinkLayer::Ethernet)
+    s += fmt::format(" ({}X{}{})", p.width, p.lane.empty() ? "" : " ", p.lane);
   return s;
 }
 

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <system_error>
 
 #include "doctor.h"
+#include "nccl_library.h"
 #include "railscope/pluginload/loader.h"
 
 #ifndef RAILSCOPE_BIN_TO_LIBDIR
@@ -207,6 +209,29 @@ Section section_plugins(const NodeFacts& facts) {
     for (auto& f : plugins::findings_for(p)) s.findings.push_back(std::move(f));
   }
   s.json["probes"] = probes;
+  s.json["nccl"] = nullptr;
+  // The net plugin selected: the NCCL a job would load decides whether it stays loaded (nccl_library.h).
+  const auto net = env("NCCL_NET_PLUGIN");
+  if (net && !pluginload::candidate_names(pluginload::PluginKind::Net, *net).empty()) {
+    const NcclLibrary nccl = find_nccl_library();
+    s.json["nccl"] = {{"found", nccl.found},
+                      {"path", known(nccl.path)},
+                      {"version", known(nccl.version())},
+                      {"error", known(nccl.error)}};
+    if (!nccl.version().empty())
+      s.text.push_back(fmt::format("{:<8} libnccl.so.2 → NCCL {} ({})", "nccl", nccl.version(), nccl.path));
+    else
+      s.text.push_back(fmt::format("{:<8} libnccl.so.2 → version unknown: {}", "nccl", nccl.error));
+    const auto ref = env("NCCL_NET_PLUGIN_REF_COUNT");
+    if (nccl_needs_net_plugin_ref_count(nccl.version_code) && (!ref || std::atoi(ref->c_str()) < 1))
+      s.findings.push_back(diag::make(
+          "plugin.net_ref_count_unset", diag::Severity::Warning,
+          fmt::format("NCCL_NET_PLUGIN={} with NCCL {} ({}) and NCCL_NET_PLUGIN_REF_COUNT {}: NCCL unloads "
+                      "the net plugin when the last communicator is destroyed and forgets its name, so the "
+                      "next communicator runs on NCCL's own IB or Socket transport",
+                      *net, nccl.version(), nccl.path, ref ? "= " + *ref : std::string("unset")),
+          "Set NCCL_NET_PLUGIN_REF_COUNT=1 in the job's environment (docs/pytorch.md, section 4)"));
+  }
   return s;
 }
 

@@ -194,6 +194,7 @@ void stragglers(const CollRows& colls, const ClockAlignment& clocks, Report& out
   for (auto& [rank, a] : per_rank) out.heatmap.ranks.push_back(rank);
   const size_t cols = std::min<size_t>(60, timeline.size());
   out.heatmap.columns = cols;
+  out.heatmap.collectives = timeline.size();
   out.heatmap.us.assign(out.heatmap.ranks.size(), std::vector<double>(cols, 0.0));
   std::vector<std::vector<int>> counts(out.heatmap.ranks.size(), std::vector<int>(cols, 0));
   // Each collective's own ranks, not every rank for each collective (ranks x collectives lookups).

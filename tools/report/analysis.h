@@ -57,6 +57,7 @@ struct WaitCell {
 struct Heatmap {
   std::vector<int> ranks;               // rows
   size_t columns = 0;                   // collective groups, binned
+  size_t collectives = 0;               // collectives in all: column c holds [c·n/columns, (c+1)·n/columns)
   std::vector<std::vector<double>> us;  // [row][column]: mean lateness vs the median rank, µs
 };
 

@@ -123,12 +123,24 @@ std::string render_html(const Report& r) {
   for (const auto& [op, s] : run) ops.insert(op);
   for (const auto& [op, s] : base) ops.insert(op);
   if (!ops.empty()) {
-    h += "<h2>Bus bandwidth vs message size</h2><div class=\"plots\">";
+    h += "<h2>Bus bandwidth vs message size</h2>";
+    // nccl-tests' closing line: the mean of busbw over the sizes measured.
+    for (const auto& [op, se] : run) {
+      double sum = 0;
+      for (const auto& [bytes, gbs] : se.points) sum += gbs;
+      h += fmt::format(
+          "<p class=\"avg-busbw\"># {}: Avg bus bandwidth : {:.4f} GB/s (the mean of busbw p50 over "
+          "{} sizes, as nccl-tests prints it)</p>",
+          xml_escape(op), sum / static_cast<double>(se.points.size()), se.points.size());
+    }
+    // Each op twice: a linear y axis (the plateau to compare), then log10 (every size on one picture).
+    h += "<div class=\"plots\">";
     for (const std::string& op : ops) {
       std::vector<Series> series;
       if (run.count(op)) series.push_back(run[op]);
       if (base.count(op)) series.push_back(base[op]);
-      h += svg_loglog_plot(op, series);
+      h += svg_busbw_plot(op, series, YScale::Linear);
+      h += svg_busbw_plot(op + ", log scale", series, YScale::Log);
     }
     h += "</div>";
   }
@@ -187,9 +199,18 @@ std::string render_html(const Report& r) {
   if (r.heatmap.columns > 0) {
     std::vector<std::string> rows, cols;
     for (int rank : r.heatmap.ranks) rows.push_back(fmt::format("rank {}", rank));
-    for (size_t c = 0; c < r.heatmap.columns; ++c) cols.push_back(fmt::format("{}", c));
+    // Column c holds the collectives i with i·columns/n == c (analysis.cpp): 1-based numbers in tooltips.
+    const size_t n = r.heatmap.collectives, ncols = r.heatmap.columns;
+    std::vector<std::vector<std::string>> tips(r.heatmap.ranks.size());
+    for (size_t c = 0; c < ncols; ++c) {
+      const size_t first = (c * n + ncols - 1) / ncols, last = ((c + 1) * n + ncols - 1) / ncols;
+      cols.push_back(fmt::format("{}", first + 1));
+      for (size_t row = 0; row < tips.size(); ++row)
+        tips[row].push_back(lateness_tooltip(r.heatmap.ranks[row], first + 1, last, n,
+                                             c < r.heatmap.us[row].size() ? r.heatmap.us[row][c] : 0.0));
+    }
     h += svg_heatmap("Arrival after the median rank, per collective (time order)", rows, cols, r.heatmap.us,
-                     "µs");
+                     "µs", tips);
   }
 
   if (!r.waits.empty()) {

@@ -36,17 +36,19 @@ std::string svg_title(const std::string& title, double width) {
                      xml_escape(title));
 }
 
-std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {
+std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& series, YScale y_scale) {
   // The legend sits in its own band under the x axis, never over the curves.
   constexpr double W = 640, H = 390, L = 70, R = 36, T = 30, B = 80;  // R: room for the last size label
+  const bool log_y = y_scale == YScale::Log;
+  auto yv = [&](double y) { return log_y ? std::log10(y) : y; };
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
   for (const Series& s : series)
     for (const auto& [x, y] : s.points) {
       if (!drawable(x, y)) continue;
       xmin = std::min(xmin, std::log2(x));
       xmax = std::max(xmax, std::log2(x));
-      ymin = std::min(ymin, std::log10(y));
-      ymax = std::max(ymax, std::log10(y));
+      ymin = std::min(ymin, yv(y));
+      ymax = std::max(ymax, yv(y));
     }
   std::string out = fmt::format(
       "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
@@ -59,9 +61,21 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
   }
   xmin = std::floor(xmin);
   xmax = std::ceil(xmax);
-  ymin = std::floor(ymin);
-  ymax = std::ceil(ymax);
-  if (ymax - ymin < 1) ymax = ymin + 1;
+  double ystep = 1;  // between labelled y ticks: a decade (log), or 1, 2 or 5 × 10^k GB/s (linear)
+  if (log_y) {
+    ymin = std::floor(ymin);
+    ymax = std::ceil(ymax);
+    if (ymax - ymin < 1) ymax = ymin + 1;
+  } else {
+    ymin = 0;
+    const double raw = std::max(ymax, 1e-9) / 5;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    ystep = raw <= decade       ? decade
+            : raw <= 2 * decade ? 2 * decade
+            : raw <= 5 * decade ? 5 * decade
+                                : 10 * decade;
+    ymax = std::ceil(ymax / ystep) * ystep;
+  }
   auto px = [&](double lx) { return L + (lx - xmin) / (xmax - xmin) * (W - L - R); };
   auto py = [&](double ly) { return H - B - (ly - ymin) / (ymax - ymin) * (H - T - B); };
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>", L, T, W - L - R,
@@ -74,26 +88,27 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
     out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>", x,
                        H - B + 16, human_bytes(uint64_t{1} << std::clamp(e, 0, 62)));
   }
-  for (int e = static_cast<int>(ymin); e <= static_cast<int>(ymax); ++e) {
-    const double y = py(e);
+  const int yticks = static_cast<int>(std::lround((ymax - ymin) / ystep));
+  for (int i = 0; i <= yticks; ++i) {
+    const double v = ymin + ystep * i;
+    const double y = py(v);
     out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" class=\"grid\"/>", L, y,
                        W - R);
     out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:g}</text>", L - 6,
-                       y + 4, std::pow(10.0, e));
+                       y + 4, log_y ? std::pow(10.0, v) : v);
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">message size (bytes, log2)</text>",
       (L + W - R) / 2, H - B + 34);
   out += fmt::format(
       "<text x=\"16\" y=\"{0}\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">busbw "
-      "GB/s "
-      "(log10)</text>",
-      (T + H - B) / 2);
+      "GB/s{1}</text>",
+      (T + H - B) / 2, log_y ? " (log10)" : "");
   int legend = 0;
   for (const Series& s : series) {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [x, y] : s.points)
-      if (drawable(x, y)) pts.emplace_back(px(std::log2(x)), py(std::log10(y)));
+      if (drawable(x, y)) pts.emplace_back(px(std::log2(x)), py(yv(y)));
     if (pts.empty()) continue;
     std::sort(pts.begin(), pts.end());
     std::string d;
@@ -122,7 +137,8 @@ std::string svg_loglog_plot(const std::string& title, const std::vector<Series>&
 
 std::string svg_heatmap(const std::string& title, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels,
-                        const std::vector<std::vector<double>>& values, const std::string& unit) {
+                        const std::vector<std::vector<double>>& values, const std::string& unit,
+                        const std::vector<std::vector<std::string>>& tooltips) {
   const double cell_w = col_labels.size() > 30 ? 10 : 28, cell_h = 18, L = 80, T = 30;
   const double H = T + cell_h * static_cast<double>(row_labels.size()) + 40;
   double vmax = 0;
@@ -145,11 +161,13 @@ std::string svg_heatmap(const std::string& title, const std::vector<std::string>
     for (size_t c = 0; c < col_labels.size() && c < values[r].size(); ++c) {
       const double v = values[r][c];
       const int gb = static_cast<int>(255 - 200 * shade(v, vmax));
+      const bool own = r < tooltips.size() && c < tooltips[r].size();
       out += fmt::format(
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" fill=\"rgb(255,{},{})\">"
-          "<title>{} / {}: {:.1f} {}</title></rect>",
-          L + cell_w * static_cast<double>(c), y, cell_w - 1, cell_h - 1, gb, gb, xml_escape(row_labels[r]),
-          xml_escape(col_labels[c]), v, xml_escape(unit));
+          "<title>{}</title></rect>",
+          L + cell_w * static_cast<double>(c), y, cell_w - 1, cell_h - 1, gb, gb,
+          xml_escape(own ? tooltips[r][c]
+                         : fmt::format("{} / {}: {:.1f} {}", row_labels[r], col_labels[c], v, unit)));
     }
   }
   if (col_labels.size() <= 30)
@@ -158,6 +176,16 @@ std::string svg_heatmap(const std::string& title, const std::vector<std::string>
                          L + cell_w * (static_cast<double>(c) + 0.5),
                          T + cell_h * static_cast<double>(row_labels.size()) + 14, xml_escape(col_labels[c]));
   return out + "</svg>";
+}
+
+std::string lateness_tooltip(int rank, size_t first, size_t last, size_t total, double us) {
+  const std::string which = first == last ? fmt::format("collective {} of {}", first, total)
+                                          : fmt::format("collectives {}–{} of {}", first, last, total);
+  const double a = std::fabs(us);
+  const std::string when = a < 0.05   ? "with the median rank"
+                           : us > 0.0 ? fmt::format("{:.1f} µs after the median rank", a)
+                                      : fmt::format("{:.1f} µs before the median rank", a);
+  return fmt::format("rank {}, {}: arrived {}{}", rank, which, when, first == last ? "" : " (mean)");
 }
 
 }  // namespace railscope::report

@@ -21,13 +21,24 @@ struct Series {
   std::vector<std::pair<double, double>> points;  // (bytes, GB/s), both > 0
 };
 
-// x: log2 of bytes, y: log10 of GB/s.
-std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series);
+// x: log2 of bytes; y: GB/s from 0 (Linear: the plateau users compare, as nccl-tests' figures read) or
+// log10 of GB/s (Log: small and large messages on one picture).
+enum class YScale { Linear, Log };
+std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& series, YScale y_scale);
+inline std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {
+  return svg_busbw_plot(title, series, YScale::Log);
+}
 
-// Rows × columns of values; colour from white (0 or less) to red (the maximum).
+// Rows × columns of values; colour from white (0 or less) to red (the maximum). Each cell's tooltip is
+// "<row> / <column>: <value> <unit>", or tooltips[row][column] where given.
 std::string svg_heatmap(const std::string& title, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels,
-                        const std::vector<std::vector<double>>& values, const std::string& unit);
+                        const std::vector<std::vector<double>>& values, const std::string& unit,
+                        const std::vector<std::vector<std::string>>& tooltips = {});
+
+// The straggler map's tooltip of one cell: which collectives (1-based, in time order) the column holds,
+// and the rank's mean arrival against the median rank, in µs, "after" or "before" it.
+std::string lateness_tooltip(int rank, size_t first, size_t last, size_t total, double us);
 
 // One fabric reporting window on the time line: seconds since the time line's origin, how many
 // loss/congestion/pause/link/discard counts (and ports not ACTIVE) it had, and a tooltip.

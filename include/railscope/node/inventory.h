@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "railscope/node/gid_selection.h"
 #include "railscope/node/link.h"
+#include "railscope/node/pcie_link.h"
 
 namespace railscope::node {
 
@@ -35,13 +37,16 @@ struct Port {
 
 struct Device {
   std::string name;
-  std::string node_guid;       // "0250:56ff:fe8f:1234" form; empty = unknown
-  std::string sys_image_guid;  // NCCL's device guid
-  std::string pci_path;        // realpath of class/infiniband/<dev>/device, or "virtual"
-  bool is_virtual = false;     // no PCI device behind it (rxe, siw)
-  std::string vendor;          // "0x15b3"; empty = unknown
-  std::string vendor_part;     // "4123"; empty = unknown
-  std::string fw_ver;          // empty = unknown
+  std::string node_guid;         // "0250:56ff:fe8f:1234" form; empty = unknown
+  std::string sys_image_guid;    // NCCL's device guid
+  std::string pci_path;          // realpath of class/infiniband/<dev>/device, or "virtual"
+  bool is_virtual = false;       // no PCI device behind it (rxe, siw)
+  std::string vendor;            // "0x15b3"; empty = unknown
+  std::string vendor_part;       // "4123"; empty = unknown
+  std::string fw_ver;            // empty = unknown
+  std::string board_id;          // the HCA's part, e.g. "MT_0000000838" (sysfs board_id); empty = unknown
+  std::string hca_type;          // e.g. "MT4129" (sysfs hca_type); empty = unknown
+  std::optional<PcieLink> pcie;  // the PCIe link it trained, against its capability; nullopt = unknown
   int max_qp = 0;
   std::vector<Port> ports;
   std::vector<std::string> notes;  // what could not be read, and why

@@ -31,6 +31,9 @@ class Sysfs {
   bool exists(std::string_view rel) const;
   // Canonical path of rel (symlinks resolved), relative to the root when it lies inside it.
   std::optional<std::string> resolve(std::string_view rel) const;
+  // The same, relative to the root ("devices/pci0000:00/0000:00:01.0/0000:17:00.0"), for reading further
+  // through this Sysfs; nullopt when it lies outside the root.
+  std::optional<std::string> resolve_relative(std::string_view rel) const;
 
  private:
   std::string root_;

@@ -188,8 +188,15 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   const std::string console_log = slurp(log);
   EXPECT_EQ(console_log.find(":CONSOLE"), std::string::npos) << "console output:\n" << console_log;
   EXPECT_NE(d.find("data-js-errors=\"0\""), std::string::npos);
-  // Two ops × (run + baseline) series, drawn as paths with points; the wait matrix heatmap.
-  EXPECT_NE(d.find("data-plots-drawn=\"4\""), std::string::npos) << d.substr(0, 400);
+  // Two ops × (run + baseline) series × (linear, log10 y axis), drawn as paths with points; the wait
+  // matrix heatmap.
+  EXPECT_NE(d.find("data-plots-drawn=\"8\""), std::string::npos) << d.substr(0, 400);
+  EXPECT_NE(d.find("AllReduce (n = 8), log scale"), std::string::npos);
+  EXPECT_NE(d.find(">busbw GB/s</text>"), std::string::npos) << "a linear y axis";
+  EXPECT_NE(d.find(">busbw GB/s (log10)</text>"), std::string::npos);
+  // nccl-tests' closing line, per op of the run.
+  EXPECT_NE(d.find("# AllReduce (n = 8): Avg bus bandwidth : "), std::string::npos);
+  EXPECT_NE(d.find("# AllGather (n = 8): Avg bus bandwidth : "), std::string::npos);
   EXPECT_NE(d.find("class=\"series run\" d=\"M"), std::string::npos);
   EXPECT_NE(d.find("class=\"series baseline\" d=\"M"), std::string::npos);
   EXPECT_NE(d.find("AllReduce (n = 8)"), std::string::npos);

@@ -16,12 +16,6 @@ using railscope::testing_fixtures::FabricTree;
 
 namespace {
 
-const Section& section(const Report& r, const std::string& name) {
-  for (const auto& s : r.sections)
-    if (s.name == name) return s;
-  throw std::runtime_error("no section " + name);
-}
-
 std::multiset<std::string> ids(const std::vector<diag::Finding>& v) {
   std::multiset<std::string> out;
   for (const auto& f : v) out.emplace(f.id());
@@ -33,7 +27,7 @@ TEST(DoctorLink, HealthyNdrNodeHasNoLinkFinding) {
   testing_fixtures::healthy_ndr8(t);
   const NodeFacts f = gather({t.root(), false, ""});
   const Report r = run(f);
-  const Section& s = section(r, "link");
+  const Section& s = section_named(r, "link");
   EXPECT_TRUE(s.findings.empty()) << diag::one_line(s.findings.front());
   const auto j = to_json(r, f);
   const auto& ports = j["sections"]["link"]["ports"];
@@ -59,7 +53,7 @@ TEST(DoctorLink, DegradedPortWarns) {
   t.counter("mlx5_3", "link_downed", 3);
   const NodeFacts f = gather({t.root(), false, ""});
   const Report r = run(f);
-  EXPECT_EQ(ids(section(r, "link").findings),
+  EXPECT_EQ(ids(section_named(r, "link").findings),
             (std::multiset<std::string>{"link.degraded", "link.downed_since_boot"}));
   EXPECT_EQ(r.exit_code, 1);
   const auto j = to_json(r, f);

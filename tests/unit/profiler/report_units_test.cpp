@@ -233,3 +233,25 @@ TEST(ProfileReader, InvalidUtf8FromTheWriterRoundTripsAsReplacementCharacters) {
 
 }  // namespace
 }  // namespace railscope::report
+
+// The straggler map's tooltips: collective numbers (not bin indices) and µs before/after the median rank,
+// never a negative duration.
+TEST(ReportRender, HeatmapTooltipsNameCollectivesAndMicroseconds) {
+  using namespace railscope::report;
+  EXPECT_EQ(lateness_tooltip(3, 17, 17, 120, 12.34),
+            "rank 3, collective 17 of 120: arrived 12.3 µs after the median rank");
+  EXPECT_EQ(lateness_tooltip(0, 1, 2, 120, -8.0),
+            "rank 0, collectives 1–2 of 120: arrived 8.0 µs before the median rank (mean)");
+  EXPECT_EQ(lateness_tooltip(1, 5, 5, 5, 0.0), "rank 1, collective 5 of 5: arrived with the median rank");
+  const std::string svg =
+      svg_heatmap("t", {"rank 0"}, {"1", "3"}, {{-8.0, 4.0}}, "µs",
+                  {{lateness_tooltip(0, 1, 2, 4, -8.0), lateness_tooltip(0, 3, 4, 4, 4.0)}});
+  EXPECT_NE(
+      svg.find("<title>rank 0, collectives 1–2 of 4: arrived 8.0 µs before the median rank (mean)</title>"),
+      std::string::npos)
+      << svg;
+  EXPECT_EQ(svg.find("-8.0"), std::string::npos) << svg;
+  // Without tooltips (the wait matrix): row / column: value unit.
+  EXPECT_NE(svg_heatmap("t", {"a"}, {"b"}, {{1.5}}, "ms").find("<title>a / b: 1.5 ms</title>"),
+            std::string::npos);
+}
