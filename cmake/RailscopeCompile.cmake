@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warnings on railscope's own targets (errors with RAILSCOPE_WERROR, which CI and scripts/test.sh set:
 # warnings as errors are for railscope's developers; a user's compiler may warn where ours does not),
 # and the optional ASan/UBSan build.

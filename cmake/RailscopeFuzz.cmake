@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # RAILSCOPE_FUZZ: libFuzzer harnesses (tests/fuzz/) with AddressSanitizer and UndefinedBehaviorSanitizer.
 # Needs clang with its runtime libraries (Debian: clang, libclang-rt-14-dev). The internal static
 # libraries the harnesses link get the sanitizers and libFuzzer's coverage instrumentation

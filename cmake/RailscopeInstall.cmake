@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules (GNUInstallDirs), the CMake package config and the CPack .deb.
 #
 #   cmake --install build --prefix /opt/railscope      # lib/libnccl-{net,tuner,profiler}-railscope.so,

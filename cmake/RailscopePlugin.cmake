@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # railscope_add_plugin(<target> OUTPUT_NAME <name> VERSION_SCRIPT <file> SOURCES ... LIBS ...)
 # Builds one NCCL plugin shared library that exports only what its version script names, and that
 # needs (DT_NEEDED) only the libraries it calls into: --as-needed keeps libibverbs out of the tuner

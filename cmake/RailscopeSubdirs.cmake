@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # railscope_add_child_dirs(): add_subdirectory() for every direct child folder holding a CMakeLists.txt,
 # in name order, so areas can be added without editing a shared list.
 function(railscope_add_child_dirs)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 include(GoogleTest)
 
 # railscope_add_unit_test(<name> SOURCES ... LIBS ... [LABELS ...])

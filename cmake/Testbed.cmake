@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # railscope soft-RoCE test bed (tests/testbed/): CTest helpers.
 #
 #   include(cmake/Testbed.cmake)

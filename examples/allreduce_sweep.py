@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """All-reduce sweep with torch.distributed (NCCL backend): 8 B to 1 GiB, results checked, busbw printed.
 
 Run one process per GPU with torchrun, e.g. on each of 2 nodes with 8 GPUs:

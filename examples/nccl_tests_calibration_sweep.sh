@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Calibration sweep: nccl-tests' all_reduce_perf once per algorithm/protocol pair, NCCL_ALGO and
 # NCCL_PROTO forced, under the railscope profiler, then `railscope tuner calibrate` over the profiles.
 # The tuner then reads the calibration (RAILSCOPE_TUNER_CALIBRATION) and overrides NCCL's choice only

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails if any of railscope's C++ files is not clang-formatted (.clang-format at the root), or if one of
 # its own source, CMake, shell or Python files lacks the SPDX licence line (scripts/add-spdx.sh adds it).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of scripts/demo.sh's netbench step (one test-bed boot): `railscope netbench --pair
 # rxe0,rxe1` (ARGS), then ib_write_bw and ib_send_bw on the same pair in the same boot at a few sizes,
 # and one table: railscope's rows with perftest's bandwidth beside them and the ratios, so a reader

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets everything up and runs the main demo on the embedded soft-RoCE test bed (two rxe "hosts" in a
 # QEMU guest): `railscope doctor` on a healthy pair, then on a pair with mismatched MTUs; then
 # `railscope netbench --pair rxe0,rxe1` (bandwidth/latency through railscope's net plugin, data

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints, for each test the last ctest run in BUILD_DIR failed, the lines that say why.
 
 CI shows only the end of its log, and ctest's --output-on-failure prints a failed test's output where

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer harnesses of tests/fuzz/ (clang, ASan + UBSan; RAILSCOPE_FUZZ=ON in a build folder
 # of their own) and runs each for a bounded time from a scratch copy of its seed corpus.
 #   scripts/fuzz.sh [harness...]        (default: every tests/fuzz/<harness>.cpp)

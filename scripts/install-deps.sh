@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian 12 package railscope needs to build, test and run its soft-RoCE test bed.
 # Idempotent; used by the README quick start and by .ci/run. Must run as root (or with sudo available).
 set -euo pipefail

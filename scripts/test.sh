@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test: installs dependencies, builds (build/), then ctest — unit, ABI and the soft-RoCE
 # test bed tests. Usage: scripts/test.sh [ctest args...]   (e.g. -L unit, -LE testbed)
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU-machine check for railscope's GPUDirect decisions. On a host with an NVIDIA GPU and
 # driver (e.g. one H200, no RDMA NIC) it builds railscope there and runs the GPUDirect report, which
 # must read the real CUDA driver through dlopen (device, PCI bus id, DMA-BUF attribute) and say

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope — pre-flight checks, benchmarks and reports for railscope's NCCL plugins.
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>

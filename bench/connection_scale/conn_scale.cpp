@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/connection_scale: what each connection costs a rank with N peers. Two processes (one per rxe
 // "host" of the test bed), each opening N send comms and N receive comms to the other through a net
 // plugin's ABI as NCCL does (listen, ship the handle, poll connect/accept until both return a comm).

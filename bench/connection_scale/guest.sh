@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/connection_scale (one test-bed boot): conn_scale with railscope's plugin, with
 # the reference plugin and with a base railscope build (another .so, e.g. main's) when given.
 # ROUNDS > 1: one warm-up run first (discarded: the first connections of a boot are slower), then the

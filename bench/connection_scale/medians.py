@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Medians over the rounds of bench/connection_scale (ROUNDS > 1): one row per plugin and N.
 usage: medians.py LOG   (run.sh's output, or the guest's, saved to a file)"""
 import re

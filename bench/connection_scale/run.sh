@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/connection_scale: per-connection cost of a rank with N peers (N = 1, 8, 64, 256, 1,024 by
 # default), railscope's net plugin and, when REF_PLUGIN names one, a reference net plugin (NCCL's IB
 # code, e.g. built from Mellanox/nccl-rdma-sharp-plugins outside this repository) the same way, in one

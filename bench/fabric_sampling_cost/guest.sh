@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/fabric_sampling_cost: OFF ON OFF ON ... OFF for each row, ROUNDS pairs per row
 # (bench/lib/alternate.sh; the variable alternated is RAILSCOPE_NET_FABRIC_SAMPLING).
 # Written in bench/net_vs_build's manifest format (base = sampling off, new = sampling on).

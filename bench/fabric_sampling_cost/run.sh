@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/fabric_sampling_cost: what the net plugin's fabric sampler (plugin/net/verbs/watch/fabric_watch.h,
 # docs/fabric-health-net.md) costs. One build, one test-bed boot, `railscope netbench --pair rxe0,rxe1`
 # alternated with RAILSCOPE_NET_FABRIC_SAMPLING=0 (off) and =1 (on): 1 MiB bandwidth and 8-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/fabric_sampling_cost/tick_cost: what one tick of the net plugin's fabric watch costs the CPU
 // (plugin/net/verbs/watch/fabric_watch.cpp: once a second, per port in use, a fresh node::PortSampler opens
 // the port's counter files, reads them once and closes them, then the deltas are judged). This program does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Alternated A/B runs for the guest side of a bench (sourced): each row runs base, new, base, new, ...
 # base (ROUNDS pairs), so every "new" run sits between two "base" runs of the same boot and a drift of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # What the guest sides of bench/net_vs_reference share (sourced): the netbench command line of one bandwidth
 # stream between two RDMA ports (DEVS=RECEIVER,SENDER, default the test bed's rxe0,rxe1), and where the

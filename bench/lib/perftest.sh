@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # perftest between two RDMA ports, for the guest side of a bench (sourced; needs guest-lib.sh's
 # tb_wait_tcp_listen and tb_gid_index_v4, which read /proc and sysfs only): by default the test bed's, the

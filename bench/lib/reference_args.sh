@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The command line of the benches that run railscope beside the reference plugin (NCCL's IB transport built
 # by bench/net_vs_reference/build-reference.sh): [BUILD_DIR] REF_PLUGIN=/path/libnccl-net-ref.so, in any order.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Copies what a test-bed bench runs of a build (the CLI and the net plugin) into a folder the guest sees: the guest
 # sees the host's files, but not every folder (its /tmp and /var/tmp are its own), and a build that changes while

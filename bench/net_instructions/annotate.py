@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Per-instruction counts of one function, beside its disassembly: where a function's own instructions go.
 
 Reads a callgrind file of bench/net_instructions written with per-instruction positions

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads one callgrind output file (format: valgrind.org/docs/manual/cl-format.html) into what
 bench/net_instructions needs: the instructions (Ir) each function executed itself, per object, and the calls
 between functions (how many, and the instructions spent inside them)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_instructions/check.sh: the instruction budget of railscope's per-message path. One test-bed boot
 # (run.sh) measures railscope alone on one cell (8 B ping-pong, 1000 round trips, fast and slow runs), once
 # with the eager protocol and once receiver-driven (the `rd` variant, RAILSCOPE_NET_EAGER_MAX=0, the path GPU

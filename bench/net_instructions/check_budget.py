@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares railscope's instructions per message (the runs of check.sh, split by table.py into a call's work and
 one idle call) with the budget in budget.json: prints budget, measured and their ratio per figure and exits 1
 when a figure is above its budget by more than its tolerance, 2 when the runs cannot give a figure.

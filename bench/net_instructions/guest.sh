@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/net_instructions (one test-bed boot): `railscope netbench` server (rxe0) and client (rxe1) as
 # two processes, one of them under `valgrind --tool=callgrind`, the other native. Collection only inside the
 # plugin's per-message entry points (--collect-atstart=no and --toggle-collect on isend, irecv and test), so the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_instructions: user-space instructions per message of railscope's verbs engine against the reference
 # plugin (NCCL's IB transport, bench/net_vs_reference/build-reference.sh), counted by callgrind inside the
 # soft-RoCE test bed, per NCCL entry point (isend, irecv, test) and per object (plugin, libibverbs, rxe provider,

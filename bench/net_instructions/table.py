@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Table of bench/net_instructions: user-space instructions per message of each plugin, from the callgrind files
 guest.sh wrote (collection only inside the plugin's isend, irecv and test).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/net_vs_build: BASE NEW BASE NEW ... BASE for each row, ROUNDS pairs per row
 # (bench/lib/alternate.sh; the variable alternated is the build folder).
 # usage: guest.sh BASE_BUILD NEW_BUILD OUT ROUNDS

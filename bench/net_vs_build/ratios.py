@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_vs_build: NEW/BASE per row from the folders guest.sh wrote. Each NEW run is compared with
 the mean of the BASE runs right before and after it; the table gives the median of those ratios, as
 speed (bandwidth: NEW/BASE; latency: BASE/NEW, so > 1 is faster for both)."""

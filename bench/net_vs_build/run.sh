@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_vs_build: the net plugin of two builds side by side, alternated in one test-bed boot, through
 # `railscope netbench --pair rxe0,rxe1` (each build's CLI with its own plugin). For a change that must
 # not cost speed: the table gives NEW/BASE per size (medians of the per-pair ratios, each NEW run

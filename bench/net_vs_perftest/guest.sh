@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/net_vs_perftest (runs inside one test-bed boot): alternates perftest and
 # `railscope netbench --pair rxe0,rxe1` on the same pair and direction (rxe1 sends to rxe0), writing
 # each tool's raw output and a manifest (order, tool, size, file) into OUT. ratios.py reads them.

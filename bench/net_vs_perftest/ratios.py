@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_vs_perftest: side-by-side table and ratios from one or more boots (folders written by
 guest.sh). Each netbench run is compared with the mean of the perftest runs of the same kind just
 before and just after it (the guest's speed drifts within a boot); the median over runs and boots is

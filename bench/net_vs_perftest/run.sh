@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_vs_perftest: railscope's net plugin (through `railscope netbench --pair rxe0,rxe1`) side by
 # side with perftest on the soft-RoCE test bed, BOOTS guest boots (default 2), then the ratio table.
 # Not a test: numbers under TCG are only meaningful as ratios within one boot (tests/testbed/README.md).

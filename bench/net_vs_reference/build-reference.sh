@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the reference net plugin (NCCL's IB transport as packaged by Mellanox/nccl-rdma-sharp-plugins,
 # https://github.com/Mellanox/nccl-rdma-sharp-plugins) from a source tree you fetched yourself, OUTSIDE this
 # repository. Never vendored, never built in CI: it is the yardstick of bench/net_vs_reference only.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/net_vs_reference/profile.sh: ib_write_bw, then railscope, the reference and each of
 # VARIANTS per --poll, then ib_write_bw again, each under `perf record -a -e cpu-clock -D 2000`; writes each
 # run's output, its profile and summary.txt (rate, share of samples by vCPU and task, hottest symbols) into OUT.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of bench/net_vs_reference (one test-bed boot, or one pass of host.sh on a host with two RDMA ports):
 # the same driver, `railscope netbench --pair rxe0,rxe1` (rxe1 sends to rxe0, one process per end), loads
 # railscope's net plugin and the reference plugin by path through NCCL's net ABI, alternating railscope /

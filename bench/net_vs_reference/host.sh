@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_vs_reference on a host with two RDMA ports instead of the test bed: the same passes as a test-bed
 # boot (guest.sh: railscope and the reference plugin alternating through `railscope netbench --pair`, perftest
 # of the same pass and direction before and after each block), run here, between the two devices named, then

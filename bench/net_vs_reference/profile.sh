@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_vs_reference/profile.sh: where the test-bed guest's CPU time goes during one bandwidth stream, for
 # ib_write_bw, railscope and the reference plugin alike: `perf record -a -e cpu-clock` over both vCPUs (software
 # clock sampling; TCG has no PMU), started 2 s into each run, then each run's share by vCPU and task and its

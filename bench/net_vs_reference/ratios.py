@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_vs_reference: one table from one or more boots (folders written by guest.sh).
 
 Within a boot, each railscope run is divided by the mean of the reference runs just before and just after it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/net_vs_reference: railscope's net plugin against NCCL's own IB transport (the reference plugin built from
 # Mellanox/nccl-rdma-sharp-plugins by build-reference.sh, outside this repository), both driven by the very same
 # `railscope netbench --pair rxe0,rxe1` through NCCL's net ABI, alternating in one soft-RoCE test-bed boot, with

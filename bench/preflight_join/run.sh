@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # How long rank 0 of `railscope preflight` takes to collect N ranks' reports and give each its verdict,
 # and how many descriptors and how much memory it holds meanwhile, with its open-file limit at 1,024
 # soft and hard. The ranks are fakes in one asyncio process (tests/unit/preflight/fake_ranks.py) speaking

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cost of the profiler on NCCL's threads, measured through the ABI (the plugin dlopen'ed as NCCL
 // does). Run under callgrind by run.sh: each phase is bracketed with callgrind client requests and
 // dumped separately, so instructions per event = phase total / iterations. Without valgrind it

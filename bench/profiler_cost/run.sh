@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/profiler_cost/run.sh BUILD_DIR — instructions per profiler event under callgrind.
 # Prints instructions per Coll start/stop pair and per ProxyStep state record (targets: ≤ 1500, ≤ 300).
 set -euo pipefail

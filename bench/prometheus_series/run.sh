@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Series per rank in the profiler's Prometheus textfile and the cost of one write: bench/prometheus_series/run.sh <build>
 set -euo pipefail
 build=${1:-build}

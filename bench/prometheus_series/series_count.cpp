@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Series one rank puts in the Prometheus textfile for a two-op sweep (AllReduce and AllGather, every
 // power of two from 8 B to 128 MiB, as nccl-tests' -b 8 -e 128M -f 2 runs them) and for a training job's
 // usual mix, and the cost of one write (format + atomic replace) of that file.

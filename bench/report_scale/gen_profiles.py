@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Synthetic railscope profiles of a large job, in the profiler's format (docs/profile-format.md).
 
 One file per rank, `<host>-<pid>.jsonl`, written as plugin/profiler/core/jsonl_format.cpp writes them:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/report_scale/run.sh BUILD_DIR [RANKS...] — `railscope report` over a large job's profiles.
 # For each rank count (default 256 1024 4096) it writes synthetic profiles (gen_profiles.py: COLLS
 # collectives per rank, default 1000; HANG_RANK=R makes rank R miss the last collective), then times

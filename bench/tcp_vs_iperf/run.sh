@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark (not a test): the net plugin's TCP engine through its ABI (two processes) against
 # `iperf3 -P 4`, over the same veth pair between two fresh network namespaces, in one run. Each round
 # runs, back to back:

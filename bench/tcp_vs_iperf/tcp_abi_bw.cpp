@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Throughput of the net plugin through its ABI (v12, loaded as NCCL loads it): this process sends
 // `--count` messages of `--size` bytes with `--inflight` requests outstanding to a receiver it
 // starts in the peer network namespace (RAILSCOPE_TEST_PEER_NETNS, see

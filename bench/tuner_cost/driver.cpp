@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the tuner plugin's getCollInfo the way NCCL does (dlopen, the ABI table, a fresh cost table
 // per call) so callgrind can count its instructions. Warm-up calls first (every collective × size
 // bucket, so the one-time decision logging is done), then callgrind's counters are zeroed and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Instructions per getCollInfo call after warm-up, counted by callgrind inside the plugin's adapter
 # function only (inclusive of everything it calls).
 #   bench/tuner_cost/run.sh [build-dir] [version] [nodes] [gpus_per_node] [calls]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "railscope/cli/output_file.h"
 
 #include <spdlog/spdlog.h>

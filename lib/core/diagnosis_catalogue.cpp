@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The catalogue itself. Grouped by area; order inside the file does not matter (sorted at first use).
 // Ids are stable: add new ones, never rename. Causes and fixes follow NCCL's user guide (environment
 // variables, troubleshooting) and rdma-core's documentation, and what the soft-RoCE test bed reproduces.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every environment variable railscope reads, in one place. Sections by component; add, never
 // duplicate. NCCL_* variables keep NCCL's names, defaults and meanings.
 #include <cstdint>

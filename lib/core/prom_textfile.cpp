@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "railscope/core/prom_textfile.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Well-formed UTF-8 (see railscope/core/utf8.h).
 #include "railscope/core/utf8.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compiled part of {fmt} (see CMakeLists.txt for why it is built here). format-inl.h defines fmt's
 // non-template functions when FMT_HEADER_ONLY is not set; format.h declares the locale helpers below as
 // `extern template` in that mode, so their explicit instantiations must live in exactly one file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver API through dlopen/dlsym. Function types are restated from the driver API
 // (CUresult = int, CUdevice = int); no CUDA header is included.
 #include "railscope/gpu/cuda_driver.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-pair GPUDirect rules. Order of findings: distance, ACS, GPU capability, peer memory,
 // DMA-BUF, read side, IOMMU — the first one is what the user should fix first.
 #include "railscope/gpu/gdr_decision.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flush rules for GPUDirect receives (NCCL 2.28: net_ib.cc flushEnabled, paths.cc ncclTopoNeedFlush).
 #include "railscope/gpu/gdr_flush.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON rendering of the GPUDirect report; field names are part of doctor's JSON output (stable).
 #include "railscope/gpu/gpudirect_json.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node-wide GPUDirect report: facts → decisions → findings → text.
 #include "railscope/gpu/gpudirect_report.h"
 

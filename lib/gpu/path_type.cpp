@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_NET_GDR_LEVEL parsing with NCCL's semantics (src/graph/paths.cc ncclGetLevel, 2.28.9):
 // exact upper-case names LOC..SYS, else a leading digit is read as strtol does and mapped through the
 // old numbering; anything else behaves as if unset.

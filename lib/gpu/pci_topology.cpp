@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hwloc-based GPU/NIC discovery and NCCL's distance classes.
 //
 // NCCL builds its PCI graph from sysfs by walking from a device two levels up at a time: device ->

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ACS extended capability parsing. The extended capability list starts at 0x100; each header is a
 // little-endian dword: id (bits 0-15), version (16-19), next offset (20-31). The ACS capability holds
 // its Capability register at +4 and its Control register at +6 (both 16 bits).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-wide GPUDirect facts from sysfs/procfs: peer-memory client, kernel DMA-BUF, IOMMU mode.
 #include "railscope/gpu/platform_support.h"
 

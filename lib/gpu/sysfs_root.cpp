@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File access below a root prefix, without exceptions (sysfs files vanish and deny access).
 #include "railscope/gpu/sysfs_root.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA-BUF probe (NCCL's method) and the mapping of registration errors to the diagnosis catalogue.
 #include "railscope/gpu/verbs_gdr.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DMA-BUF probe on a short-lived PD per RDMA device; the devices and their PCI paths are
 // lib/node's (node::discover), the one reader of the node.
 #include "railscope/gpu/verbs_inventory.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening a device by the name lib/node reported (see handles.h).
 #include "railscope/ibv/handles.h"
 

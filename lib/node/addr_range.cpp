@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_ADDR_RANGE: parsing a CIDR block and matching a GID against it the way NCCL does
 // (IPv4: the GID's last 32-bit word; IPv6: word by word, the last partial word masked).
 #include <arpa/inet.h>

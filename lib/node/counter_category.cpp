@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one table of counter names by category (port_counters.h): InfiniBand PortCounters, the providers'
 // hw_counters and the RoCE netdev's ethtool statistics.
 // Sources for the names:

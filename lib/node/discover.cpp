@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // discover(): the device list from libibverbs (real /sys) or from sysfs (any root), then per device
 // the sysfs facts overlaid with what verbs reports. NCCL's speed tables live here too.
 #include <fmt/format.h>

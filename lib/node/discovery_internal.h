@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces shared by the sysfs and verbs halves of discovery (not part of the public API).
 #pragma once
 

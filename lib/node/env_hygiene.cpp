@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tuning variables NCCL advises against leaving set (see env_hygiene.h for the choice).
 #include "railscope/node/env_hygiene.h"
 

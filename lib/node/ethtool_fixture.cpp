@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture ethtool source (ethtool_stats.h): what `ethtool -S <if>` and `ethtool <if>` print, saved as
 // files under <root>/railscope-fixture/ethtool/<ifname>/{stats,link}, so tests can lay out a ConnectX
 // port's statistics next to its fake sysfs tree. Read with the same limits as sysfs (bounded size); bad

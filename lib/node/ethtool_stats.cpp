@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ethtool statistics and link settings through the SIOCETHTOOL ioctl (ethtool_stats.h).
 // The commands and structures are the kernel's uapi (include/uapi/linux/ethtool.h) as `ethtool -S` and
 // `ethtool` use them (net/ethtool/ioctl.c answers them). Two kernel behaviours shape the code:

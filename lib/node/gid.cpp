@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GID parsing, formatting and classification (family, link-local, configured).
 #include "railscope/node/gid.h"
 

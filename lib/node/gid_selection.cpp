@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's GID index selection, replayed step by step so every decision can be explained.
 #include "railscope/node/gid_selection.h"
 

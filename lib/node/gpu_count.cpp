@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "railscope/node/gpu_count.h"
 
 namespace railscope::node {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_HCA parsing and matching with NCCL's rules (see hca_filter.h).
 #include "railscope/node/hca_filter.h"
 

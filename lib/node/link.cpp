@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names for link layers, port states and physical states.
 #include "railscope/node/link.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link health: trained rate against capability and siblings, rails down, link errors (link_health.h).
 #include "railscope/node/link_health.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RLIMIT_MEMLOCK and CAP_IPC_LOCK, evaluated against NCCL's registered-buffer needs (see memlock.h).
 #include "railscope/node/memlock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RoCE MTU arithmetic and the active_mtu checks (header budget documented in mtu.h).
 #include "railscope/node/mtu.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's '^' / '=' name-list grammar (see name_list.h).
 #include "railscope/node/name_list.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail skew across the processes of a node (node_rail_skew.h).
 #include "railscope/node/node_rail_skew.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCIe link width and speed from sysfs (pcie_link.h).
 #include "railscope/node/pcie_link.h"
 

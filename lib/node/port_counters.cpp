@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Port counters from sysfs, deltas between snapshots (port_counters.h). The category table is
 // counter_category.cpp; repeated snapshots through kept file descriptors are port_sampler.cpp.
 #include "railscope/node/port_counters.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshots of a port through kept file descriptors (port_sampler.h).
 #include "railscope/node/port_sampler.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCB answers from fixture files (tests, fake sysfs trees) and the names shared with the netlink reader.
 // The file format is documented at parse_dcb_fixture in qos_dcb.h.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCB through rtnetlink: RTM_GETDCB requests and a defensive parser of the kernel's answers.
 //
 // Request: struct nlmsghdr, struct dcbmsg {family AF_UNSPEC, cmd}, attribute DCB_ATTR_IFNAME (a

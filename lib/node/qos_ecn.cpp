@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ECN for RoCE per priority from NVIDIA's mlx5 sysfs files (layout and source in qos_sysfs.h).
 #include <fmt/format.h>
 

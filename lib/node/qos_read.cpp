@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the QoS facts of the node's RoCE ports, and the NCCL traffic class → DSCP → priority chain
 // (the conventions are documented in qos.h).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdma_cm's default RoCE ToS from configfs (read only; see qos_sysfs.h for why the group may be absent).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verdict per RoCE port (lossless / semi-lossless / lossy / not available / unknown) and the findings
 // qos.pfc_off_for_roce, qos.ecn_off_for_roce and qos.ports_disagree (definitions in qos.h). The fixes
 // name the standard tools: iproute2's dcb(8) (`dcb pfc`, `dcb app`), NVIDIA's mlnx_qos, and the mlx5

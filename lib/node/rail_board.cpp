@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's rail board file (railscope/node/rail_board.h).
 #include "railscope/node/rail_board.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rail-skew judgement (rail_skew.h).
 #include "railscope/node/rail_skew.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sysfs reads through a configurable root; every failure reads as "nothing".
 #include "railscope/node/sysfs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices, ports and GID tables as sysfs describes them (class/infiniband, class/net).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices, ports and GID tables through libibverbs (ibv_query_device/port, ibv_query_gid_table).
 #include <endian.h>
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "railscope/socket/frame_reader.h"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/engine_factory.h"
 
 #include "plugin/net/tcp/tcp_engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Chooses and creates the transport engine for this process. Today only verbs exists; the TCP
 // engine (RAILSCOPE_TRANSPORT=tcp|auto) plugs in here without touching the ABI adapters.
 #pragma once

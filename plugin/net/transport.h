@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one internal interface between the net plugin's ABI adapters (plugin/net/abi/net_vN.cpp) and
 // a transport engine (verbs and TCP; chosen by RAILSCOPE_TRANSPORT). The adapters only convert and
 // check arguments. Two paths lead from them into a transport:

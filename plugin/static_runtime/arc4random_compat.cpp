@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linked into each plugin when libstdc++ is linked statically (RAILSCOPE_STATIC_RUNTIME,
 // cmake/RailscopePlugin.cmake).
 //

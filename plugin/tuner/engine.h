@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tuner's one internal interface. Each ABI adapter (abi/tuner_vN.cpp) converts NCCL's arguments
 // and calls an Engine; `railscope tuner explain` builds the same Engine from its flags. An Engine is
 // immutable after create() except for the "already logged" bits, so NCCL may call it from any thread.

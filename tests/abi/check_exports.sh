@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_exports.sh LIB SYMBOL... — fails unless the dynamic symbols LIB defines are exactly SYMBOL...
 set -euo pipefail
 lib=$1; shift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_needed.sh LIB ALLOWED... — fails if LIB needs (DT_NEEDED) a library whose name does not start
 # with one of ALLOWED. The plugins are guests in a training process: whatever they need must be on
 # every host NCCL runs on (libcuda only through dlopen; libibverbs only where RDMA is the point).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ABI test harness: loads plugins exactly the way NCCL 2.28.9 / 2.30 does (lib/pluginload: the
 // same library-name rules for NCCL_{NET,TUNER,PROFILER}_PLUGIN, dlopen flags, and the
 // newest-symbol-first lookup). Every ABI test drives the plugins through this, never by linking them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "abi/plugin_loader.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every harness under tests/fuzz/ shares: a property check that stops the run (libFuzzer then
 // saves the input as crash-<sha1>), and copies of parts of the input into allocations of exactly
 // their size, so that AddressSanitizer reports any read past the part a decoder was given.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpora of tests/fuzz/corpus/<harness>/ from the wire formats as documented
 (plugin/net/verbs/setup/handshake.h, plugin/net/tcp/wire.h, docs/tuner.md, docs/profile-format.md,
 tools/preflight/*.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes what `railscope preflight` reads from another rank (tools/preflight/rendezvous.h: rank 0's port is
 // reachable by anything on the network): the authenticated frame reader (tools/preflight/frame_auth.h),
 // the frames' JSON as each side parses it, and rank 0's verdict built from a report it accepted.

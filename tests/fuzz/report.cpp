@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes `railscope report` past its command line: the profile reader (tools/report/profile_reader.h,
 // docs/profile-format.md), the analysis, and the three renderers (render.h). Profiles are files any
 // rank wrote, possibly cut short by a crash, or not railscope's at all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the frame reader every socket user of railscope shares (include/railscope/socket/frame_reader.h):
 // a peer's bytes, cut into writes of any size, read through a real socket pair by the non-blocking
 // reader, as the net plugin's out-of-band channel drives it.

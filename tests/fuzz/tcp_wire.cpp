@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the TCP engine's wire format (plugin/net/tcp/wire.h, docs/tcp.md): the listen handle, the
 // hello of every socket, the receiver's answer and the per-message header, which arrive from the
 // network, and the chunk plan both ends compute for a message.

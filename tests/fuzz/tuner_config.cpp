@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the tuner's configuration file and what it feeds (plugin/tuner/config/*, model/cost_model.h,
 // explain/decision.h): the parser, the node facts and measured figures it yields, the cost model built
 // from them, and the decision applied to NCCL's cost table. RAILSCOPE_TUNER_CONFIG is a file any user

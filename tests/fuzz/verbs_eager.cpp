@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the verbs engine's eager ring header handling (plugin/net/verbs/eager/eager.h,
 // docs/net-protocol.md): the peer RDMA-writes the receiver's ring whenever it likes, so take_header() copies
 // a message's header once and checks the copy and where it lies, and payload() bounds the bytes copied out by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes what a peer controls when a verbs connection fails over (plugin/net/verbs/failover/,
 // docs/failover.md): the failover notice's bytes, and the parts of large messages it sends again.
 //

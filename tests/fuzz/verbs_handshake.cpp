@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes what a peer of the verbs engine controls before any QP exists: the 128-byte listen handle
 // and the handshake messages (plugin/net/verbs/setup/handshake.h, docs/net-protocol.md).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_symbol_versions.sh FILE NAME DOC — prints the highest GLIBC_, GLIBCXX_ and CXXABI_ version FILE
 # needs (its versioned dynamic symbols: objdump -T) and fails when one is newer than the row for NAME in
 # DOC's table (docs/compatibility.md, section 2: | `NAME` | GLIBC_ | GLIBCXX_ | CXXABI_ |, "—" = none

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deb_package.sh BUILD OUT VERSION — builds the .deb with CPack (`cpack -G DEB`, from BUILD's
 # CPackConfig.cmake, into OUT) and checks it with dpkg-deb: the three plugins under /usr/lib with the
 # names NCCL looks for, the CLI under /usr/bin, its manual pages, the docs with Debian's copyright and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # doctor_from_stage.sh STAGE BINDIR LIBDIR — runs the installed `railscope doctor` (text and --json) from
 # the staged tree, outside the build tree: it must run and exit 0 (healthy), 1 (warnings) or 2 (errors),
 # never crash, and its JSON must parse. This machine has no RDMA device, so 2 is the usual answer.

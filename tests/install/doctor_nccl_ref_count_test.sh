@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # doctor_nccl_ref_count_test.sh RAILSCOPE CC NET_SO — doctor's plugins section reads the version of the
 # libnccl.so.2 the loader finds (a stand-in built here, exporting ncclGetVersion) and warns
 # (plugin.net_ref_count_unset) when NCCL_NET_PLUGIN is set, that NCCL is 2.28 or 2.29 and

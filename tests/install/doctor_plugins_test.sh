@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # doctor_plugins_test.sh RAILSCOPE CC TUNER_SO PROFILER_SO — doctor's `plugins` section against a plugin
 # that cannot load: a .so built here that needs a library which is then removed (what an image without
 # a plugin's dependency looks like). The real tuner and profiler sit next to it and must load.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # stage.sh BUILD STAGE LIBDIR BINDIR DOCDIR — `cmake --install BUILD --prefix STAGE` into an empty STAGE,
 # then checks that every file a user and NCCL need is where the docs say (README, docs/pytorch.md).
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads the three plugins of an installed tree through the ABI harness (lib/pluginload: NCCL's name
 // rules, RTLD_NOW | RTLD_LOCAL, newest symbol first), the way NCCL 2.28.9 and 2.30 would with
 // NCCL_<KIND>_PLUGIN=railscope and the tree's lib folder on LD_LIBRARY_PATH (set by the caller: the

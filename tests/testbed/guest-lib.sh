@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # railscope test bed: guest-side helpers (bash). Source it from a test command:
 #     . "$TESTBED_LIB"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope ab -- CMD...`: runs a job with railscope's plugins and with NCCL's built-in transport
 // (railscope's profiler loaded in both), then compares busbw per (op, size).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compares the op samples of two variants (railscope vs. NCCL's built-in transport) per (op, size).
 #pragma once
 

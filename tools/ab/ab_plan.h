@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `railscope ab` runs: the two variants (railscope's plugins vs. NCCL's built-in transport, both
 // with railscope's profiler), their environment changes, their profile folders and the run order.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one command as a child process with a modified environment and waits for it, forwarding
 // SIGINT/SIGTERM to it so a `railscope ab` under a scheduler stops its job cleanly.
 #pragma once

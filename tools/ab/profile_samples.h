@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-operation samples `railscope ab` compares, read from one run's profile folder with the
 // profiler's own reader (tools/report/profile_reader.h, docs/profile-format.md): only `coll` and
 // `p2p` records with a measured duration and busbw count.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `railscope doctor` subcommand.
 #include <CLI/CLI.hpp>
 

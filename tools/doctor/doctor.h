@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor`: a pre-flight report of the node's RDMA setup, built from sections. Each section
 // is one function from the gathered facts to its findings, its JSON object and its text lines, so adding
 // a section (e.g. the GPU×NIC matrix) is one entry in all_sections().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gathering the node's facts once for every section.
 #include <spdlog/spdlog.h>
 

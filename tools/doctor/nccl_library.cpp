@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's view of the NCCL library (nccl_library.h).
 #include "nccl_library.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which NCCL this environment would load, and whether it needs NCCL_NET_PLUGIN_REF_COUNT: NCCL 2.28 and
 // 2.29 start an external net plugin's reference count at 0 (NCCL_PARAM(NetPluginRefCount,
 // "NET_PLUGIN_REF_COUNT", 0) in src/plugin/net.cc, 1 up to 2.27), unload it when the last communicator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running the sections, the exit status, and the two renderings (JSON and readable text).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices and ports: what exists, what NCCL_IB_HCA selects, and which selected ports are down.
 #include <fmt/format.h>
 

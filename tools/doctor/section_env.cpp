@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Environment hygiene: NCCL tuning overrides, and bad NCCL_IB_* values met while reading the policy.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GID tables and the index railscope (like NCCL) would pick on each selected port, with reasons.
 #include <fmt/format.h>
 

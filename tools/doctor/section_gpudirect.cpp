@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPUDirect RDMA: the GPU×NIC matrix (lib/gpu) with NCCL's distance classes, peer memory, DMA-BUF,
 // ACS and IOMMU, for every GPU and every RDMA NIC lib/node found. The topology comes from
 // RAILSCOPE_TOPO_FILE (an `lstopo --of xml` export) or this system.

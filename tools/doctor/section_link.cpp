@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link: each port's trained speed and width against its capability (RoCE: the netdev's link modes) and
 // against its siblings, rails down while their siblings run, and link counters not zero since boot
 // (lib/node/link_health.cpp reads and judges; this renders). docs/fabric-health.md, step 1.

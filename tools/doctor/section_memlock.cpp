@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memlock: RLIMIT_MEMLOCK and CAP_IPC_LOCK against NCCL's registered-buffer needs.
 #include <fmt/format.h>
 

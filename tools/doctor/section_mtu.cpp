@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MTU: each selected RoCE port's active_mtu against its netdev MTU, and local ports that disagree.
 #include <fmt/format.h>
 

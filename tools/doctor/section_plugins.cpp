@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's `plugins` section (section_plugins.h): each plugin opened as NCCL would open it, here.
 #include "section_plugins.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's `plugins` section: would NCCL load railscope's plugins in this environment? NCCL falls back
 // to its built-in transport, tuner and no profiler when a plugin fails to load, saying so only at INFO
 // level; this section opens each plugin as NCCL does (lib/pluginload: NCCL's name rules, dlopen with

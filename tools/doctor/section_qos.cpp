@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RoCE QoS: for each selected RoCE port, NCCL_IB_TC → DSCP → priority through the netdev's trust mode
 // and DSCP map, PFC on that priority, ECN for RoCE on it, rdma_cm's default ToS, and the verdict
 // (lossless, semi-lossless, lossy; "not available on this device" where DCB is not supported, e.g. veth

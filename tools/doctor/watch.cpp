@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor --watch` (watch.h).
 #include "watch.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor --watch SECONDS`: a snapshot of every selected port's counters (counters/,
 // hw_counters/, the RoCE netdev's ethtool statistics), a pause, a second snapshot, and the deltas per port
 // by category as a table or JSON, with findings when loss, discards, link errors or pause storms rose —

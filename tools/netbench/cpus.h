@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CPUs the ends of `netbench --pair` run on. Under a small guest (the soft-RoCE test bed: two
 // vCPUs shared by both ends and rxe's kernel work) where the scheduler places the two processes decides
 // the rate a run gets more than the plugin does (bench/net_vs_reference/README.md, "Pin the ends");

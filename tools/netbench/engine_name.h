@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which transport carries a net plugin's device, as netbench's header names it. NCCL's net ABI has no
 // such property, so it is read from what the device's name is on this node: an RDMA device (sysfs
 // class/infiniband/<name>) is driven through verbs, a network interface (class/net/<name>) through

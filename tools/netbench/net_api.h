@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A net plugin driven through its ABI only, the way NCCL's core drives it: opened with NCCL's name
 // rules (lib/pluginload), newest ABI version first (v12 ... v8), one calling convention for the rest
 // of netbench whatever version the plugin exports. Results are NCCL's codes, unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope netbench`: bandwidth and latency through a net plugin's ABI, as NCCL would see them.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The out-of-band TCP channel between the two netbench processes: carries the run's parameters,
 // the plugin's 128-byte listen handles and per-size results — what NCCL's bootstrap does for a job.
 // Framed messages (magic, type, length) over the shared socket layer (railscope/socket/); every read has

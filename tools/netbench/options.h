@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything `railscope netbench` can be told, and how one run is planned from it.
 #pragma once
 

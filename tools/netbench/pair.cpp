@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --pair DEV_A,DEV_B: both ends on one node, as two processes (like two ranks): a server on DEV_A
 // (receives) and a client on DEV_B (sends, prints). The parent owns the out-of-band listening socket
 // and hands it to the server, so no port can be taken in between.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What netbench puts in every message and how the receiver checks it, byte for byte.
 //
 // A message of `size` bytes with sequence number `seq` carries the pseudo-random bytes of pattern

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a netbench server accepts from its client. The client is a peer on the network: every field
 // of RunParams and SizePlan is checked against the bounds netbench itself plans within, with
 // overflow-checked arithmetic, before any of it sizes a buffer or a loop.

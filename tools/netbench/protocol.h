@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Messages the two netbench processes exchange out of band (oob.h frames them). Plain structs:
 // both ends are the same netbench build, and the magic + version in Hello catch anything else.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // netbench's results: one row per message size, printed as a table (as each size finishes) or as
 // one JSON document at the end.
 #pragma once

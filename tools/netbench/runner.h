@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two roles of a netbench run. The client drives (sizes, parameters), sends, measures and prints;
 // the server receives, verifies and echoes. Both return a process exit status:
 // 0 ok, 1 failure (plugin error, peer gone, timeout), 3 data verification failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One end of a netbench run: a send comm to the peer and a receive comm from it (NCCL's net comms are
 // one-directional), each with one registered host region, set up as NCCL does it: listen, ship the
 // handle out of band, then poll connect/accept until both return a comm.

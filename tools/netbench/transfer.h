@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measured loops, in NCCL's calling pattern: buffers registered once, isend/irecv posted while a
 // window of requests is in flight, `*request == NULL` retried, completion found by polling test.
 // Bandwidth: the client streams to the server. Latency: ping-pong, one message each way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `railscope preflight` subcommand: this node's doctor checks, the rendezvous at rank 0, the verdict.
 #include <spdlog/spdlog.h>
 #include <unistd.h>

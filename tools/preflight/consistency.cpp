@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Consistency across nodes (see consistency.h).
 #include "consistency.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's comparison of the node reports: per rail (the i-th selected port of every node, in natural
 // name order) the same link layer, active MTU, GID type and family, link rate and firmware; rail
 // alignment (NIC i of every node in the subnet of NIC i of the others); the same number of rails; the

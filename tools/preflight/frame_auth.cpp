@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The job's key and each connection's sealed frames (see frame_auth.h). The MAC, the random nonces and
 // the constant-time comparison are OpenSSL's libcrypto.
 #include "frame_auth.h"

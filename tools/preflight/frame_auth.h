@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may speak at the rendezvous. Every rank of one job holds the job's secret: a token from
 // --token-file or RAILSCOPE_PREFLIGHT_TOKEN, or, under a launcher with a credential service (Slurm's
 // MUNGE, job_credentials.h), a fresh key per connection that the rank's hello carries inside a credential

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's HTML page (see html_page.h).
 #include "html_page.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict as one self-contained HTML page (`railscope preflight --html FILE`): per rail a node × node
 // heat map of the measured links (row: the sender, column: the receiver), each cell coloured by its
 // bandwidth as a percentage of the link's line rate (or of the rail's median when no line rate is known),

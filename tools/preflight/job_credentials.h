@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A launcher's credentials as the job's secret: where no token is shared, each rank proves that it runs
 // as the job's user on a node of the cluster with a credential the cluster's own authentication service
 // made (Slurm's MUNGE: https://dun.github.io/munge/), and the credential carries a fresh key for that

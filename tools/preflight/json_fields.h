@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading fields of JSON that another process wrote (a rank's message, netbench's output) without
 // nlohmann's throwing accessors: json::value(key, default) throws type_error when the key is there with
 // another type, and nothing in `railscope preflight` catches it, so one such field from a peer would end

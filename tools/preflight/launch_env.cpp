@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank, world size and rendezvous address from the launcher's environment or from flags (see the header
 // for the launchers and their documentation).
 #include "launch_env.h"

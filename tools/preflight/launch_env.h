@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who am I in this job: rank, world size and the rendezvous address (rank 0's host and port), read from
 // the environment of the launcher that started this process, or from flags. Pure: the environment is a
 // lookup function, so tests give any launcher's variables.

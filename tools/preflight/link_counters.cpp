@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter deltas of a link test's ports and what they say (see link_counters.h).
 #include "link_counters.h"
 

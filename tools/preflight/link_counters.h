@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The counters of the ports a link test used, before and after it, on each end: each rank samples the
 // port of each of its tasks (node::PortSampler) around the netbench children and sends the non-zero
 // deltas with the task's result; rank 0 attaches them to the link and, for a slow one, says what they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning the link steps and their wire forms (see link_plan.h).
 #include "link_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link measurements of a run, step by step: for every round of the pairing schedule (schedule.h),
 // per rail, first a → b, then b → a (bandwidth), then a ↔ b (latency, 8 B ping-pong) unless turned off.
 // In a step every rank has at most one task per rail: be the netbench server on its NIC of that rail, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link tasks as netbench child processes (see link_runner.h).
 #include "link_runner.h"
 

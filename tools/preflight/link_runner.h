@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one step's link tasks on this node: each task is a `railscope netbench server|client` child
 // process (tools/netbench: the net plugin loaded through lib/pluginload, as NCCL would), all of a step's
 // tasks at once, each bounded by its own --timeout and killed past it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link outliers per rail (see link_stats.h).
 #include "link_stats.h"
 

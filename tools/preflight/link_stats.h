@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Judging measured links: each link against its line rate and against the median of its rail.
 // A median needs a majority: with fewer than three measured links on a rail (two nodes: one pair, two
 // directions) the rail's links are compared with the median of every link of the same line rate on all

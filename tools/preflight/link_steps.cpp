@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's bookkeeping of the link steps (see link_steps.h).
 #include "link_steps.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's bookkeeping of the link steps (link_plan.h): which ranks stopped answering and in which step.
 // A task whose peer stopped answering before its step is neither sent nor run: it fails at once with that
 // rank's reason (it would only wait out --link-timeout for nobody). Onto the planned links, a rank that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MUNGE through libmunge's C API (munge.h), resolved with dlopen.
 #include "munge_credentials.h"
 

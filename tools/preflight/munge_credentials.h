@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MUNGE as the job's credential service (job_credentials.h). libmunge is loaded with dlopen when a job
 // uses it, so the CLI runs on hosts without MUNGE. MUNGE encrypts each credential under the cluster's
 // key, restricts it here to this user, and refuses to decode one twice (replay).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node reports to and from JSON; the reading side checks every field (see node_report.h).
 #include "node_report.h"
 

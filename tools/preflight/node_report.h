@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each rank sends to rank 0: its host, its selected RDMA ports (the rails, in natural name order)
 // with the facts rank 0 compares across nodes, its NCCL_* environment and its doctor findings.
 // Rank 0 reads these from the network: from_json() checks every field (type, range, length, characters)

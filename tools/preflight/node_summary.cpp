@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building this node's report from the doctor's facts (see node_summary.h).
 #include "node_summary.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // This node's report for rank 0, built from the doctor's facts and findings (tools/doctor).
 #pragma once
 

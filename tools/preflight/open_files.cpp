@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The open-file limit rank 0 runs under (see open_files.h).
 #include "open_files.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0 holds up to kMaxHeldCallers (rank0_desk.h) rank connections open at once, beside its own
 // descriptors; the common soft limit (1,024) leaves less room than the hard limit, so the soft limit is
 // raised to the hard limit at start, and rank 0 holds no more connections than fit instead of running

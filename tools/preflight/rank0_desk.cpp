@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's exchanges with a bounded number of open connections (see rank0_desk.h).
 #include "rank0_desk.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's side of the exchanges with the other ranks, with a bounded number of open files whatever the
 // world size. Every exchange is one connection: the rank connects, sends one frame (its report, a step's
 // results, or a poll) and waits for its next message (a link step or the verdict). When that message is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rendezvous' frames over the shared socket layer (see rendezvous.h).
 #include "rendezvous.h"
 

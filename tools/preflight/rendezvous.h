@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP rendezvous at rank 0: every other rank connects, sends its node report and waits for the
 // verdict. The port is reachable by anything on the network, so rank 0 treats every byte as hostile:
 // frames are length-prefixed with a magic and a cap and, with the job's secret, authenticated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pairing schedules (see schedule.h).
 #include "schedule.h"
 

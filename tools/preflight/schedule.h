@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which nodes measure their links to which, round by round. In a round every node is in at most one pair
 // (exactly one when the node count is even), so a round's pairs run at once without sharing a NIC.
 //

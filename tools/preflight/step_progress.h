@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's progress through the link steps, for the operator who waits minutes on 64 nodes: on a
 // terminal one line on stderr, redrawn each second (step k of n, links measured, time left); in a log
 // (stderr not a terminal) one line per finished step. Both at the CLI's info level (--log-level warn

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict at rank 0 and its renderings (see verdict.h).
 #include "verdict.h"
 

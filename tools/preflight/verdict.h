@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's verdict: every node's own doctor findings (warnings and errors, named by host), the
 // consistency findings, the ranks that never joined, the refused connections; exit 0 ok / 1 warnings /
 // 2 a node or link that will slow or fail the job. Text and JSON renderings, and the short verdict rank 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/report/analysis.h"
 
 #include "plugin/profiler/core/bandwidth.h"

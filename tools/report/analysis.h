@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `railscope report` computes from merged profiles: per (op, size) busbw and time quantiles
 // with the slowest/fastest rank, the straggler table (who arrives last, how often, by how much),
 // the rank×peer wait matrix, and the comparison with a baseline run.

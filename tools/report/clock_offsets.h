@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hosts' clock offsets, estimated from the profiles themselves: a collective ends at nearly the same
 // moment on every rank (none can finish before the last one's data arrived), so the difference between
 // two hosts' end times of the same collectives is the difference between their clocks. Straggler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reader's fast path for the bulk of a profile: `coll` and `p2p` lines, parsed with simdjson (a
 // few hundred MB/s faster than building an nlohmann DOM per line, which made `railscope report` of a
 // 4,096-rank job take minutes). It takes a line only when every member it reads is one the general

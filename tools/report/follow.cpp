@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/report/follow.h"
 
 #include "tools/report/profile_tail.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report --follow DIRS`: watches a running job's profiles. Every interval it reads only what
 // was appended to each file since the last pass (profile_tail.h: a line still being written is read once
 // its newline has arrived), feeds the job state (job_state.h: per communicator and rank aggregates, so memory

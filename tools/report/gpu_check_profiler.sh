@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Profiler GPU check, meant to be called as a section of tools/gpu-check.sh on a GPU host:
 #   tools/report/gpu_check_profiler.sh BUILD_DIR
 # Two processes share the one GPU, each with its own NCCL_HOSTID so NCCL treats them as two nodes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One rank of the profiler GPU check (run by gpu_check_profiler.sh, two ranks on one GPU).
 
 Runs AllReduce / AllGather / ReduceScatter sweeps (8 B .. 256 MiB) through torch.distributed (NCCL

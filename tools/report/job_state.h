@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole job's answer to "where is it stuck, and who is to blame": per communicator, each rank's
 // furthest collective entered and completed, which ranks never entered the collective the others wait
 // in, which called a different op, count or datatype at the same place, and which ranks have no profile.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads railscope profiles (docs/profile-format.md) and the net plugin's stats lines
 // (RAILSCOPE_NET_STATS, their "rail_rate"): every *.jsonl file in the given directories (or the files
 // themselves). Unknown record types and members are ignored; a line that is not valid

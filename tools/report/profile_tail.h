@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Profiles read piece by piece as they grow (`railscope report --follow`): each pass reads only what was
 // appended to each file since the previous one and feeds its whole lines to a JobState. A line still
 // being written is not kept: its start is remembered and it is read again, whole, once its newline has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail rates across nodes (rail_rates.h).
 #include "tools/report/rail_rates.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail rates across nodes, after the fact (docs/fabric-health.md, step 3): from the net plugin's stats lines
 // of several nodes (RAILSCOPE_NET_STATS, "rail_rate"), each host's ports' large sends over their busy time,
 // and the rail (port of one name: NIC i on every node of a homogeneous cluster) that runs slower on one node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The three outputs of `railscope report`: a text table (default), JSON, and one self-contained
 // HTML page with inline SVG plots.
 #pragma once

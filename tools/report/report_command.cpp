@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report DIR... [--json] [--html FILE] [--baseline DIR]`
 // `railscope report --follow DIR... [--interval S] [--hang-after S] [--once]`
 #include <fmt/format.h>

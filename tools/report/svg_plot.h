@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inline SVG: a log–log line plot (busbw vs message size, optional baseline overlay) and a heatmap.
 #pragma once
 

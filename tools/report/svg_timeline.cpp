@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric time line of `railscope report --html`: busbw per collective above, fabric windows below,
 // on one time axis, so a drop in busbw can be read against the loss, pause or congestion of the moment.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope tuner calibrate`: profiles of real runs (the profiler's `coll` records, with the algorithm,
 // protocol and channels NCCL used) become a calibration file the tuner reads (RAILSCOPE_TUNER_CALIBRATION,
 // docs/tuner.md): per (collective, size, algorithm, protocol, ranks, nodes) the median bus bandwidth of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rows `railscope tuner explain` prints: for each size, the Engine's decision over the table NCCL
 // would pass, rendered as a text table or JSON.
 #pragma once

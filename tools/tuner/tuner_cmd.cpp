@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope tuner explain`: what the tuner plugin decides for a topology, size by size, and why.
 // It builds the plugin's Engine from the flags and calls the same decision function NCCL reaches
 // through getCollInfo.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs `railscope doctor --json` every $INTERVAL_SECONDS and publishes the result three ways:
 #   - stdout: the JSON report of each run, on one line (kubectl logs, log shipping)
 #   - $TEXTFILE_DIR/railscope_doctor.prom: node-exporter textfile collector metrics

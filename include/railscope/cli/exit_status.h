@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exit statuses every `railscope` command shares, from sysexits(3) as BSD and Debian tools use them,
 // so a script can tell a mistyped command line or an unwritable output file from a command's verdict
 // (0 to 4, each command's own: docs/cli.md).

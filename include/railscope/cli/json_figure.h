@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A measured or modelled figure as JSON prints it: six significant digits, as nccl-tests and perftest
 // print theirs. A float widened to double (the tuner's costs) would otherwise print its binary noise
 // (25.200000762939453), and a division its last bits; the shortest form of the rounded value is what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLI's own diagnostic log (spdlog): every message a command writes besides its output and the one
 // line that explains a failed exit status. Progress at info (the default level), warnings as
 // `railscope: warning: [id] text`, what each step does at debug and trace; `--log-level warn` keeps

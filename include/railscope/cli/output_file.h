@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An output file named on the command line is checked before the command prints or measures anything,
 // so a typo in `--html /nonexistent/x.html` costs no run and leaves stdout empty.
 #pragma once

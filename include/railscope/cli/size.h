@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte sizes as every `railscope` command takes them on the command line.
 //
 // K, M, G and T are binary (1024, 1024^2, ...), as NCCL's NCCL_BUFFSIZE-style sizes and nccl-tests' -b/-e

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How every `railscope` command line ends: a usage error is exit status 64 (EX_USAGE) with one line
 // naming what is wrong (a mistyped command gets the closest existing name), help and --version exit 0, a
 // command's own status is passed through.

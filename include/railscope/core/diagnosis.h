@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The diagnosis catalogue: every failure railscope can name, with a stable id, its likely cause and
 // the fix. One catalogue serves the net plugin's error paths, the profiler's fault records and
 // `railscope doctor`. A Finding is one occurrence: a catalogue entry plus the facts of this case.

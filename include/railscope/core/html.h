@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text placed in an HTML or SVG page (report's plots, preflight's heat map): the five markup characters
 // as entities, and control characters, which XML 1.0 does not allow, as '?'.
 #pragma once

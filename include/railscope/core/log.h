@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging for code that runs inside someone else's process (the plugins) and for the CLI.
 // Messages go to NCCL's logger when NCCL gave us one; otherwise to stderr, filtered by NCCL_DEBUG
 // (default WARN). Never to stdout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The median of a set of figures: the judgements that compare a rail or a link with its peers (rail skew
 // in the net plugin and in `report`, preflight's link statistics) take the same one.
 #pragma once

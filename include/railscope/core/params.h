@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one registry of every environment variable railscope reads (its own RAILSCOPE_* ones and the
 // NCCL_* ones it honours with NCCL's meaning). Each is declared once, with type, default, range and
 // a description; the README's table is checked against this list by a test.

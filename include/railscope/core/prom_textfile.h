@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every railscope textfile for node_exporter's textfile collector shares (text format 0.0.4,
 // https://prometheus.io/docs/instrumenting/exposition_formats/): who the series belong to (job, global
 // rank, local rank, host, read from the launcher's environment), label values escaped as the format wants,

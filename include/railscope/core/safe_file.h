@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output files that may sit in a folder other users share (/tmp, a team's profile folder, node_exporter's
 // textfile folder). Nothing here writes through a symbolic link at the name it writes, so a link planted
 // there by another user cannot make railscope truncate or append to a file of the user running the job:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Well-formed UTF-8 for text that goes into JSON (RFC 8259 §8.1 wants UTF-8; nlohmann's dump() throws on
 // anything else): strings that came from outside (an environment variable, a comm name, sysfs, a host
 // name given on the command line) in another encoding, or cut short by a length cap.

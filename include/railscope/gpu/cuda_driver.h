@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the CUDA driver says about each GPU, read through dlopen("libcuda.so.1") only: railscope links
 // no CUDA library and works unchanged on hosts without one ("no CUDA driver").
 #pragma once

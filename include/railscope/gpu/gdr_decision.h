@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPUDirect RDMA decision for one (GPU, NIC) pair, from facts gathered elsewhere (topology,
 // sysfs, CUDA driver, verbs probe). Pure: no I/O, so every rule is unit-tested. Mirrors NCCL 2.28's
 // ncclTopoCheckGdr and the IB transport's ptrSupport, plus the checks NCCL does not make (ACS,

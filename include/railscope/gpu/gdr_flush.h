@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When GPUDirect receives need a flush (iflush: a loopback RDMA read from the GPU buffer so NIC
 // writes are visible to the GPU before NCCL reads them), restating NCCL 2.28's rules.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPUDirect report as JSON, for `railscope doctor --json` and other tools (not for the plugin).
 #pragma once
 

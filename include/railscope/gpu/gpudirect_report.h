@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gathers every GPUDirect fact of a node (topology, sysfs, CUDA driver, the caller's verbs probes)
 // and decides every (GPU, NIC) pair; renders the matrix as text. Used by `railscope doctor`
 // (section gpudirect) and by tools; the net plugin uses the lower-level pieces directly.

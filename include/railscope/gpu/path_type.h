@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCIe/NVLink distance classes between a GPU and a NIC, with NCCL's names and order (closest first),
 // and the parsing of NCCL_NET_GDR_LEVEL with NCCL's rules (names are case-sensitive; integers use
 // NCCL's old numbering 0=LOC 1=PIX 2=PXB 3=PHB 4+=SYS; anything else leaves the default).

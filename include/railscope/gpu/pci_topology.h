@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPUs and RDMA NICs in the PCI tree (hwloc), and the NCCL-style distance class between each GPU and
 // each NIC. The topology comes from the running system or from an hwloc XML file (lstopo --of xml),
 // so decisions can be checked on a laptop against a saved DGX topology.

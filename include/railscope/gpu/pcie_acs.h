@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PCIe Access Control Services on a bridge/port, read from its configuration space
 // (/sys/bus/pci/devices/<bdf>/config). ACS P2P Request/Completion Redirect sends peer-to-peer
 // traffic (NIC -> GPU memory) up to the root complex, which breaks or slows GPUDirect RDMA.

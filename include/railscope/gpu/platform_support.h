@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the host offers GPUDirect RDMA, independent of any GPU/NIC pair: a peer-memory client
 // (nvidia-peermem / legacy nv_peer_mem), kernel DMA-BUF support for RDMA, and the IOMMU mode.
 // All reads go through a SysfsRoot.

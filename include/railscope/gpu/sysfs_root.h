@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every file railscope's GPUDirect checks read goes through one root so tests can point them at a
 // fake tree. The root is the sysfs directory (RAILSCOPE_SYSFS_ROOT, default /sys, the same variable
 // and meaning as lib/node's). With a fake root DIR/sys, the few non-sysfs files (/proc/cmdline,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs side of GPUDirect, for the net plugin: whether a device accepts DMA-BUF memory
 // registrations (NCCL's probe), and what a failed registration of GPU memory means.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA devices lib/node found, each with its PCI path and its DMA-BUF probe (a PD is opened
 // briefly per device). For tools (doctor, gpudirect_probe); the net plugin probes with its own PD.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owning handles for the libibverbs objects railscope creates (lib/node, lib/gpu, the net plugin's
 // verbs engine): each releases its object exactly once, through the dlopen'ed library (ibv.h), in the
 // destructor. The device context and the PD are shared by the objects built on them (ContextPtr,

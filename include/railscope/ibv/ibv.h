@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libibverbs, opened with dlopen on first use instead of linked: a plugin that carries RDMA code must
 // still load on a host without rdma-core (Ethernet-only clusters run the net plugin's TCP engine; the
 // tuner and profiler need no verbs at all). NCCL treats libibverbs the same way.

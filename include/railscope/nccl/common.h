@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope's own declarations of the parts of NCCL's plugin ABI shared by every plugin kind:
 // result codes, the logger, collective identifiers. Written from NCCL's public headers (src/nccl.h.in,
 // src/include/nccl_common.h of github.com/NVIDIA/nccl); layouts are fixed by NCCL and checked below.

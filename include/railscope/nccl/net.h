@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope's own declarations of NCCL's net plugin ABI, versions 8 to 12, written from the ABI
 // facts in NCCL's src/include/plugin/net/net_v*.h. Field order, types and sizes are fixed by NCCL;
 // the static_asserts at the end pin the x86-64 layouts given there. Never include NCCL's headers.

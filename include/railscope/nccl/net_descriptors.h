@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a net plugin hands to the profiler through NetPlugin events (the profiler callback NCCL gives a
 // net plugin from net v10 on, common.h): the pluginId layout and the descriptors NCCL's own transports
 // pass (src/include/plugin/profiler/net_ib_v1.h and net_socket_v1.h in NCCL's source), then railscope's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope's own declarations of NCCL's profiler plugin ABI, versions 1 to 6, and of the
 // descriptors a net plugin hands to the profiler through NetPlugin events. Restated from the ABI
 // facts in NCCL's versioned profiler headers, src/include/plugin/profiler/profiler_v*.h (2.28.9 for

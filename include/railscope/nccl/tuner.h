@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope's own declarations of NCCL's tuner plugin ABI, versions 2 to 6, written from the ABI facts
 // in NCCL's src/include/plugin/tuner/tuner_v*.h (field order, types and sizes are fixed by NCCL; the sizes
 // and offsets are checked at the end of this file). No NCCL header is included.

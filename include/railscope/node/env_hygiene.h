@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL variables that pin NCCL's own tuning. NCCL's documentation describes them as debugging or
 // experimentation knobs: its cost model picks algorithm, protocol, channel count, thread count and
 // buffer sizes per message size and topology, and a value left in a job script silently overrides that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A netdev's ethtool statistics and link settings, read the way `ethtool -S <if>` and `ethtool <if>` read
 // them (the SIOCETHTOOL ioctl: ETHTOOL_GSSET_INFO, ETHTOOL_GSTRINGS, ETHTOOL_GSTATS, ETHTOOL_GLINKSETTINGS;
 // include/uapi/linux/ethtool.h), without the ethtool binary. On mlx5 the per-priority PFC pause counters,

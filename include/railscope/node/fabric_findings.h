@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one window of a port's counter deltas says about the fabric, as findings (at most one per
 // kind): fabric.packet_loss, fabric.congestion, fabric.pause, fabric.link_errors, fabric.discards,
 // each with the figures and the fix that fits the link layer. Pure: the net plugin's sampler

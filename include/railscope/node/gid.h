@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A GID (16 bytes, network order) and the facts NCCL's selection looks at: address family
 // (IPv4-mapped or IPv6), link-local, configured or empty, and the GID type (IB / RoCE v1 / v2).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GID index selection exactly as NCCL 2.28's IB transport does it (ncclIbGetGidIndex), with the
 // result explained: which index, why, and why every other non-empty entry lost.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_HCA: which RDMA devices and ports to use, with NCCL's syntax and matching rules.
 //   "mlx5"            prefix match: every device whose name starts with "mlx5", all ports
 //   "=mlx5_0:1,mlx5_1" exact device names; ":N" restricts to port N

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the node has: RDMA devices, their ports, GID tables and the netdevs behind RoCE ports.
 // Read through real libibverbs (when the sysfs root is the real /sys) and sysfs; anything that cannot
 // be read is left "unknown" (0 / empty) and noted, never an error. Used by the net plugin, the tuner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small port-level vocabulary shared by discovery and the pure checks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link health of a node's RDMA ports: each port's trained speed and width against what it can do and
 // against its siblings, the rails that are down while their siblings run, and the link error counters
 // that are not zero since boot. The first step of the troubleshooting order in docs/fabric-health.md;

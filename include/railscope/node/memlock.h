@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Locked-memory limit: RLIMIT_MEMLOCK and CAP_IPC_LOCK, against what NCCL's registered buffers need.
 //
 // Threshold: 64 MiB. NCCL registers its network buffers with ibv_reg_mr. Without GPUDirect RDMA they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MTU arithmetic for RoCE: which IB MTU a netdev MTU carries, and the checks on a port's active_mtu.
 //
 // The netdev MTU is the largest IP packet (L3, without the 14-byte Ethernet header and FCS). A RoCE v2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's name-list grammar, shared by NCCL_IB_HCA (hca_filter.h) and NCCL_SOCKET_IFNAME (the net
 // plugin's TCP engine): an optional leading '^' (exclude the listed names), then an optional '='
 // (names are exact, not prefixes), then items separated by ','. Empty items are dropped. What an item

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail skew across the processes of a node (docs/fabric-health.md, step 3): every process's ports, as the
 // rail board gives them (rail_board.h), judged together with rail_skew() over one window — the reading
 // process's. The board holds cumulative totals; NodeRailWindow keeps each writer's totals at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PCIe link a device trained against what it and its slot can do, as `lspci -vv` shows it (LnkSta
 // against LnkCap): the kernel's current_link_width / current_link_speed and max_link_width /
 // max_link_speed attributes of the PCI device (Documentation/ABI/testing/sysfs-bus-pci). A NIC at x8 in

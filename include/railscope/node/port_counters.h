@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A port's error and traffic counters, as the kernel publishes them under
 // /sys/class/infiniband/<dev>/ports/<p>/counters/ (the InfiniBand PortCounters every provider fills) and
 // hw_counters/ (provider-specific: mlx5, rxe, efa, bnxt_re, irdma each name theirs), read through the

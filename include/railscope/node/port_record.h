@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One RDMA port as a connection uses it: which port, the GID chosen on it and the link facts both ends
 // check before connecting. The one description of a port from the node's inventory to the handshake:
 // the verbs engine's port choice builds it from the inventory, the engine's open port adds its verbs

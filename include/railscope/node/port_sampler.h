@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Repeated snapshots of one port's health counters, cheap enough to take every second: the counter files
 // under counters/ and hw_counters/ are listed and opened once and re-read with pread (a sysfs attribute
 // read from offset 0 is produced afresh by the kernel), and the netdev's ethtool statistic names are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QoS of the node's RoCE ports for NCCL's traffic, as `railscope doctor`'s qos section reports it
 // (docs/roce-qos.md explains the terms and the fixes).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DCB (Data Center Bridging) state of a netdev: which priorities have PFC, the APP table (DSCP →
 // priority entries when the port trusts DSCP), and who runs DCBX. Read as `dcb ieee show`/`dcb app show`
 // (iproute2) and `lldptool` read it: rtnetlink RTM_GETDCB with DCB_CMD_IEEE_GET and DCB_CMD_GDCBX

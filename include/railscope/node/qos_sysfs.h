@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two per-port QoS facts that live in files rather than in DCB:
 //
 // - ECN for RoCE per priority, as NVIDIA's mlx5 driver exposes it (MLNX_OFED / DOCA-OFED, "Explicit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's rail board (rail skew across processes): in a job each GPU's process drives one
 // rail, so no process alone can see one rail slower than the others. The processes of one user on one
 // node publish their ports' large-transfer totals (railscope/node/rail_skew.h) to one small file,

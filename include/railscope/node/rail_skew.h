@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail skew (step 3 of the troubleshooting order): one rail slower than the others while the
 // job runs. Byte counters cannot show it: a collective drives its rails in lockstep, so every rail moves
 // the same bytes and the slow one only takes longer. What shows it is time: per rail (port), the rate of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading sysfs through a configurable root, so tests can point it at a fake tree.
 // Every read tolerates missing files, empty files, garbage and read errors (EINVAL from
 // container-masked GID attributes): the result is "nothing", never an exception or a crash.

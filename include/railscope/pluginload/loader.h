@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens a plugin library the way NCCL 2.28.9 / 2.30 does (src/plugin/plugin_open.cc and the per-kind
 // loaders): the same library-name rules for NCCL_{NET,TUNER,PROFILER}_PLUGIN, the same dlopen flags
 // and the newest-symbol-first lookup. Used by the ABI test harness and by CLI tools (netbench) that

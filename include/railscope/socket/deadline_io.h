@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Moving bytes over a stream socket with a deadline: everything to send sent, exactly the bytes asked
 // for received, or the reason why not. Every call works on blocking and non-blocking descriptors alike
 // (poll, then send/recv with MSG_DONTWAIT), so one caller's socket mode never decides another's wait.

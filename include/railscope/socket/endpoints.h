@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening stream sockets: listening, accepting and connecting, each with a deadline where it can wait.
 // What a connection carries, and how it is tuned, is its user's.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An owning file descriptor: closed when the owner goes, moved never copied. The one descriptor type of
 // railscope's sockets (the net plugin's out-of-band channel and TCP engine, netbench, preflight).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading length-prefixed frames that a peer writes: a fixed-size header, then a body whose length the
 // header announces. The peer's bytes are copied once, into the reader's own buffers, and only that copy
 // is checked and handed on. The header's parser (the message format is the caller's: its magic, type,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument conversion shared by the per-version ABI files (net_v8.cpp … net_v12.cpp). Each function
 // here turns NCCL's C arguments into a call of the engine (control path) or of the comm's or
 // request's own function (data path: transport.h), and a Status back into ncclResult_t; no transport

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclNetPlugin_v8: converts NCCL's v8 arguments to the Engine interface (abi/adapter.h), nothing else.
 #include "plugin/net/abi/adapter.h"
 

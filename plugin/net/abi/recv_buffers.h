@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receive buffers of one irecv or iflush as the ABI adapters hand them to the engine: room for
 // kMaxRecvs, of which a call fills only the first n (NCCL's proxy passes n = 1 but for grouped receives).
 // The room is left uninitialised: an array of RecvBuffers with its member initialisers zero-filled all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every ABI adapter shares: the process-wide engine (created by the first init, kept alive
 // by a reference count, destroyed when the library is unloaded or the last v11+ context is
 // finalized), the per-communicator context of v11+, and the conversion of a Status into NCCL's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bookkeeping both engines' connect() share. NCCL calls connect() again and again with the
 // same handle until it yields a comm; the engine keeps the state of each connect in progress under
 // an id it writes into NCCL's copy of the handle (0 = none yet). PendingConnects::step finds that

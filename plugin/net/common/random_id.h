@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Non-zero random 64-bit ids (listen nonces, connect ids), thread-safe, seeded once per process.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a listener (both engines) logs the connections it refused before they proved they were meant for
 // it: one line per source address and kind group per interval, with counts, instead of one per
 // connection (a flood must not flood NCCL's log either). A single stray (a port scanner's probe, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conversion of a failed Status into NCCL's result code (transport.h): its finding's one line is
 // logged once, where the failure leaves the plugin (the ABI edge, or a request's tester).
 #include "plugin/net/transport.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixed-size pool of request objects, allocated once per connection: the data path takes and returns
 // requests without touching the heap. A full pool answers "try again" (nullptr), which NCCL's
 // contract allows (isend/irecv may return a null request).

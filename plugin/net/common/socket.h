@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The socket layer both engines share, over railscope/socket/ (descriptors, listen/accept/connect,
 // deadlines): non-blocking listen/accept/connect on a handle's address, the options
 // every connection socket gets (TCP_NODELAY, buffer sizes, keepalive and TCP_USER_TIMEOUT so a dead

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-connection instrumentation: bytes and messages, requests in flight, post-to-completion time
 // as a log2-spaced histogram, errors by diagnosis id. Updated on the data path without allocation or
 // locks (a connection is driven by one proxy thread); written as JSON lines to RAILSCOPE_NET_STATS (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connections a listener (both engines) accepted that have not proved yet that they are meant for
 // it (a hello carrying the listener's nonce), and the policy that keeps anyone who can reach the port
 // from shutting the real peer out:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounds-checked little-endian byte writer/reader for everything railscope puts on the wire (the
 // listen handles, handshake messages), shared by both engines. A Reader never reads past its span: a short or
 // malformed input turns the reader "bad" and every later read returns zero.

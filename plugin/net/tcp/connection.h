@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a TCP send or receive comm shares: the control socket (message headers and small messages,
 // driven by NCCL's proxy thread), the data lanes and their helper threads, the first error, and the
 // per-connection statistics (plugin/net/common/stats.h, as the verbs engine's).

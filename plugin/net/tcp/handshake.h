@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Non-blocking connection setup (NCCL polls connect/accept until they hand out a comm).
 // Sender: opens the control socket and nsocks data sockets to the listener, sends a hello on each
 // (listener nonce, connection id, socket index and count, chunk and inline sizes, host name) and

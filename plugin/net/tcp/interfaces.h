@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which network interfaces the TCP engine uses, chosen the way NCCL's socket transport chooses them:
 // NCCL_SOCKET_IFNAME (comma-separated name prefixes; a leading `^` excludes them, a leading `=`
 // wants exact names, `^=` both), NCCL_SOCKET_FAMILY (AF_INET / AF_INET6), and when the variable is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data sockets of a connection ("lanes") and the helper threads that move bytes on them. The
 // thread that calls isend/irecv/test (NCCL's proxy thread) cuts a message into chunks and queues one
 // task per chunk on the lane that carries it; each helper thread serves a fixed set of lanes with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's tunables, read once from the environment (params registry) when the engine is
 // created: sockets and helper threads per connection (NCCL's NCCL_SOCKET_NTHREADS and
 // NCCL_NSOCKS_PERTHREAD meanings), socket buffer size, the dead-peer bound, the chunk size large

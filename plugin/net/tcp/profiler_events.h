@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events for NCCL's profiler (net ABI v10+, when NCCL passes a profiler callback and a per-request
 // parent handle): one event per isend and per receive buffer, started when posted and stopped when
 // test() reports it done, described with NCCL's socket descriptor, version 1 (pluginId =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiving side of a TCP connection and its request lifecycle. irecv posts up to kMaxRecvs
 // buffers (a grouped receive) from a fixed pool; the control socket is read only while some posted
 // buffer waits for a message: each header is matched by tag to the oldest request's free buffers,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sending side of a TCP connection and its request lifecycle: isend takes a request from a
 // fixed pool, writes the message header (and a small message's bytes) to the control socket and
 // queues a large message's chunks on the lanes; test reports done once the control bytes are out

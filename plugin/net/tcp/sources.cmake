@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The TCP engine (RAILSCOPE_TRANSPORT=tcp|auto), included from plugin/net/CMakeLists.txt. It stands
 # alone over plugin/net/common/ (railscope_net_common) and never links the verbs engine.
 railscope_add_internal_library(railscope_net_tcp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine: the net plugin's second transport (RAILSCOPE_TRANSPORT=tcp, or auto without an
 // active RDMA port). One device per network interface NCCL's socket transport would use; host
 // memory only; the same request lifecycle, statistics and diagnosis catalogue as the verbs engine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the TCP engine puts on the wire and in NCCL's 128-byte handle: the listen handle, the hello
 // every socket of a new connection sends first, the receiver's answer, the per-message header of
 // the control socket, and how a message is cut into chunks across the data sockets. Everything that

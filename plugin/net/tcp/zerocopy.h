@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MSG_ZEROCOPY on the data sockets of a sending TCP connection. With SO_ZEROCOPY set, a send() with
 // MSG_ZEROCOPY pins the caller's pages instead of copying them into the socket buffer; the kernel
 // numbers every such send() that moved bytes (0, 1, 2, ... per socket) and, once it has released

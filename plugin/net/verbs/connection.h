@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a send and a receive connection share: the two ends as the handshake described them, the link
 // parameters, the out-of-band channel kept open for liveness, and three parts it composes: the lanes,
 // QPs and completion queues (qp_set.h), the connection's health and first error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether one verbs connection can still be used, and why not: its first error (once a connection
 // failed, every later call reports that failure), the failed completion behind it, the generation of
 // each of its ports' health when the connection opened (a port failure recorded since fails the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one verbs connection reports about itself: its statistics (counters, the JSON stats lines of
 // RAILSCOPE_NET_STATS, periodic and final, with its ports' counter deltas and rates), the profiler's QP
 // events of its messages and its error event, and each large send's share of its ports' rates

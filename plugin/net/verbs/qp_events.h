@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's QP events of the messages in flight on one connection (docs/fabric-health-net.md,
 // "To the profiler"): one event per part of a message, each naming the QP that carries the part and
 // the QP's local device, as NCCL's IB transport starts one QP event per QP it posts a request on

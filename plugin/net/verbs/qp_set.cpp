@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/verbs/qp_set.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transport of one verbs connection: its local devices ("lanes", one completion queue each), the
 // RC QPs striped over them, buffers registered on every lane, and the draining of the completion
 // queues. Knows nothing of health, statistics or the profiler: a drain hands each completion, and each

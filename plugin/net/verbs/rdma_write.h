@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One RDMA write work request for an RC QP, filled field by field. A value-initialised ibv_send_wr is
 // 128 bytes zeroed (a `rep stos`) on every message; most of
 // them are union members of other opcodes and QP types (UD address, atomics, memory-window binds,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both protocols share on the receiving end, and the choice between them (recv_comm.h).
 #include "plugin/net/verbs/recv_comm.h"
 

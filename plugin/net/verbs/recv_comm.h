@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiving end of a verbs connection: what both protocols share — the receive requests handed to
 // NCCL, posting a zero-length receive, reporting a finished receive, the GPUDirect flush — and the
 // protocol agreed in the handshake, chosen once per connection: receiver-driven (receiver_driven.h) or,

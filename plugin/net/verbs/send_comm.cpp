@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both protocols share on the sending end, and the choice between them (send_comm.h).
 #include "plugin/net/verbs/send_comm.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sending end of a verbs connection: what both protocols share — the region the receiver writes
 // into, the request pool, how a finished send is reported and when a posted one has stalled — and the
 // protocol agreed in the handshake, chosen once per connection: receiver-driven (receiver_driven.h) or,

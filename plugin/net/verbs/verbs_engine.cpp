@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/verbs/verbs_engine.h"
 
 #include <arpa/inet.h>

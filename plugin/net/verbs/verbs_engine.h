@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine: RDMA RC transport over libibverbs (InfiniBand, RoCE, soft-RoCE). Owns the
 // discovered ports, their MR caches and async-event threads, the device list NCCL sees (physical
 // ports, then fused virtual devices), and the connect state machines NCCL polls. The control path

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the per-version adapters: the parts of NCCL's descriptors that did not change.
 #pragma once
 

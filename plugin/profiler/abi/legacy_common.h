@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the v1..v3 adapters (NCCL 2.23–2.25): init carries no communicator identity, so rank
 // comes from each descriptor and nRanks stays unknown (busbw is then not computed).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v1 (NCCL 2.23): func, datatype, algo and proto as NCCL's enum numbers.
 #include "plugin/profiler/abi/legacy_common.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v2 (NCCL 2.24): names as strings.
 #include "plugin/profiler/abi/legacy_common.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v3 (NCCL 2.26): adds KernelCh (no GPU timer yet) and NetPlugin events.
 #include "plugin/profiler/abi/legacy_common.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v4 (NCCL 2.27): comm identity at init (commName before commHash), KernelCh
 // GPU timers; Coll/P2p hang below the legacy Group event, which railscope does not track.
 #include "plugin/profiler/abi/adapter_common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v5 (NCCL 2.28): a thin adapter over the internal interface.
 #include "plugin/profiler/abi/adapter_common.h"
 

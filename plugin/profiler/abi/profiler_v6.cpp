@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclProfiler_v6 (NCCL 2.29, adds copy-engine events, which are not tracked): a thin adapter over the
 // internal interface.
 #include "plugin/profiler/abi/adapter_common.h"

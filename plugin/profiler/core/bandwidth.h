@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nccl-tests definitions of message size, algbw and busbw (nccl-tests' doc/PERFORMANCE.md), and the
 // mapping of NCCL's operation and datatype names. Pure functions: used by the plugin and by `railscope
 // report`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One monotonic clock for every event (a single vDSO call); wall-clock times for the profile are
 // derived with an offset taken once, so records of different nodes can be compared.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The busbw one communicator may expect on this node, from its shape and the RDMA ports its ranks can
 // drive (docs/profiler.md "Expected busbw per communicator"), never the node's port sum alone:
 //  - one node: NCCL moves the data over NVLink/PCIe, not the NICs: no expectation (only

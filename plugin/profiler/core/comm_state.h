@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything the profiler keeps per communicator: identity, the fixed event pools (sized once at
 // init from the RAILSCOPE_PROFILE_POOL_* variables), the per-QP table fed by NetPlugin events,
 // drop counters, a bounded ring of transport errors and the ports the net plugin named, for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // start/stop/record for every event kind. Runs on NCCL's threads: only pool operations and relaxed
 // atomics here — no allocation, no locks, no logging, no I/O.
 #include <unistd.h>

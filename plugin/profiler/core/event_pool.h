@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fixed-size pool of event slots, sized once at init: acquire/release are lock-free (a Treiber
 // stack of slot indices with an ABA tag), never allocate, and acquire returns nullptr when the pool
 // is exhausted so the caller can drop-and-count. Slots are never returned to the heap while the

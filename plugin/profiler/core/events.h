@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's internal model: one version-independent event descriptor (what every ABI adapter
 // translates NCCL's descriptor into) and the slots that live in the per-communicator pools. A
 // handle given to NCCL is a pointer to a slot; every slot starts with an EventHeader whose kind

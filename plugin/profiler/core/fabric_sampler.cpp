@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/profiler/core/fabric_sampler.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's RDMA ports as the profiler watches them while the job runs: which ports are
 // sampled (the active ports NCCL_IB_HCA selects), which rails were already down or slower than their
 // siblings when the job started, and per reporting window each port's counter deltas by category. A port

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Describes a collective stuck in flight: which channels/peers still wait and on what, from the
 // ProxyOps still running and the ProxyStep state each last recorded.
 #pragma once

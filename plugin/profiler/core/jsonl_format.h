@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Formats the records of docs/profile-format.md (schema railscope.profile v1) as single JSON lines
 // (each ends in '\n'). Runs on the monitor thread only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's one background thread per process: finalizes completed collectives (after a short
 // grace so a late child can still attach), runs the hang watchdog and the slow-collective
 // detector, drains transport errors reported by the net plugin, and is the only writer of the

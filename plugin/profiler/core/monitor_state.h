@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the monitor thread keeps per communicator (touched only under the monitor's lock).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ports railscope's net plugin says a communicator's connections use (RailscopeNetPort_v1
 // NetPlugin events, net_descriptors.h), and whether it must stage their traffic through host memory.
 // Written on NCCL's threads (lock-free, no allocation), read by the monitor thread. Fixed size: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/profiler/core/node_ceiling.h"
 
 #include "railscope/core/params.h"

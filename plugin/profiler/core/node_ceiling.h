@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's RDMA ports NCCL would use (active, selected by NCCL_IB_HCA) with their line rates, and
 // their sum: the most inter-node bandwidth any communicator of this node can have. What one
 // communicator may expect of them depends on its shape (comm_expectation.h).

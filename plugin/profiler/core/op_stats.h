@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per (operation, size bucket) statistics kept by the monitor thread: counts, busbw and latency
 // histograms on fixed log-spaced bins. They feed the finalize summary and the Prometheus textfile.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Communicator lifetime: init builds the pools and registers with the monitor; finalize drains and
 // frees. Everything else is in event_handlers.cpp.
 #include "plugin/profiler/core/profiler_core.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one internal interface under every ABI version: the abi/ adapters translate NCCL's
 // descriptors into EventDescr and call these. Every function tolerates NULL handles and contexts
 // and never blocks on I/O (the monitor thread writes).

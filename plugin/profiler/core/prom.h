@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus textfile exposition for node_exporter's textfile collector (text format 0.0.4): one file per
 // process (RAILSCOPE_PROFILE_PROM), replaced atomically. Every series carries the process's identity
 // (`job`, `rank`, `local_rank`, `host`: railscope/core/prom_textfile.h); a communicator's series carry its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A finished collective or p2p as written to the profile (docs/profile-format.md), built by the
 // monitor thread from a CollSlot and its ProxyOps.
 #pragma once

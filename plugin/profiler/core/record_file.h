@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSONL profile as the monitor appends to it: whole records only. A write that fails part-way (a full
 // disk, a file size limit) is cut back to the last complete line, so the file never holds a record torn in
 // two or two records merged on one line; the records that could not be written are counted so the monitor

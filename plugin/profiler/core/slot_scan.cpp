@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/profiler/core/slot_scan.h"
 
 #include "plugin/profiler/core/clock.h"

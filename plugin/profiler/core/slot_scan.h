@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one scan of the monitor does with one collective or p2p slot: leave it, write its record
 // (complete or not), or report it as a hang. A pure function of the slot's stamps and the scan's
 // time, so that the orderings NCCL's threads and the monitor can race into are tested one by one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slow-collective diagnosis: busbw below a fraction of the communicator's expected busbw
 // (comm_expectation.h, or RAILSCOPE_EXPECTED_BUSBW) for N consecutive large operations → one finding.
 // A cause is named only with evidence: the net plugin's word that traffic is staged through host

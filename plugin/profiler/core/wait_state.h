@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ProxyOp / ProxyStep states NCCL records (include/railscope/nccl/profiler.h): their names and what
 // waiting in each means. The one classification used for the per-ProxyOp wait buckets (event handlers),
 // for a wait still running when a record is written (monitor) and for a hang's "still waiting" list

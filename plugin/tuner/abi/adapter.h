@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every ABI version's adapter shares: turning NCCL's init arguments into an Engine (the context
 // handed back to NCCL), and converting results to ncclResult_t at the edge. No exception crosses it.
 #pragma once

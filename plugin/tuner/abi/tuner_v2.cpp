@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclTunerPlugin_v2 (NCCL 2.21): returns a choice; NCCL marks it in its table.
 #include "plugin/tuner/abi/adapter.h"
 

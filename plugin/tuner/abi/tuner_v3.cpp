@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclTunerPlugin_v3 (NCCL 2.22): edits the cost table; no registered-buffer flag.
 #include "plugin/tuner/abi/adapter.h"
 

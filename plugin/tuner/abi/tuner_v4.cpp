@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclTunerPlugin_v4 (NCCL 2.24): v3 plus the registered-buffer flag.
 #include "plugin/tuner/abi/adapter.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclTunerPlugin_v5 (NCCL 2.28): communicator id, NVLink domains and NCCL's model constants at init.
 #include "plugin/tuner/abi/adapter.h"
 

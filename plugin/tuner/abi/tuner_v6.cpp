@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ncclTunerPlugin_v6 (NCCL 2.30): v5 plus getChunkSize.
 #include "plugin/tuner/abi/adapter.h"
 

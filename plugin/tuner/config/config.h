@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tuner's configuration file (RAILSCOPE_TUNER_CONFIG): pinning rules, measured figures and node
 // facts, in railscope's `directive key=value ...` format, and NCCL's example-tuner CSV rules (one file
 // may mix both). Parsing never throws: every problem becomes a ConfigError naming file, line, column.

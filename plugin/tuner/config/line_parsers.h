@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One line of the tuner config at a time, in either format. Internal to config/.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's example-tuner CSV rule: collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,
 // nRanks[,numPipeOps[,regBuff]] with -1 meaning "any" (or "NCCL's default" for channels).
 #include <fmt/format.h>

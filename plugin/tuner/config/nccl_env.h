@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_ALGO / NCCL_PROTO as NCCL reads them ("ring,tree", "^LL128", "allreduce:tree;broadcast:ring"):
 // which collectives the user restricted. Where the user restricted a collective the tuner leaves the
 // cost table exactly as NCCL filled it.

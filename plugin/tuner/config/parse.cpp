@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole-file pass: split lines, strip comments, hand each line to its format, then check what
 // only the whole file shows (overlapping railscope rules, measured figures given twice).
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // railscope's own rule format: a directive then `key=value` pairs separated by blanks.
 //   rule    coll=allreduce[,allgather|*] [bytes=R] [nodes=R] [ranks=R] [pipeops=R] [regbuff=0|1|*]
 //           [algo=A] [proto=P] [channels=N] [chunk=SIZE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/tuner/config/values.h"
 
 #include <charconv>

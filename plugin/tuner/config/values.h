@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing of the value forms used in the tuner's rules file: unsigned numbers with binary suffixes
 // (64K = 65536), inclusive ranges (`lo..hi`, `lo..`, `..hi`, `*`, a single value), and decimals.
 // Each returns an error message on failure instead of a value; the caller adds file/line/column.

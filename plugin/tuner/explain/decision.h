@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One tuning decision and everything needed to explain it: every candidate's cost (the model's, a
 // measured figure's, or NCCL's own estimate where there is no model), the choice, the runner-up and
 // what decided. `decide` is the single decision function: the plugin and `railscope tuner explain`

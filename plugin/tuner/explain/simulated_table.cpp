@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/tuner/explain/simulated_table.h"
 
 namespace railscope::tuner {

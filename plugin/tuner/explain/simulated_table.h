@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost table NCCL would hand the tuner, simulated for `railscope tuner explain`, the tests and the
 // benchmark where no NCCL runs: Ring for every collective, Tree for AllReduce, PAT/Simple for
 // AllGather/ReduceScatter with one rank per node; CollNet and NVLS unsupported (no such hardware

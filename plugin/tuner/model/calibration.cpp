@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/tuner/model/calibration.h"
 
 #include <fmt/format.h>

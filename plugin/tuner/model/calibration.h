@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measured bus bandwidths of one communicator's shape, from a calibration (`railscope tuner calibrate`):
 // per (collective, algorithm, protocol) a curve over message sizes. A size between two measured sizes
 // reads the bandwidth interpolated in log2(size); up to 2x beyond the smallest or largest measured size

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The α-β cost model: for every (collective, algorithm, protocol) a latency α (µs), a bandwidth
 // coefficient β (µs per byte of NCCL's nBytes) and a pipeline-fill term, compiled once per
 // communicator from the topology and the figures, so that pricing a candidate on the hot path is a

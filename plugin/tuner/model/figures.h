@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The α/β figures the cost model is built from: per-step hop latencies by link and algorithm/protocol,
 // launch (base) latencies, and efficiencies of each protocol and algorithm. "Standard" figures are the
 // values NCCL 2.28 ships as its defaults; with tuner ABI v5+ NCCL hands its own (possibly site-edited)

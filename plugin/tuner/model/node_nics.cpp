@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NIC facts from lib/node (branch `node`): active RDMA ports NCCL_IB_HCA selects, their speed and link
 // layer, read from sysfs, and the GPUs on the PCI bus that share them. Built only when the
 // railscope_node library exists in the tree; otherwise NIC facts come from overrides (CLI,

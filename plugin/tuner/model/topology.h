@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the cost model knows about the communicator and the node: ranks, nodes, NVLink domains (v5+),
 // the intra-node link, and the node's NICs. Every fact says where it came from so `explain` and the
 // init log can show it; a fact that is unknown stays unknown (the model then defers to NCCL).

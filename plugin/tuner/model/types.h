@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vocabulary of the tuner: collectives, algorithms and protocols as NCCL numbers them (the cost
 // table's indices), with the names users write in rules files and NCCL_ALGO / NCCL_PROTO.
 #pragma once

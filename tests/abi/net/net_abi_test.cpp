@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The net plugin through its ABI, the way NCCL loads it, for every exported version (v8–v12).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a command inside a fresh network namespace joined by a veth pair to a second namespace, so
 # the net plugin's two test processes talk across a real (virtual) link: the command runs in
 # namespace A (interface rsta<id>, 10.77.<n>.1/30); its peer process enters namespace B

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection flood at a TCP-engine listener, through the ABI: hundreds of connections that never
 // send a hello must neither run the process out of file descriptors nor shut the real peer out. The
 // listener holds at most 128 unverified connections from one address (256 in all), closes the oldest

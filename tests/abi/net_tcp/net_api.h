@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The net plugin's ABI, any version v8–v12, behind one small interface so the same test (and bench)
 // code drives every version: the plugin is loaded with the harness exactly as NCCL loads it, and
 // each call goes through that version's function table. Sizes are size_t here and converted to the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The net plugin's data path through its ABI, two processes, any engine (RAILSCOPE_TRANSPORT decides;
 // CTest runs this binary with the TCP engine on loopback and across a veth pair between two network
 // namespaces). Every ABI version v8–v12 moves data; grouped receives, many comms at once,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two-process helpers for the net plugin's data-path ABI tests: a peer process forked per test
 // (optionally moved into another network namespace, RAILSCOPE_TEST_PEER_NETNS, so the two ends talk
 // across a veth pair), connected to the test by a socketpair that carries connection handles and

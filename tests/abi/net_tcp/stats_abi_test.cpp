@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's periodic statistics through the ABI (docs/tcp.md, "Statistics"): with
 // RAILSCOPE_NET_STATS_INTERVAL=1 a connection that moves messages writes a "final":false line while it
 // lives, an idle one writes nothing more, and close writes the "final":true lines. One process, both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's MSG_ZEROCOPY sends through the net plugin's ABI, two processes (CTest runs this
 // binary with RAILSCOPE_TCP_ZEROCOPY=on, auto and off, on loopback and across a veth pair between two
 // network namespaces). A send may only be reported done once the kernel has released the pages of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bandwidth arithmetic through the real plugin, for every ABI version: records carry the
 // nccl-tests message size, algbw and busbw for every op at n = 2, 8, 64 (v4+: nRanks is known);
 // v1..v3 give no nRanks, so busbw must be null and algbw consistent with the measured time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The expected busbw of each communicator from its shape (nRanks, nNodes) and the ports its ranks
 // drive, through the real plugin on fake nodes (RAILSCOPE_SYSFS_ROOT): for every shape a healthy stream
 // that must stay silent and a slow one that must be named, and "GPUDirect off" only when railscope's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnoses while the job runs, through the real plugin: the hang watchdog on a stream that never
 // completes, and the slow-collective detector on a synthetic 3-of-4-rails stream vs a healthy one.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's part of fabric health: the node's RDMA ports sampled while the job runs, through the real
 // plugin on fake sysfs trees (RAILSCOPE_SYSFS_ROOT). The trees are laid out as the kernel publishes a
 // ConnectX-6 RoCE port: ports/1/{state,phys_state,link_layer,rate}, the InfiniBand PortCounters under

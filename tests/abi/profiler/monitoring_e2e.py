@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fleet monitoring end to end with real components: Prometheus and node_exporter (Debian's packages) on
 loopback, node_exporter's textfile collector reading the folder the profiler plugin writes, and
 deploy/prometheus's rules (their durations shortened: `for: 5m` becomes 5 s, `[5m]` 5 s).

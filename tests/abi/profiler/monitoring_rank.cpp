@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rank of a fake job for the monitoring end-to-end test (monitoring_e2e.py): the real profiler plugin,
 // loaded through its ABI, sees a two-rank communicator and this rank's collectives, and writes its textfile
 // (RAILSCOPE_PROFILE_PROM, labels from RANK, LOCAL_RANK and RAILSCOPE_PROFILE_TAG as a launcher sets them).

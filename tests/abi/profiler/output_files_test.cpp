@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profile and the Prometheus textfile in a folder other users can write, through the real plugin:
 // symbolic links planted at the names the profiler writes (the profile, the textfile, the temporary name the
 // textfile was once written through) are never written through, and the files they point at stay as they

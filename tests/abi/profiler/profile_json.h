@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers: parse a profile directory back (every line must be valid JSON) and pick records; read a
 // file whole.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "abi/profiler/profiler_driver.h"
 
 #include <dirent.h>

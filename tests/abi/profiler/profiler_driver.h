@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the built profiler plugin through one ABI version exactly as NCCL would: loaded with the
 // harness (dlopen + the versioned symbol), descriptors laid out per version, events in NCCL's
 // order (CollApi → Coll → ProxyOp → ProxyStep/NetPlugin, KernelCh). Synthetic timestamps go in

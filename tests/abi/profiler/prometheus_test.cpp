@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus textfile, through the real plugin. Two ranks of one communicator in one
 // process (as a single-process multi-GPU job has them) write one file per process into the folder
 // RAILSCOPE_PROFILE_PROM, with job/host/rank labels that keep the ranks apart and the communicator's shape,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files written by the real plugin in several processes (one per rank, as on a cluster), read back
 // by `railscope report`: the straggler table names the rank that was delayed, the wait matrix the
 // peer everyone waits on, a corrupt line is reported and skipped, and the HTML page loads in

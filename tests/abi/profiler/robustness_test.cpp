@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin as a guest in NCCL's process: NULL handles and descriptors everywhere, stops out of
 // order or twice, exhausted pools, PXN ProxyOps owned by another process, NetPlugin events from a
 // net plugin (NCCL's IB descriptor and railscope's own, with a transport error).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope tuner explain --json` says what the plugin does: for every size it prints, the choice
 // equals what the built .so (loaded through the ABI harness, v6) writes into NCCL's table for the
 // same topology. Also: the CLI's exit code and message on a bad config.

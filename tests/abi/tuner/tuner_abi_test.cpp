@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tuner plugin through NCCL's ABI, every exported version v2-v6 (loaded with dlopen, one symbol
 // at a time): IGNORE entries untouched, model choices, pinned rules only where supported, NCCL_ALGO /
 // NCCL_PROTO respected, bad numAlgo/numProto rejected without touching memory, NCCL's example CSV and

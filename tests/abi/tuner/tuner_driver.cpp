@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tuner_driver.h"
 
 namespace railscope::abi_test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives one exported tuner version the way NCCL does: init with the version's signature, then
 // getCollInfo on a flat float[7][3] table. For v2 the driver plays NCCL's v2 adapter: it derives
 // collNetSupport/nvlsSupport from the table and zeroes the returned choice unless it is IGNORE.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `railscope ab` with a real job in the soft-RoCE guest: railscope's net plugin (through netbench) vs.
 # RDMA WRITEs by perftest, two runs each, alternating; checks the folders, the comparison and prints it.
 # usage: ab_netbench.sh RAILSCOPE_CLI

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real job for `railscope ab` in the soft-RoCE test bed (no GPU, so no NCCL): it moves data over
 # rxe1 -> rxe0 with the transport the environment selects and writes the measured bandwidth as
 # profile records (docs/profile-format.md), one file per "rank", as the profiler would.

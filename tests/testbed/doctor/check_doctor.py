@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Guest-side check of `railscope doctor --json` against `ibv_devinfo -v` and sysfs.
 
 Runs inside the soft-RoCE test bed (rxe0@vethA <-> rxe1@vethB). Every device, port and GID that

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks one `railscope doctor --watch 3 --json` output from watch_loss.sh.
 
 usage: check_watch.py healthy|lossy WATCH.json EXIT_STATUS

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `railscope doctor --watch 3 --json` during a netbench transfer over soft-RoCE (rxe0@vethA <-> rxe1@vethB),
 # twice in one boot: first the healthy twin (no fabric finding, traffic non-zero), then (5 s) with
 # `tc qdisc add dev vethB root netem loss 2%`: the loss category rises on the port behind

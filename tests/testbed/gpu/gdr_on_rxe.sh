@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # In the soft-RoCE guest: the GPUDirect report with real libibverbs on rxe0/rxe1. The DMA-BUF probe
 # really calls ibv_reg_dmabuf_mr on a PD of each device; rxe is not a PCI device, so it must be
 # reported host-memory-only, and NCCL_NET_GDR_LEVEL (set by the test) must show in the decision.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # railscope test bed: guest-side job runner. Runs as root, chrooted into the
 # host root, started by the initramfs /init with the control folder as $1.

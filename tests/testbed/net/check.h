@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test-bed net programs' assertion: counts a failure, says where and why, and goes on (so one run
 // reports every broken expectation). main() returns g_failures == 0 ? 0 : 1.
 #pragma once

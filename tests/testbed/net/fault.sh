@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault cases of the net plugin on the test bed; each must end in an error naming the right
 # diagnosis id within the time limit, with no crash (exit status >= 128) and no hang.
 #   fault.sh BIN link_local   client (rxe0) forced to the link-local GID index 0, server on IPv4 GID

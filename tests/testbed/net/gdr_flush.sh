@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # In the soft-RoCE guest: iflush through the ABI under every RAILSCOPE_NET_FLUSH setting. Host
 # memory on rxe never needs a flush, so auto/off (and NCCL_GDR_FLUSH_DISABLE) must return no request;
 # force must run the loopback RDMA read end to end and complete it, also with NCCL_GDR_FLUSH_DISABLE=1.

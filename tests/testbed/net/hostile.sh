@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A hostile peer process against the plugin (hostile_peer.cpp), both in the test bed guest.
 # usage: hostile.sh HOSTILE_PEER MODE
 set -u

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-bed program: a hostile peer against the real plugin. The victim loads the net plugin through its
 // ABI as NCCL does; the hostile end is railscope's own verbs engine linked in, which speaks the
 // handshake correctly and then uses the connection's QP to RDMA-write where the protocol lets the

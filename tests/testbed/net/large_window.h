@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // More large sends than may be in flight on one eager connection, posted before their receives (as
 // NCCL may post sends early): the engine takes NCCL_NET_MAX_REQUESTS of them, answers "call again"
 // (request NULL, never an error) for the rest, and takes each of those once an earlier one is done, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A connection flood at a verbs listener: 300 TCP connections that never send a byte reach the server's
 # listener before the real peer connects, and 300 more while it connects (all from the client's own
 # address, as a flood from the peer's node would). The listener closes the oldest unverified

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-bed program: the net plugin's GPUDirect integration on soft-RoCE, through the ABI (loaded by
 // the harness as NCCL would). The guest has no GPU, no peer-memory client and rxe is not a PCI
 // device, so every GPU path must be refused with its diagnosis while host memory keeps working.

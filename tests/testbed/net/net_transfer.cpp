@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-bed program: loads the net plugin through its ABI (the harness, as NCCL would) and moves data
 // between rxe0 and rxe1 of the soft-RoCE test bed, checking every byte.
 //   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE] [--vdevice]   both ends in this process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-bed program: a virtual NIC of more than four ports through net v12, as NCCL 2.30 drives it
 // (dlopen, ncclNetPlugin_v12, makeVDevice). With `--rails R` the guest has R rails of two rxe ports
 // (rxe2i on "host" A, rxe2i+1 on B): the sending virtual NIC fuses all 2R ports, A's first, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test-bed net programs' way to wait for requests: every one is tested, round robin, until all
 // are done, as NCCL's proxy thread does. Under the eager protocol a large send needs its receive to be
 // progressed (to answer its request-to-send), so one process holding both ends must not wait on one

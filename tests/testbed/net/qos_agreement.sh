@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Traffic class agreement through the ABI, two processes: the server (receiver, rxe1) with NCCL_IB_TC=
 # RECEIVER_TC, the client (sender, rxe0) with NCCL_IB_TC=SENDER_TC. Both transfers must complete. Where
 # the two differ, each end logs [qos.tc_mismatch] once, at WARN, naming both classes; where they agree,

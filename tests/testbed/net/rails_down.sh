@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Rails of a virtual NIC (rxe0+rxe2 -> rxe1+rxe3, `testbed run --rails 2`) taken down mid-stream and kept
 # down past the retry budget: vethB<i> down for each rail i given, so host A's port of that rail loses
 # carrier and goes DOWN (as with its cable pulled) while host B's fails its sends at once. The stream

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // More receives than may be in flight on one receiver-driven connection, posted before any send (as
 // NCCL posts receives early): the engine takes NCCL_NET_MAX_REQUESTS of them (its clear-to-send FIFO
 // has that many slots, plugin/net/verbs/receiver_driven/receiver_driven_queues.h), answers "call again"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // More sends than the sender's request pool holds, on one receiver-driven connection whose receives are
 // all posted first, 8 buffers to a request (NCCL's grouped receives): the clear-to-sends offer 256
 // buffers, the sender takes kSendWindowPool sends, answers "call again" (request NULL, never an error)

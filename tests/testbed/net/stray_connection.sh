@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Stray connections at a verbs listener: just before the real peer connects, four
 # connections reach the server's listener: one carrying an HTTP request, one 256 random bytes, one
 # that stays silent, and one speaking another release's handshake version. The listener must drop them

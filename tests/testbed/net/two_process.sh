@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Two processes through the ABI: server on rxe1, client on rxe0, handle passed through a file.
 # --link-down-at-close: once the server (the receiver) has every message, vethB goes down, the server
 # closes and exits, the link comes back, then the client (the sender) closes: its close must learn that

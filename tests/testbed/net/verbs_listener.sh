@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the listener cases: starts `NET_TRANSFER server` in the background (log in
 # $TESTBED_SCRATCH/server.log) and reads its verbs listen handle. Sets server (its pid), handle (the
 # handle file), addr, port.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the window cases (large_window.h, receive_window.h) finish: every request progressed until done,
 // then what each message must have become.
 #pragma once

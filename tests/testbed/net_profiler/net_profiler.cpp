@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The net plugin's profiler events through its ABI (ncclNet_v11, NCCL's profiler callback faked):
 //  1. a healthy send and receive each start one QP event (NCCL's IB descriptor) naming device 0 and a
 //     real QP number, and stop it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acceptance ("Data integrity"), in the soft-RoCE guest: railscope's net plugin driven through
 // its ABI between rxe1 (sender) and rxe0 (receiver). Random payloads compared byte for byte.
 #include <gtest/gtest.h>

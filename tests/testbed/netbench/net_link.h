@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-bed helper: one process holding both ends of net-plugin connections (rxe0 <-> rxe1), driven
 // through the plugin's ABI exactly as NCCL drives it (dlopen, listen, handle, polled connect/accept).
 #pragma once

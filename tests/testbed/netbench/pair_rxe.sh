@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Test bed: `railscope netbench --pair rxe0,rxe1` end to end over soft-RoCE with railscope's plugin:
 # every size from 8 B to 64 MiB verified (pattern + checksum), grouped receives, and JSON output. Both
 # runs are healthy, so neither end may log a warning (a close that warned of eager messages

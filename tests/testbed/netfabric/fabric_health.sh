@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fabric health in the running job, one boot:
 #  1. three healthy transfers: no fabric.* (nor link./mtu.changed) line, data intact;
 #  2. 2 % packet loss on vethB (netem) during a transfer: both ends name [fabric.packet_loss] on their

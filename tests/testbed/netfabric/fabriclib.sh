@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for the fabric-health cases of the net plugin (guest side). Source after "$TESTBED_LIB" and
 # ../netfaults/faultlib.sh.

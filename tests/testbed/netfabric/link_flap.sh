@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A link that flaps must not end the job: rxe0's cable is pulled out of its switch port for
 # 2 s during a verified transfer, three times (three transfers: it must hold every time). The test bed
 # runs with --switch so that vethA loses carrier and stays up, as a NIC does: `ip link set vethA down`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Loss judged by what it costs, with NCCL's defaults (no NCCL_IB_TIMEOUT: 20, ~4.3 s per try):
 #  1. healthy twin: 1 MiB messages, 8 in flight: no fabric.* (nor link./mtu.changed) line;
 #  2. 2 % packet loss on vethB (netem), the same transfer: the sender (rxe1, whose veth drops) names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # An MTU lowered under live QPs: both veths start at MTU 9000 (active_mtu 4096, QPs with
 # path MTU 4096); vethB (rxe1's netdev) goes to 1500 mid-transfer. The client on rxe1 must name
 # [mtu.changed] rxe1 4096 → 1024 within ~3 s (the sampler's once-a-second tick), before the stall

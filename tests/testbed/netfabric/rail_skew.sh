@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Rail skew in the running job (docs/fabric-health.md, step 3), one boot with two rails (testbed run --rails 2):
 # one netbench client process drives rail 0 (rxe1) and rail 1 (rxe3) at once (--dev rxe1,rxe3, a
 # thread each, as one NCCL process drives its rails), the servers receive on rxe0 and rxe2.

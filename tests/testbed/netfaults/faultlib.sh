@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for the net-plugin fault tests (guest side). Source after "$TESTBED_LIB".
 #   nf_start NAME CMD...        run CMD in the background, output in $TESTBED_SCRATCH/NAME.log; pid in NF_PIDS[NAME]

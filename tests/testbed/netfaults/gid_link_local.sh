@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: the GID index forced to 0 (fe80:: link-local) on the receiving end only, default selection on the
 # other. The acceptance criterion: "one end uses a link-local GID towards a routed peer -> fail the connection with one line
 # naming both ends, both GIDs and the fix". The connection must fail within 60 s with [gid.link_local], the

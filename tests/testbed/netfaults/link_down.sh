@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: vethA (rxe0's netdev) goes down during a transfer. Both ends must end with a diagnosis
 # ([progress.stalled], [wc.retry_exceeded] or the port event [async.port_error]) within 60 s, no crash,
 # no hang. Runs in its own boot: a QP sending into a dead link can soft-lock rxe (tests/testbed/README.md).

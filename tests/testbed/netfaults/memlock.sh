@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: unprivileged user with `ulimit -l 64` (KiB): registering netbench's buffers must fail with
 # [memlock.too_low] within 60 s, no crash, no hang.
 # usage: memlock.sh RAILSCOPE_CLI      (test bed: --user nobody --memlock 64)

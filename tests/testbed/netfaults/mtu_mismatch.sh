@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: vethA MTU 9000 (active_mtu 4096) vs vethB 1500 (1024). The connection must work at 1024 and warn
 # [mtu.mismatch] naming both netdev MTUs; every message up to 4 MiB (far above either MTU) verified.
 # usage: mtu_mismatch.sh RAILSCOPE_CLI      (test bed: --mtu-a 9000 --mtu-b 1500)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: the peer process is killed (SIGKILL) in the middle of a transfer of 64 MiB messages; the survivor
 # must end with [peer.closed] or [progress.stalled] within 60 s, no crash, no hang. Both ways: the
 # receiver killed (the sender must notice), then the sender killed (the receiver must notice).

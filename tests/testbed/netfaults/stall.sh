@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: a send that the link silently stops carrying. rxe0's netdev MTU is lowered to 576 during a
 # transfer, so every full-size packet towards rxe0 is dropped on the wire while the ports stay ACTIVE
 # and both processes stay alive. With NCCL_IB_RETRY_CNT=7 rxe retransmits forever (7 means "no limit"

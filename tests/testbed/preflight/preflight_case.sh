@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `railscope preflight` across the test bed's two "hosts" with --rails 2 (host A: rxe0 @ vethA0 and
 # rxe2 @ vethA1; host B: rxe1 @ vethB0 and rxe3 @ vethB1), each rank given its host name and its ports
 # (--host-name, NCCL_IB_HCA), started by a real launcher. Runs in the guest.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # A private one-node Slurm cluster (Debian 12: Slurm 22.05, munge 0.5) for a test: munged, slurmctld
 # and slurmd, every file of theirs (configuration, munge key and socket, state, spool, logs, pid files)

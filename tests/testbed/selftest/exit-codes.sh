@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Host-side selftest of `testbed run`: exit statuses propagate (7, 1, 124 on
 # timeout), --env and the NCCL_*/RAILSCOPE_* allow-list reach CMD, CMD runs in
 # the host's cwd, --scratch is shared read-write, and no QEMU is left behind.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest (as root) of guest-lib.sh: tb_as_user, tb_steer_rx, tb_link_down/up
 # (traffic resumes after the policy route is restored), tb_gid_index_v4.
 set -u

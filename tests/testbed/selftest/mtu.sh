@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest: mtu.sh EXPECTED_RXE0 EXPECTED_RXE1
 # Checks active_mtu of rxe0/rxe1 as set by --mtu-a/--mtu-b, then that a runtime
 # change with tb_set_mtu is followed by rxe (9000 -> 4096, 1500 -> 1024).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest, run with --single: only rxe0 (on dum0), PORT_ACTIVE,
 # and ib_write_bw with client and server on the same device works.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest of `testbed run --switch` and tb_cable_pull/plug: traffic crosses the switch
 # sw0; pulling vethA's cable in the middle of an RC ping-pong takes rxe0's port down while vethA stays
 # up and keeps its policy route (rxe1's port, behind the switch, stays ACTIVE); plugging it back

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest: both rxe devices exist and are PORT_ACTIVE, each has an
 # IPv4-mapped RoCE v2 GID, and RC traffic flows rxe0 <-> rxe1 across the veth
 # pair (ibv_rc_pingpong, then ib_write_bw), with the client on rxe0 (10.0.0.1)

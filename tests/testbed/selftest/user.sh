@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side selftest, run with --user nobody --memlock 64: CMD is unprivileged,
 # its memlock limit is 64 KiB (soft and hard), uverbs is usable, and the scratch
 # folder is writable.

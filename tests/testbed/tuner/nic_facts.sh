@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Inside the soft-RoCE guest: the tuner reads the node's NICs (rxe0, rxe1: active RoCE ports) through
 # lib/node, the same way `railscope doctor` does, and its model then decides for a 2-node job.
 #   nic_facts.sh <path to railscope>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_instructions/callgrind_file.py reads the Ir of each cost line whatever positions the file
 declares: one (line, callgrind's default) or two (instr line, with --dump-instr=yes). With two it once read the
 line number as the cost, and table.py printed empty tables for such files."""

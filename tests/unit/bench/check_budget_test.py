@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_instructions/check_budget.py's verdicts: a figure within its tolerance passes, one above it fails,
 one far below it passes with a hint to lower the budget, a figure the runs cannot give fails, and a figure's own
 tolerance wins over the file's."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/net_vs_reference/ratios.py over two made-up boots whose every ratio is known: each railscope run is
 paired with the reference runs around it, each boot gives one ratio per cell, the table quotes the median over
 boots; and each boot's railscope / ib_write_bw and reference / ib_write_bw (its median run over the boot's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """scripts/failed-tests.py against a ctest log laid out as ctest 3.25 writes Testing/Temporary/LastTest.log:
 a GoogleTest failure gives its failure block and FAILED line (not the passing cases around it), a script's
 failure its last lines, a passing test nothing, a failed test with no output says so, and a build folder

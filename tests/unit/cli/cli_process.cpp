@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unit/cli/cli_process.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built `railscope` binary run as a user runs it, in a child process whose stdout and stderr the
 // test reads: whole (run) or line by line while it keeps running (Child::next_line), e.g. a command
 // that polls files the test writes between two of its passes.

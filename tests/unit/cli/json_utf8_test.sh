@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every `--json` output is well-formed UTF-8 whatever bytes railscope was given: an environment variable
 # (`NCCL_ALGO`) or a file name that is not UTF-8 comes out with U+FFFD in its place, instead of nlohmann's
 # dump() throwing (exit 1, nothing printed). Each case has a twin with plain text that must print it as is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one size parser of every `railscope` size flag (railscope/cli/size.h): binary units as NCCL and
 // nccl-tests read them, and one clear error per kind of bad input.
 #include "railscope/cli/size.h"

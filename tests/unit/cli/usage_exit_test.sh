@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every `railscope` command on bad usage: exit 64, EX_USAGE (never CLI11's 105/106/109/114...), one line that says
 # what is wrong on stderr, nothing on stdout; mistyped commands named with the closest match; --version
 # from project(VERSION); the diagnostic log on stderr/--log-file only.

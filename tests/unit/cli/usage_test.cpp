@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The usage-error policy (railscope/cli/usage.h): closest command names, and which word of a command
 // line names an unknown command.
 #include "railscope/cli/usage.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The identity every textfile carries (job, rank, local rank from the launcher's variables, in the documented
 // order), where the file goes (a folder, or one file when the name ends in .prom) and its mode.
 #include "railscope/core/prom_textfile.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's environment-variable table and the params registry must list the same variables.
 #include <gtest/gtest.h>
 

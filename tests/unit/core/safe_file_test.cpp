@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output files in shared folders (railscope/core/safe_file.h): a symbolic link another user planted at the
 // name written is replaced or refused, never written through, and the file it points at stays as it was.
 #include "railscope/core/safe_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Well-formed UTF-8 under a byte cap (railscope/core/utf8.h): what preflight's node reports and the
 // profiler's JSON lines hold, so that nlohmann's dump() never throws on them and every rank's copy of one
 // value is the same.

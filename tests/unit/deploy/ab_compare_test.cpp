@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of `railscope ab`'s pieces: run plan and environment per variant, profile reading,
 // percentile and comparison (including the refusal of runs with different op/size sets).
 #include <gtest/gtest.h>

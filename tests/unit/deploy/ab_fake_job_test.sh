@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `railscope ab` end to end with a fake job (fake_profiled_job.py): folder layout, environment per
 # variant, comparison figures, refusal of different op/size sets, and exit codes.
 set -euo pipefail

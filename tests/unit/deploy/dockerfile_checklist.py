@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checklist for deploy/Dockerfile, standing in for hadolint (not packaged for Debian; its npm wrapper
 downloads a binary at run time, which cannot work offline). Each rule names the hadolint rule it
 mirrors where there is one. Usage: dockerfile_checklist.py DOCKERFILE  (exit 1 and one line per finding)."""

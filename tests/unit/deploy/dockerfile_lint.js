@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lints a Dockerfile with dockerfile-utils (npm): syntax, flags, instruction arguments, stage names.
 // Every diagnostic is a finding (warnings included). Usage: node dockerfile_lint.js TOOLS_DIR FILE
 'use strict';

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Lints deploy/Dockerfile: dockerfile-utils (npm, syntax and instruction checks) and the project's
 # checklist (dockerfile_checklist.py: pinned tags, multi-stage, apt hygiene, non-root, runtime libs).
 # Both must also flag a deliberately bad Dockerfile, so a linter that checks nothing fails this test.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The PyTorch example compiles, and its size plan (which needs no torch) is 8 B .. 1 GiB by doubling.
 set -euo pipefail
 ROOT=$1

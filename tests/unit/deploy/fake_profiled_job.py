@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for an NCCL job under `railscope ab`: instead of running collectives it writes the
 profile files railscope's profiler would write (one JSON Lines file per rank into
 RAILSCOPE_PROFILE_DIR), with a busbw that depends on which transport the environment selects.

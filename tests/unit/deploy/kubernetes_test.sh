@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/kubernetes: every kustomization renders (`kubectl kustomize`, kubectl 1.31 from the npm tools),
 # the renders validate (validate_k8s.js: Kubernetes OpenAPI schemas + strict fields, CRD schemas,
 # cross-references), the renders carry what the RDMA path needs, a bad manifest set is rejected with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/prometheus's rules: promtool parses them, its unit tests pass, and every rule has one.
 # Usage: prometheus_rules_test.sh <source dir>
 set -euo pipefail

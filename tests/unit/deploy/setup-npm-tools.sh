@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the offline validators used by the deploy tests (pinned in tests/unit/deploy/npm/
 # package-lock.json) into DIR, once per lock-file content. Needs Node.js >= 18 and npm (the machine's;
 # Debian's `nodejs npm` packages also do), and the npm registry the first time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validates rendered Kubernetes manifests (multi-document YAML files) offline:
 //  - built-in kinds against the Kubernetes OpenAPI schemas (kubernetes-models' compiled validators),
 //    plus a strict unknown-field check like kubeconform -strict / kubectl --validate=strict

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Project files name only what a reader can follow.
 
 Paths: every repository path and docs/ cross-reference named in a markdown file of the repository

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_doc_paths.py catches what it is for: a planted markdown file naming a missing path, a missing
 # brace-expanded file, a broken link and a missing docs/ page fails; the same file with real paths passes.
 # A machine folder or an issue number in a markdown file or a source comment fails; the same words in code,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver through dlopen: absent library, failing cuInit, and a (fake) driver's answers.
 #include <gtest/gtest.h>
 

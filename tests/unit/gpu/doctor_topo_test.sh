@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `railscope doctor --topo FILE` on the fixture topologies: the gpudirect section's matrix and
 # findings. Skips (77) while the doctor has no gpudirect section / --topo option (before the
 # integration described in docs/gpudirect.md).

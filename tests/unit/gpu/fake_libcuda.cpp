@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake CUDA driver exporting the six driver-API entry points railscope resolves with dlsym.
 // Behaviour comes from the environment so one loaded copy serves every test:
 //   FAKE_CUDA_INIT      cuInit's return code (default 0)

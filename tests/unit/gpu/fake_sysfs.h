@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A throw-away directory tree standing in for /sys, /proc and /boot (RAILSCOPE_SYSFS_ROOT), plus
 // PCI config-space images with or without an ACS capability.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every per-pair GPUDirect rule, with the exact diagnosis lines users see.
 #include <gtest/gtest.h>
 

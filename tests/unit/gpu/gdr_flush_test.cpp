@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flush rules: the plugin's (flush enabled) and NCCL's (when it calls iflush).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpudirect_probe: prints the GPUDirect report (what `railscope doctor`'s gpudirect section prints)
 // without the CLI, so the report can be checked before doctor integrates it and on GPU machines by
 // tools/gpu-check.sh.  Usage:

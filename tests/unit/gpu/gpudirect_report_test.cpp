@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node report over the synthetic DGX topology, a fake sysfs and the fake CUDA driver: the
 // matrix, the node-level findings and the JSON doctor prints.
 #include <gtest/gtest.h>

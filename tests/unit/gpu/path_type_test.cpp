@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_NET_GDR_LEVEL parsing, table-driven against NCCL 2.28's ncclGetLevel rules.
 #include <gtest/gtest.h>
 

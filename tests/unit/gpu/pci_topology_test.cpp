@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL-style path classes over synthetic hwloc topologies (tests/unit/gpu/fixtures).
 #include <gtest/gtest.h>
 

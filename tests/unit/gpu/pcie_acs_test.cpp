@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ACS capability parsing from config-space images, through a fake sysfs.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer-memory client, kernel DMA-BUF and IOMMU detection over a fake sysfs root.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpudirect_probe output on the fixture topologies (the text doctor's gpudirect section prints), and
 # tools/gpu-check.sh's verification (a GPU-host report passes, a GPU-less one fails) and dry run.
 # Usage: probe_output_test.sh PROBE FIXTURES FAKE_LIBCUDA GPU_CHECK

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA-BUF probe verdicts and the mapping of registration failures to the catalogue.
 #include <gtest/gtest.h>
 

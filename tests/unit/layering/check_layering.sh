@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the include layering of the source tree (docs/architecture.md, "Rules the layout enforces"):
 #   1. the net plugin's engines stand alone: plugin/net/tcp includes nothing from plugin/net/verbs and
 #      plugin/net/verbs nothing from plugin/net/tcp (what both need lives in plugin/net/common);

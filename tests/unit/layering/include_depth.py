@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The longest chain of project headers a file pulls in (a.cpp -> a.h -> b.h -> ...), for every file
 under the given folders: fails when one is longer than the limit, printing the chain. A deep chain
 means a reader opens a file and has to follow many others to learn what a type is; the net plugin keeps

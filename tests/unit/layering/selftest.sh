@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The layering check catches each rule's violation: a fake tree with one violation at a time must
 # fail, and the same tree without it must pass.
 set -u

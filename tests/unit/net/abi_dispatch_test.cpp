@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ABI adapter's data path (plugin/net/abi/adapter.h): isend, irecv and iflush hand a comm to the
 // sender, receiver or flusher its engine set (transport.h SendFn, RecvFn, FlushFn), with NCCL's
 // arguments converted and its result code and request passed back unchanged, after the adapter's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parts of the data path: the request pool, the MR cache's range index, the retry budget, the
 // link parameters from the environment, the receive slots' indices, and the statistics (histogram, JSON
 // line).

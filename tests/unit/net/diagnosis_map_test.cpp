@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Failure → diagnosis mapping: completion statuses, modify_qp errnos, registration errnos. Every id
 // the verbs engine can produce exists in the catalogue.
 #include "plugin/net/verbs/watch/diagnosis_map.h"

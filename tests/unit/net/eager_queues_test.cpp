@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eager protocol's queue depths (plugin/net/verbs/eager/eager_queues.h): each covers what the protocol
 // lets be in flight, fits a power-of-two ring without doubling, and the receiver's control-write
 // window never lets more writes into its send queue than it holds.

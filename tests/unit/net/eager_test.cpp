@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eager protocol's pure parts (plugin/net/verbs/eager/eager.h): wire layouts, where messages lie in the
 // ring, the sender's credits, messages released out of order, when credits are written back, which
 // entries ahead the receiver writes, and a payload's copy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The failover notice's wire form and checks, the receiver's part ledger, the sender's replay plan and
 // the keep-out policy (plugin/net/verbs/failover/, docs/failover.md).
 #include <gtest/gtest.h>

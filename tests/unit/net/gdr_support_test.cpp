@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's GPUDirect decision per NIC (gdr_support.h): which ptrSupport bits it offers,
 // the reason for each missing bit, fused devices, the decision line, and the flush rule.
 #include "plugin/net/verbs/gpu/gdr_support.h"

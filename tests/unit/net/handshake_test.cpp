@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The listen handle and handshake messages: round trips, and every kind of garbage the network can
 // deliver (truncated, random, wrong magic/version, out-of-range counts) gives an error, never a crash.
 #include "plugin/net/verbs/setup/handshake.h"

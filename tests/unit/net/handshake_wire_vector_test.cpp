@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handshake's bytes for fixed messages, stored: a change to how a port is described in memory must
 // not change what goes on the wire (a peer on the previous build of the same protocol version reads
 // these bytes). A deliberate format change bumps kProtocolVersion and replaces the vectors.

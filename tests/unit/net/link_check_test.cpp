@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checks made before RTR: link layer, GID type/family/link-local, and the path MTU negotiation.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traffic class / service level of a connection (plugin/net/verbs/setup/qos_agreement.h): what the
 // receiver's QPs use (NCCL's rule: the sender's, NCCL_IB_FIFO_TC for the receiver's QPs on RoCE), what
 // its REPLY says, and the qos.tc_mismatch finding at both ends.

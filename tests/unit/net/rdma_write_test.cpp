@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA write work requests the data path builds without zeroing the whole ibv_send_wr
 // (plugin/net/verbs/rdma_write.h): every field a provider reads for an RDMA write on an RC QP must be
 // set, and every other one zero, whatever the stack held before, since nothing else clears it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiver-driven protocol's queue depths (plugin/net/verbs/receiver_driven/receiver_driven_queues.h):
 // each covers what the protocol lets be in flight, fits a power-of-two ring without doubling, the sender's
 // budget never lets more work requests into a send queue than it holds, and the receiver's clear-to-send

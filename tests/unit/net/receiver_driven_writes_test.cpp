@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work requests a matched clear-to-send slot posts on one QP
 // (plugin/net/verbs/receiver_driven/receiver_driven_writes.h): built into arrays that are not initialised
 // (ReceiverDrivenSend::post no longer zeroes ~1.3 KiB per QP), so every work request returned must be written

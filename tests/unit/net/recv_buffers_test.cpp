@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ABI adapters' receive buffers (plugin/net/abi/recv_buffers.h): the engine sees exactly the n
 // buffers an irecv or iflush filled, in order and with their values, whatever the unused room holds.
 #include "plugin/net/abi/recv_buffers.h"

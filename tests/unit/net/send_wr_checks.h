@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks shared by the tests of work requests built into memory that is not zeroed first
 // (receiver_driven_writes_test.cpp, rdma_write_test.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine interface's Status: a success is one word and free to pass around (the data path
 // returns one from every call); a failure carries its finding through copies and moves intact.
 #include <gtest/gtest.h>

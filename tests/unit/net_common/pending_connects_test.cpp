@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PendingConnects: the connect() bookkeeping of both engines, with a fake connector whose step() is
 // scripted: ids written into the handle, completion and failure forget the entry, abandoned entries
 // expire after the given time, and the number in progress is bounded.

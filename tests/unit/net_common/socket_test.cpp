@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared socket layer (plugin/net/common/socket.h) on loopback: listening on the advertised
 // address only, the one id for a listener that cannot be opened, the per-connection options, and a
 // liveness check that bytes left unread cannot fool (both the layer and the verbs out-of-band

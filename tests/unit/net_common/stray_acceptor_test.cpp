@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs listener's side of a connection before its HELLO is verified (RecvAcceptor, no RDMA
 // needed until then): a stray connection (an HTTP probe, random bytes, a peer that closes, a HELLO
 // for another listener) fails unverified, with a kind the engine logs once and drops, so it never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The listener policy both engines share (plugin/net/common/unverified_connections.h, refusals.h):
 // eviction of the oldest, the per-source bound, the deadline, the last read before an eviction, bounded
 // accepts per call, and the refusal log's one line per source and interval. Each fault has a healthy

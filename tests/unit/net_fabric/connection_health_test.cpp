@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection's health (ConnectionHealth): its first error is its only one, a failed completion is
 // remembered only while it has none, a port failure recorded after the connection opened makes it
 // unhealthy (one lane or several) while one recorded before does not, and the ports it attaches to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fabric_findings(): which counter deltas of a window make a finding. The rxe windows are the figures
 // the test bed showed (tests/testbed/netfabric/fabric_health.sh); the mlx5 / InfiniBand ones use the
 // counter names of the kernel's sysfs ABI (Documentation/ABI/stable/sysfs-class-infiniband) and

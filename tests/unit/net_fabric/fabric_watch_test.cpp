@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FabricWatch, the verbs engine's fabric sampler, over a fake sysfs tree (RAILSCOPE_SYSFS_ROOT): a
 // port that came back from an outage is said to have recovered ([link.recovered]) even when the
 // traffic that shows it is the last before the port's connections close or the engine finalizes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LinkRateWatch (plugin/net/verbs/watch/link_rate_watch.h): a used port that retrains to a lower rate
 // or fewer lanes while the job runs is [link.degraded], once per lower rate; back at its first rate
 // is an INFO line; an unchanged, unreadable or faster port says nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rail skew across the processes of a node (railscope/node/node_rail_skew.h): two writers on one rail
 // board, each driving one rail as a GPU's process does, judged the way the fabric sampler judges
 // (publish its own totals, read the others', one window): the slow rail is found by both and named by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stats line says whether it is periodic or the last one, and carries the ports' counter deltas.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PortHealth: the shared state of one port (link outages, use by connections, counter totals).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The descriptors a net plugin hands to the profiler are declared once
 // (include/railscope/nccl/net_descriptors.h): the net side's header and the profiler side's compile in one
 // translation unit (each declared them before, and the two could not), and their ids are NCCL's.

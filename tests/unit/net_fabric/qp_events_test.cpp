@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's QP events name the QP and local device each part of a message goes through, and the
 // error event the QP (and device) whose completion failed (docs/fabric-health-net.md, "To the
 // profiler"). A connection with four QPs striped over two lanes, fake QP objects and a fake profiler

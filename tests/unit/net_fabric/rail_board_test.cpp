@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node's rail board file (railscope/node/rail_board.h): several writers on one file, and every
 // kind of file that must be refused — a symlink, another user's, open to others, truncated, of a
 // foreign layout, slots of garbage — without a crash; a board left empty (a layout cut short, a full

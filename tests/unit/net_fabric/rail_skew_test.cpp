@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fabric.rail_skew: the judgement of one window's per-rail rates (railscope/node/rail_skew.h) and the
 // verbs engine's per-port accumulator that feeds it (plugin/net/verbs/watch/rail_rate.h).
 #include "railscope/node/rail_skew.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A connection striped over several ports (a merged NIC: QPs on two devices) accounts each part of a
 // large send to the port it went through, with that part's own completion time
 // (ConnectionTelemetry::record_parts): a slow port of the connection shows its own rate, not the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interface selection with NCCL's NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY rules, and what
 // getProperties reports from sysfs (speed, default speed, PCI path, MTU) using a fake sysfs tree.
 #include <gtest/gtest.h>

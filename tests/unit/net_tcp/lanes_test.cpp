@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's lane workers (plugin/net/tcp/lanes.h) serving the same lanes from two threads:
 // the helper thread and NCCL's proxy thread calling assist() (as isend/test do). Over socketpairs,
 // chunks of odd sizes must arrive byte for byte and every chunk must be counted down exactly once,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's thread and socket counts from NCCL's variables: auto, explicit, 0 helper
 // threads (the proxy thread moves the bytes, as NCCL's socket transport does), and the 64-socket cap.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's wire formats: handles, hellos, answers and headers round-trip; anything else
 // (random bytes, truncation, flipped bits, out-of-range fields) is refused with a reason; the chunk
 // plan covers every byte exactly once on distinct sockets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP engine's bookkeeping of MSG_ZEROCOPY send numbers (plugin/net/tcp/zerocopy.h): a number
 // counts as released only when it and every earlier one are; ranges may arrive out of order and
 // across the 32-bit wrap; the window of numbers in flight is bounded.

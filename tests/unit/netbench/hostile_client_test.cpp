@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real `railscope netbench server` (through the loopback test plugin) facing a client that sends what
 // netbench's own client never would: each bad field must end the server with a clear error,
 // told to the client, and exit status 1 — not a crash from a wrapped buffer size. And --oob-host binds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A deliberately simple net plugin over loopback TCP, exporting ncclNetPlugin_v12, used to test
 // `railscope netbench` end to end on machines without RDMA. It follows the ABI's contracts that
 // netbench must cope with: connect and accept return a NULL comm on their first calls, isend

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope netbench` end to end on the host, through a real dlopen'ed plugin (the loopback test
 // plugin next to this test): --pair, server/client, JSON, grouped receives, verification failures.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's checks of what its client sends: every field of RunParams and SizePlan within
 // the bounds netbench plans in, products checked for overflow, and peer text read with its length.
 #include "plan_checks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_ADDR_RANGE parsing and matching, IPv4 and IPv6.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor`'s link section and the --watch evaluation on fixture nodes (fabric_fixtures.h).
 #include <gtest/gtest.h>
 

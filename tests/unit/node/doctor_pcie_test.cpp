@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's devices section: each NIC's PCIe link against its capability (pcie.link_degraded), its part
 // name, and the link section's Ethernet ports in Gb/s without InfiniBand rate names.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor`'s qos section end to end on fake sysfs trees: gather() reads the inventory, the DCB
 // fixtures (<root>/railscope-fixture/dcb/<if>), the mlx5 ECN files and rdma_cm's configfs, and the
 // section renders text, JSON and findings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor` sections, exit status and renderings on hand-built node facts and a fake sysfs.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor --watch SECONDS --json` as a user runs it, on a ConnectX-7 RoCE fixture whose counters
 // this test raises while the command sleeps between its two snapshots.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The net plugin's verbs engine reads the node through lib/node: its port and GID choice runs over
 // node::discover's inventory (port_policy.h), so what NCCL is told (speed, netdev MTU, PCI path) is what
 // lib/node read, below RAILSCOPE_SYSFS_ROOT; and the engine's init-time MTU lines have the level the

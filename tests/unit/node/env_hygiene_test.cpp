@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Env hygiene: tuning overrides, and NCCL_IB_GID_INDEX on InfiniBand.
 #include <gtest/gtest.h>
 

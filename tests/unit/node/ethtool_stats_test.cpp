@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ethtool statistics: the category table for mlx5's ethtool names, the fixture source laid out as a
 // ConnectX-7 netdev answers, the ioctl source on interfaces without statistics, and the port-wide filter.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fake ConnectX trees for the fabric-health tests (fabric_fixtures.h says where each layout comes from).
 #include "fabric_fixtures.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fake sysfs trees (and the ethtool answers beside them) laid out as real ConnectX-7 / ConnectX-6 ports
 // present them, for the fabric-health tests. Where each layout comes from:
 //  - class/infiniband/<dev>/ports/<p>/{state,phys_state,link_layer,rate} and counters/*: the kernel's

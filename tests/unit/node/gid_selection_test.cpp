@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's GID selection, table-driven: each case is a GID table, a policy, the index NCCL would pick and
 // the findings railscope raises about it.
 #include <gtest/gtest.h>

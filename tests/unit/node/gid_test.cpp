@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gid parsing and classification.
 #include <gtest/gtest.h>
 

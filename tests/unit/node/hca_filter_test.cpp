@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_HCA parsing and matching with NCCL's rules.
 #include <gtest/gtest.h>
 

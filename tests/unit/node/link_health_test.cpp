@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link health on fixture nodes laid out as real ones (fabric_fixtures.h): a healthy 8-port NDR node, the
 // same with one port trained at 2X or at HDR, with one rail down, a flapping port, and ConnectX-7 400GbE
 // RoCE ports whose capability comes from their ethtool link modes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memlock evaluation and CapEff parsing.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's '^' / '=' name-list grammar, shared by NCCL_IB_HCA and NCCL_SOCKET_IFNAME.
 #include "railscope/node/name_list.h"
 

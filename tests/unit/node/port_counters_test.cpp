@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Port counters read from fake sysfs trees laid out as the kernel publishes them for a ConnectX (mlx5)
 // RoCE port and a soft-RoCE (rxe) port, the one category table, and deltas between snapshots.
 #include <gtest/gtest.h>

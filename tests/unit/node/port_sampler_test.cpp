@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshots of a whole port (counters/, hw_counters/, the netdev's ethtool statistics) through kept file
 // descriptors, and deltas between them, on a ConnectX-7 RoCE fixture.
 #include <gtest/gtest.h>

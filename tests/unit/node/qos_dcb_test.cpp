@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DCB reader: the RTM_GETDCB request, the parser of the kernel's answers (well-formed, error, other
 // sequence, and every truncation of a real-shaped answer), the fixture format, and the netlink source
 // against this host's kernel (loopback has no DCB operations: EOPNOTSUPP; an unknown name: ENODEV).

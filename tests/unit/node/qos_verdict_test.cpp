@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_IB_TC → DSCP → priority, the per-port verdict and the qos.* findings, on DCB states shaped like
 // ConnectX-6/7 ports configured with mlnx_qos/dcb (trust dscp, DSCP d → priority d >> 3, PFC on 3).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's port speed table as lib/node computes it: lanes from active_width, per-lane rate from
 // active_speed_ex (preferred when non-zero: the only field that can say XDR) or active_speed.
 #include <gtest/gtest.h>

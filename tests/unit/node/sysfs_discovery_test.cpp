@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery against a fake sysfs tree built by the test, including odd content: empty files, garbage,
 // directories where files should be (read errors), missing directories, odd port names.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every sysfs read goes through a root-aware reader (node::Sysfs, or gpu::SysfsRoot for lib/gpu), so
 // RAILSCOPE_SYSFS_ROOT points all of railscope at a fake tree. This scans lib/, plugin/ and tools/ for
 // string literals naming a /sys/ path that is not handed straight to such a reader.

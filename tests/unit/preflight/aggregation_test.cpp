@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's whole aggregation at 512 nodes, as in a run: 512 reports of 8 rails arrive as JSON and are
 // parsed and checked, the verdict is decided (consistency), the links of the O(log N) schedule are judged
 // (each with its two ends' counter deltas, as the ranks send them), and the verdict is rendered as JSON,

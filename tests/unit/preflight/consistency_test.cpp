@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's comparison of node reports (tools/preflight/consistency.h), up to 512 synthetic nodes.
 #include <gtest/gtest.h>
 #include <malloc.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fake ranks 1..N-1 of `railscope preflight` in one process (asyncio): each speaks the real protocol to a
 real rank 0 over loopback TCP (tools/preflight/frame_auth.h, rank0_desk.h, written here from their
 description): per exchange one connection, rank 0's hello read, this rank's hello sent, one frame sent

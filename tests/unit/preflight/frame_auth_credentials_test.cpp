@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The job's secret from a launcher's credential service (frame_auth.h, job_credentials.h): a rank's
 // hello carries a credential holding a fresh key for that connection, bound to its rank, the hello's
 // nonce and the job; rank 0 takes the key and the rank from it. A stand-in service here (what it vouches

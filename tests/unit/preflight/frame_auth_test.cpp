@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may speak at the rendezvous (frame_auth.h): a frame sealed with the job's key opens at the other
 // end and nowhere else — not under another key or none, not replayed on the same or another
 // connection, not modified, not moved to another rank or reflected back; the token file's checks; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bytes of one sealed frame handed to the other end as the reader reads them: header, then body.
 #pragma once
 

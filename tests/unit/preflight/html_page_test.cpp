@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preflight HTML page (tools/preflight/html_page.h) from a synthetic verdict: self-contained, escaped,
 // one heat map per rail with a cell per measured link, the outlier outlined, the findings listed; and
 // loaded in headless Chromium (as `railscope report`'s page in tests/abi/profiler/report_roundtrip_test.cpp):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/kubernetes/preflight renders (`kubectl kustomize`), validates like the other manifests
 # (tests/unit/deploy/validate_k8s.js, with deploy/kubernetes/base's RDMA network it attaches), and its
 # pieces agree: Indexed Job, subdomain = headless service, service selects the Job's pods, one rendezvous

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launcher environments -> rank, world size, rendezvous (tools/preflight/launch_env.h).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter deltas attached to a link (tools/preflight/link_counters.h): the deltas of two snapshots,
 // their checked wire form, and what a slow link's finding says about them. The rxe figures are the test
 // bed's (tests/testbed/netfabric/fabric_health.sh, as in tests/unit/net_fabric/fabric_findings_test.cpp).

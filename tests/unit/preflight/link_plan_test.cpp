@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link steps from node reports, and the step/result messages a rank and rank 0 read from each other
 // (tools/preflight/link_plan.h).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link outliers per rail (tools/preflight/link_stats.h).
 #include <gtest/gtest.h>
 

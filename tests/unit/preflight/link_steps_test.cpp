@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's bookkeeping of the link steps (tools/preflight/link_steps.h): a rank that stopped answering is
 // the cause of its links, and the later tasks with it are failed at once instead of run.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MUNGE as the job's secret, through a real munged (started here with a key and socket of its own):
 // the handshake of frame_auth.h with real credentials, munged's refusal of a replayed one, and a node
 // without munged named as such.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Node reports as rank 0 reads them from the network (tools/preflight/node_report.h).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0 out of open files (tools/preflight/open_files.h, accept_until in railscope/socket/endpoints.h):
 // the soft limit is raised to the hard limit, and a connection waiting while no descriptor is free neither
 // makes accept spin past its deadline nor hangs its peer. Each case runs in a child process: it lowers its

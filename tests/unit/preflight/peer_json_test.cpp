@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Messages from another rank (and netbench's output) whose fields have another JSON type than the one
 // expected: refused, never an exception. nlohmann's json::value(key, default) throws type_error on them,
 // and nothing in `railscope preflight` catches it, so rank 0 would end on one peer's message.

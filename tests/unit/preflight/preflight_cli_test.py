@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`railscope preflight` end to end on this host: several processes over loopback TCP, each with its own
 fake sysfs tree (--sysfs-root) and --host-name, started with a torchrun-style environment or flags.
 Cases: healthy (no preflight finding; with the job's secret, and without it on loopback), a rail rate that

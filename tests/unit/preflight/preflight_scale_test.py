@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`railscope preflight` rank 0 with more ranks than open files: its open-file limit soft and hard 1,024 (as
 in many containers), worlds of 1,100 (reports and verdicts) and 600 (with the link steps) of fake ranks
 (fake_ranks.py: the real protocol, HMAC included). Each run must end with every rank joined and given its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pairing schedules for 2..4,096 nodes (tools/preflight/schedule.h).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic node reports for rank 0's tests (consistency, aggregation at 512 nodes).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the profiler's internal pieces, linked directly (no dlopen): bandwidth arithmetic,
 // the lock-free event pool, the slow-collective detector, histograms and JSON formatting.
 #include <gtest/gtest.h>

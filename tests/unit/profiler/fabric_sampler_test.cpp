@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiler's fabric sampler reads a RoCE port as the net plugin and `doctor --watch` read it:
 // on mlx5 the PFC pause counters live in the netdev's ethtool statistics, not in
 // hw_counters/, so a window must carry them. The node is the ConnectX-7 400GbE RoCE fixture of

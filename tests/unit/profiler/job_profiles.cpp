@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unit/profiler/job_profiles.h"
 
 #include <unistd.h>

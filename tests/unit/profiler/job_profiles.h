@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A job's profiles written as the profiler writes them, one file per rank: headers, `coll` records of
 // communicator 0x1 (an AllReduce of ncclFloat32 per place of its order), the profiler's `coll.hang`
 // diagnoses and `summary` records, a line cut mid-record, and bytes appended while a reader follows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProfileTail reads each line of a growing profile exactly once: a line the writer cut back to the last
 // whole one (the profiler does when a write stops part-way) and then wrote again, a file replaced under
 // its name (rotated), a file that shrank below what was read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSONL profile on a full disk (plugin/profiler/core/record_file.h): a write that fails part-way never
 // leaves a torn line, the records not written are counted, and writing resumes when space returns.
 #include "plugin/profiler/core/record_file.h"

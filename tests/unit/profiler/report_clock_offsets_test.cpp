@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stragglers across hosts whose clocks disagree: nodeB's clock runs 50 ms ahead of nodeA's, nodeC's 50 ms
 // behind. The report estimates the offsets from the collectives' end times (nearly simultaneous on every
 // rank), prints them, and names the rank that really starts late (on nodeC) — not nodeB's ranks, which

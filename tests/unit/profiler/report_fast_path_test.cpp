@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reader's fast path for coll/p2p lines (tools/report/coll_line.h) reads every line as the general
 // reader does, and folding the records' waits (railscope report's memory at scale) keeps the wait matrix.
 #include <gtest/gtest.h>

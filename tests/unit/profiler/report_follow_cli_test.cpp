@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report --follow` as a watchdog runs it, on a job's profiles written by the test: a finished
 // job, one still progressing, a hang (the rank that never entered the collective the others wait in,
 // with its host), a count mismatch, and a line appended in pieces between two passes (read once, neither

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report` over every rank's profile of one job, written by the test as the profiler writes
 // them: the ranks that never entered the collective the others wait in (with their host), a count
 // mismatch at one place of the communicator's order, a killed job (a torn last line, a rank without a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report` on the net plugin's stats lines of several nodes (RAILSCOPE_NET_STATS,
 // "rail_rate"): the per-port rail-rate table and the rail slower on one node than on the others
 // (tools/report/rail_rates.h), from synthetic files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope report`: nccl-tests' terms (count = elements, datatype, algbw and busbw,
 // percentiles named for what they are), sections shown only when they have something, the A/B page naming
 // the transports, a single-size plot drawn sensibly, and the fabric records (per-port table, time line).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of `railscope report`'s reading and analysis on hand-written rows and files.
 #include <gtest/gtest.h>
 

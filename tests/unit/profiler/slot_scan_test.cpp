@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The monitor's verdict on one collective slot per scan (plugin/profiler/core/slot_scan.h), above all
 // the orderings in which NCCL's threads stamp a slot after the scan took its time. A CI run once wrote
 // a coll.hang for a healthy collective that started while the monitor was scanning: `now - start`

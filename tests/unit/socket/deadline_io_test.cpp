@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // send_all / recv_exact / wait_for: the deadline bounds every wait, end of stream is `closed`, and a
 // receive takes exactly the bytes asked for.
 #include "railscope/socket/deadline_io.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // listen_on / accept_until / connect_until on loopback: each honours its deadline, a connect retries
 // until the listener appears, and a connection made carries bytes both ways.
 #include "railscope/socket/endpoints.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FrameReader: a frame is read whole and alone however the bytes arrive, a length over the maximum is
 // refused before anything is allocated for it, a refused header is refused, and a peer closing in the
 // middle of a frame is `closed`.

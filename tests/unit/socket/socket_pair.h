@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for the socket layer: a connected pair of stream sockets, and a call that must return
 // within a bound (a check that is missing would otherwise hang the test instead of failing it).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The calibrated decision: NCCL's choice stands unless a measured entry beats it by more than both
 // spreads; a calibration never turns an entry NCCL does not support into a choice; sizes between
 // measured ones interpolate, sizes far outside get no figure; another shape or cluster is refused by id.

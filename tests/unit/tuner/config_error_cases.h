@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config error cases, shared by the unit test (parser) and the ABI test (through init): each
 // bad text, where the error must point ("line:column") and a substring of its message.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every kind of config error, table-driven: the message names file, line and column, and the bad line
 // is dropped while the good lines around it survive.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a good config file turns into: rules (both formats), measured figures and node facts.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sanity of the α-β model: costs grow with size, small messages go to Tree/LL and large ones to
 // Ring/Simple on a multi-node topology with the standard figures, and the inputs it depends on
 // (NICs, NVLink domains, NCCL's constants, measured figures) change what they should.

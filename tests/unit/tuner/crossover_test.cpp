@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The switch from Tree/LL to Ring/Simple happens where the α-β figures say it should: the test
 // computes the analytic crossover S* = (α_ring − α_tree) / (β_tree − β_ring) itself, from the
 // standard figures and the topology, and requires the engine's switch point within a factor of 2.

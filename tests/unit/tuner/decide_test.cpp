@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decision function on its own: rules, measured figures, NCCL's estimates where there is no
 // model, the explanation line, and that applying a decision never makes an unsupported entry valid.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL_ALGO / NCCL_PROTO in NCCL's syntax: which collectives the user restricted.
 #include <gtest/gtest.h>
 

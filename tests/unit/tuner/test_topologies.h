@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Topologies and engines the tuner unit tests share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eager ring's checks beside the receiver's (eager.h check_header): why a ring
 // message was refused, and the checks with their reason for the tests and the fuzzer.
 #include "plugin/net/verbs/eager/eager.h"

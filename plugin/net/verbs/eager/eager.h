@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eager protocol of the verbs engine: what travels and where, for connections whose two ends
 // carry host memory only (no GPUDirect, so both sides may touch the bytes with the CPU).
 //

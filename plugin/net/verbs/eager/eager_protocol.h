@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The eager protocol's two ends (what travels and where: eager.h). Chosen in the handshake when both
 // ends carry host memory only and offer RAILSCOPE_NET_EAGER_MAX > 0.
 #pragma once

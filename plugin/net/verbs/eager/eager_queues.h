@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How deep the eager protocol's queues are (eager.h), derived from what the protocol lets be in flight
 // on one connection rather than from the worst case its bookkeeping could index:
 //   - ring messages: at most kRingMessages (credits);

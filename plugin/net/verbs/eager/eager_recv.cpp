@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiving half of the eager protocol (eager.h): standing receives on every QP, ring messages
 // matched to posted receives by tag in order (or held until one is posted), clear-to-sends for large
 // messages, and credits written back in batches. A ring message's header is copied out of the ring

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sending half of the eager protocol (eager.h): ring messages, credits, and the data of large
 // messages once the receiver's clear-to-send for exactly that message is in the mailbox.
 #include <arpa/inet.h>

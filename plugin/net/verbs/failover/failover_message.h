@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the two ends of a verbs connection tell each other, over the out-of-band channel they keep, when
 // QPs of one port fail and their traffic moves to the connection's other ports (docs/failover.md):
 //   sender   -> MOVE     (epoch e: these QPs failed; nothing more is posted on them)

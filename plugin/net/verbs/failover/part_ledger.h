@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiving end's record, during and after a failover, of which parts of each large message's data
 // arrived (docs/failover.md). Before a failover a part is known by the QP it arrives on; a part sent again
 // on another QP names its part in its immediate (replay_immediate). Each part is taken at most once: a

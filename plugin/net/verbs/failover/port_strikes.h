@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How often traffic left one port of a connection, and whether it may come back (docs/failover.md): a
 // port that failed `limit` times is kept out for the connection's life and named, so that a flapping
 // optic does not move traffic back and forth for ever. Between failures, a port that is ACTIVE again

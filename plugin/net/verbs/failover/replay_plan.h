@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the sending end sends again after a failover (docs/failover.md): from its own record of the
 // large messages whose data completions it has not all seen and the receiver's HELD notice, the parts
 // that travelled on a failed QP and did not arrive, each assigned to a live QP in turn; and which eager

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // iflush for GPUDirect receives: a loopback RC QP per lane (connected to itself on the same device,
 // port and GID) that RDMA-reads one byte of the received buffer. A read is ordered after the NIC's
 // earlier writes to that memory, so once it completes the data NCCL is about to read is visible

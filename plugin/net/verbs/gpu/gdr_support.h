@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs engine offers NCCL for GPU memory, decided once per engine from lib/gpu's facts
 // (peer-memory client, kernel DMA-BUF, IOMMU, NCCL_NET_GDR_* / NCCL_DMABUF_ENABLE) and once per port
 // from the DMA-BUF probe on its PD. The plugin links the lean railscope_gpu (no hwloc): with no

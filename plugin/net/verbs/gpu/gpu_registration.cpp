@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/verbs/gpu/gpu_registration.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registration of GPU memory on a connection's lanes, for regMr(NCCL_PTR_CUDA) and regMrDmaBuf.
 //  - NCCL_PTR_CUDA: ibv_reg_mr on the device pointer (a peer-memory client pins the GPU pages),
 //    through each lane's MR cache (GPU and host virtual addresses never overlap under CUDA's unified

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one port (or a device fused from several) offers NCCL for GPU memory, and why not more: the
 // decision gdr_support.h makes, kept by the port (discovery.h).
 #pragma once

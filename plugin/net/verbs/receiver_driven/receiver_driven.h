@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiver-driven protocol (NCCL's own for IB): the receiver advertises each posted receive
 // (address, rkeys, size, tag) by RDMA-writing a clear-to-send slot into the sender's FIFO; the sender
 // matches a send to an entry of the oldest slot by tag and, when every entry of the slot is matched,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How deep the receiver-driven protocol's queues are (receiver_driven.h), derived from what the
 // protocol lets be in flight on one connection rather than from the worst case its bookkeeping could
 // index (eager_queues.h does the same for the eager protocol):

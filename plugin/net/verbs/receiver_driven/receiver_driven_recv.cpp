@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The receiving half of the receiver-driven protocol (receiver_driven.h).
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the receiver-driven sender keeps of a matched clear-to-send slot (receiver_driven.h), and the
 // sizes record one QP writes for it (receiver_driven_writes.h builds the writes from both).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work requests a fully matched clear-to-send slot posts on one QP (receiver_driven.h,
 // ReceiverDrivenSend::post): built here, apart from the posting, so that what reaches the provider can be
 // checked without a device (tests/unit/net/receiver_driven_writes_test.cpp).

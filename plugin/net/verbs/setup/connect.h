@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Non-blocking connection setup. connect() and accept() are polled by NCCL; each call advances
 // these state machines as far as the sockets allow and returns a finished comm once both ends'
 // QPs are in RTS. The link checks (link layer, GID type/family/link-local, path MTU) run before any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's ports: lib/node's inventory, the selection of port_policy.h, then the device
 // context, PD, port attributes and device limits of each selected port.
 #include "plugin/net/verbs/setup/discovery.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which RDMA ports the verbs engine uses and everything it needs to know about each. The node is read
 // by lib/node (node::discover: devices, ports, GID tables, speeds, netdev MTUs, PCI paths — the reader
 // `railscope doctor` and the tuner use); the choice of ports and GIDs is port_policy.h. What is left

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the two ends of a verbs connection tell each other, and the checks made on it before any QP
 // moves to RTR. Everything here is pure (no verbs, no sockets) so it is unit-tested directly.
 //

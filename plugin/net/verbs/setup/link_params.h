@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The QP tuning NCCL's IB transport takes from the environment (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT,
 // NCCL_IB_TC, NCCL_IB_SL, NCCL_IB_FIFO_TC, NCCL_IB_QPS_PER_CONNECTION), with NCCL's meanings and defaults,
 // and the retry budget derived from them: how long the hardware keeps retrying before it gives up, which is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory-registration cache keyed by address range, one per protection domain (registrations are
 // global: regIsGlobal=1). A regMr of a range already covered by a cached registration only takes a
 // reference; the MR is deregistered when the last reference goes. Ranges are page-aligned, as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/verbs/setup/oob_channel.h"
 
 #include "plugin/net/common/socket.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The out-of-band TCP channel of a verbs connection: carries the handshake, then stays open for the
 // connection's life so each end notices when the other goes away (peer.closed) instead of waiting
 // forever on a receive. Everything is non-blocking: calls report "not yet" and are called again.

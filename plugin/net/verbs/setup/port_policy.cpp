@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's port and GID choice over lib/node's inventory (see port_policy.h). Finding ids and
 // texts are the engine's contract with its tests and users: device.none, device.filtered_out,
 // port.down, gid.* (from node::select_gid), gid.none_usable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which ports of the node the verbs engine uses, decided over lib/node's inventory (node::discover,
 // the reader `railscope doctor` uses too): NCCL_IB_HCA through node::HcaFilter, the GID index through
 // node::select_gid on each port's GID table. Pure: no verbs calls, so it is unit-tested on a made-up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Traffic class and service level of a connection's QPs, and the check that both ends of the job were
 // given the same ones. NCCL's IB transport lets the sender decide: its QPs carry NCCL_IB_TC / NCCL_IB_SL
 // (else the communicator's traffic class, else 0), and the receiver's QPs take the sender's values from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RC queue pairs and their state machine RESET → INIT → RTR → RTS, with every ibv_modify_qp
 // failure mapped to a diagnosis (qp.rtr_einval / qp.rtr_enodata / qp.rtr_timeout ...).
 #pragma once

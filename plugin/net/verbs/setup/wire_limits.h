@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's wire constants: magics, protocol version and the bounds every decoder checks
 // (handshake.h encodes and decodes with them; the out-of-band channel frames by them).
 #pragma once
@@ -14,7 +15,7 @@ inline constexpr uint32_t kMessageMagic = 0x4d4e5352;  // "RSNM"
 // messages (failover/failover_message.h), up to 8 devices per end, the receiver-driven clear-to-send
 // carries 8 rkeys
 inline constexpr uint16_t kProtocolVersion = 6;
-inline constexpr int kMaxDevsPerEnd = 8;  // devices of a (virtual) NIC: NCCL_NET_MAX_DEVS_PER_NIC_V12
+inline constexpr int kMaxDevsPerEnd = 8;   // devices of a (virtual) NIC: NCCL_NET_MAX_DEVS_PER_NIC_V12
 inline constexpr int kMaxQpsPerConn = 16;  // NCCL_IB_QPS_PER_CONNECTION upper bound
 inline constexpr int kMaxQps = kMaxDevsPerEnd * kMaxQpsPerConn;
 inline constexpr size_t kMaxMessageBody = 4096;

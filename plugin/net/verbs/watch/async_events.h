@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One thread per opened RDMA device reads its asynchronous events (port error/active, GID table
 // change, device fatal, QP/CQ errors) and logs each as a diagnosis. A device fatal error marks its
 // ports failed: connections check their ports' health generation in test() (one atomic load) and

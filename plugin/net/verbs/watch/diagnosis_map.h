@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place the verbs engine turns a low-level failure into a diagnosis: completion status
 // (+ vendor_err) and the phase it happened in, ibv_modify_qp's errno at RTR/RTS, ibv_reg_mr's errno.
 // The ids come from the shared catalogue (lib/core/diagnosis_catalogue.cpp), so `railscope doctor`

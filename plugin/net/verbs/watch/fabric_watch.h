@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric sampler: one helper thread per verbs engine that, once a second, reads the counters of
 // the ports connections use (lib/node read_port_counters: counters/ and hw_counters/ through the
 // sysfs root) and their active MTU (ibv_query_port), and logs what a window says:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [link.degraded] from the running plugin: a port the job's connections use that retrains to a lower
 // rate or fewer lanes while the job runs (a lane lost to a bad cable, optic or connector, a switch
 // port forced down) slows every collective to that rail's pace, although NCCL planned with the rate

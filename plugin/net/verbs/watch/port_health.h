@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs engine knows about one port while the job runs, shared by every connection on it,
 // the async-event thread (async_events.h) and the fabric sampler (fabric_watch.h):
 //  - failure: a finding that ends every connection on the port (device fatal, or a link down for

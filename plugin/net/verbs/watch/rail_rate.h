@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A port's large-transfer rate accumulator (railscope/node/rail_skew.h says why time, not bytes, shows a
 // slow rail). Every connection on the port adds each large send it completes, from the thread that
 // drives it: bytes, one transfer, and the part of [posted, completed] not yet counted as busy — the

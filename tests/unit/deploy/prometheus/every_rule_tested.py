@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every rule of the rules file has a unit test: each alert fires in at least one alert_rule_test (and
 promtool requires exactly the expected alerts, so the healthy twins' series, job="healthy", must stay
 silent), and each recording rule is queried by a promql_expr_test or feeds a tested alert.
