@@ -133,7 +133,7 @@ nlohmann::json to_json(const Verdict& v) {
                      {"reference", r.reference},
                      {"line_gbs", cli::json_figure(r.line_GBps)},
                      {"median_lat_us", cli::json_figure(r.median_lat_us)}});
-  return {{"schema", "railscope.preflight/1"},
+  return {{"schema", "railscope.preflight/2"},
           {"status", status_word(v.exit_code)},
           {"exit_code", v.exit_code},
           {"world", v.world},

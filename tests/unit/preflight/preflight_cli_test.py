@@ -219,7 +219,7 @@ with tempfile.TemporaryDirectory() as tmp:
     procs.insert(0, start(0, 3, port, roots[0], ["--json"]))
     outs = finish(procs)
     v = json.loads(outs[0][1])
-    check(v["schema"] == "railscope.preflight/1" and v["joined"] == 3 and v["missing"] == [], "healthy: 3 of 3 joined")
+    check(v["schema"] == "railscope.preflight/2" and v["joined"] == 3 and v["missing"] == [], "healthy: 3 of 3 joined")
     check(v["launcher"] == "torchrun", "healthy: launcher torchrun")
     check(preflight_ids(v) == [], f"healthy: no preflight finding ({preflight_ids(v)})")
     check([n["host"] for n in v["nodes"]] == ["hostA", "hostB", "hostC"], "healthy: nodes by rank")
