@@ -17,10 +17,6 @@ namespace {
 constexpr std::array<size_t, 7> kBusbwBounds = {0, 3, 5, 6, 7, 8, 11};
 static_assert(kBusbwBounds.back() == kBusbwBinsGbs.size() - 1, "+Inf is written");
 
-constexpr std::array<std::string_view, 5> kPortCategories = {"loss", "congestion", "pause", "link",
-                                                             "discard"};
-static_assert(static_cast<size_t>(node::CounterCategory::Discard) == 4, "the categories above, in order");
-
 std::string bound(double v) { return v >= 1e299 ? "+Inf" : fmt::format("{:g}", v); }
 
 // One metric family: HELP and TYPE, then the samples `body` appends; nothing when it appends none.
@@ -63,17 +59,8 @@ void add_window(std::vector<PromPortSeries>& ports, const FabricWindow& w) {
       it->device = pw.device;
       it->port = pw.port;
       it->netdev = pw.netdev;
-      it->state = pw.state;
     }
-    if (pw.state != it->state) ++it->state_changes;
-    it->state = pw.state;
-    it->speed_mbps = pw.speed_mbps;
-    for (size_t i = 0; i < kNumCounterCategories; ++i) it->by_category[i] += pw.by_category[i];
-    for (const node::CounterDelta& d : pw.deltas) {
-      if (d.source != node::CounterSource::Port) continue;
-      if (d.name == "port_xmit_data") it->transmit_bytes += d.delta * 4;  // counted in 4-byte words
-      if (d.name == "port_rcv_data") it->receive_bytes += d.delta * 4;
-    }
+    node::add_port_interval(*it, pw.by_category, pw.deltas, pw.state, pw.speed_mbps);
   }
 }
 
@@ -183,51 +170,7 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
   // alone writes them, so a node's ports are one set of series whatever its number of GPUs.
   const std::vector<PromPortSeries> no_ports;
   const std::vector<PromPortSeries>& ports = id.local_rank > 0 ? no_ports : process.ports;
-  auto port_labels = [&](const PromPortSeries& p) {
-    return fmt::format("{},device=\"{}\",port=\"{}\",netdev=\"{}\"", process_labels,
-                       core::prom_label_value(p.device), p.port, core::prom_label_value(p.netdev));
-  };
-  family(
-      out, "railscope_port_counter_events_total", "counter",
-      "Increase of the port's error and congestion counters since this process began sampling, by category "
-      "(loss, congestion, pause, link, discard).",
-      [&](std::string& s) {
-        for (const PromPortSeries& p : ports)
-          for (size_t i = 0; i < kPortCategories.size(); ++i)
-            s += fmt::format("railscope_port_counter_events_total{{{},category=\"{}\"}} {}\n", port_labels(p),
-                             kPortCategories[i], p.by_category[i]);
-      });
-  family(out, "railscope_port_transmit_bytes_total", "counter",
-         "Bytes the port sent since this process began sampling (port_xmit_data).", [&](std::string& s) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("railscope_port_transmit_bytes_total{{{}}} {}\n", port_labels(p),
-                              p.transmit_bytes);
-         });
-  family(out, "railscope_port_receive_bytes_total", "counter",
-         "Bytes the port received since this process began sampling (port_rcv_data).", [&](std::string& s) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("railscope_port_receive_bytes_total{{{}}} {}\n", port_labels(p),
-                              p.receive_bytes);
-         });
-  family(out, "railscope_port_up", "gauge", "1 when the port's state is ACTIVE, else 0.",
-         [&](std::string& s) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("railscope_port_up{{{}}} {}\n", port_labels(p), p.state == "ACTIVE" ? 1 : 0);
-         });
-  family(out, "railscope_port_state_changes_total", "counter",
-         "Sampling windows that ended with the port in another state than the window before (link flaps).",
-         [&](std::string& s) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("railscope_port_state_changes_total{{{}}} {}\n", port_labels(p),
-                              p.state_changes);
-         });
-  family(out, "railscope_port_rate_bytes_per_second", "gauge", "The port's link rate, bytes per second.",
-         [&](std::string& s) {
-           for (const PromPortSeries& p : ports)
-             if (p.speed_mbps > 0)
-               s += fmt::format("railscope_port_rate_bytes_per_second{{{}}} {}\n", port_labels(p),
-                                p.speed_mbps * 125000);
-         });
+  node::append_port_series(out, "railscope_port", ports, process_labels);
   family(out, "railscope_profiler_last_write_timestamp_seconds", "gauge",
          "When this process last wrote this file (Unix time); a file whose time stops moving belongs to a "
          "process that has ended.",

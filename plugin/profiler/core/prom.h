@@ -19,6 +19,7 @@
 #include "plugin/profiler/core/fabric_sampler.h"
 #include "plugin/profiler/core/op_stats.h"
 #include "railscope/core/prom_textfile.h"
+#include "railscope/node/port_prom.h"
 
 namespace railscope::profiler {
 
@@ -37,19 +38,8 @@ struct PromCommSeries {
   std::map<std::string, uint64_t> drops;      // by kind (kDropNames)
 };
 
-// One RDMA port as sampled since the process began: counter deltas summed by category, its state and
-// rate as last read.
-struct PromPortSeries {
-  std::string device;
-  int port = 0;
-  std::string netdev;  // RoCE: the netdev; "" otherwise
-  std::string state;   // "ACTIVE", "DOWN", …
-  int64_t speed_mbps = 0;
-  std::array<uint64_t, kNumCounterCategories> by_category{};  // indexed by node::CounterCategory
-  uint64_t transmit_bytes = 0;                                // port_xmit_data × 4
-  uint64_t receive_bytes = 0;                                 // port_rcv_data × 4
-  uint64_t state_changes = 0;                                 // windows that ended in another state
-};
+// One RDMA port as sampled since the process began (railscope/node/port_prom.h).
+using PromPortSeries = node::PromPortSeries;
 
 // Adds a fabric window to the ports' running totals (a port seen for the first time is added).
 void add_window(std::vector<PromPortSeries>& ports, const FabricWindow& w);
