@@ -209,6 +209,11 @@ constexpr Entry kEntries[] = {
      "file descriptors",
      "Check the interface's address (`ip -br addr`) and `ulimit -n`; for the TCP engine, "
      "NCCL_SOCKET_IFNAME"},
+    {"net.prom_write_failed", S::Warning, "Net plugin's Prometheus textfile cannot be written",
+     "the folder RAILSCOPE_NET_PROM names is missing or not writable (permissions, full disk), or the name "
+     "is taken by a symbolic link or another user's file, or the folder is writable by every user without "
+     "the sticky bit (such files are never written through)",
+     "Point RAILSCOPE_NET_PROM at a writable folder of your own (node_exporter's textfile directory)"},
     {"net.too_many_connects", S::Error, "Too many connects in progress",
      "more connect() calls are in progress in this process than railscope keeps (4096): connects "
      "that NCCL started and never finished",

@@ -78,6 +78,12 @@ constexpr Spec kSpecs[] = {
     {"RAILSCOPE_NET_FABRIC_SAMPLING", T::Int, "1", 0, 1, "net",
      "Verbs: sample the used ports' counters and active MTU once a second on a helper thread (fabric.*, "
      "mtu.changed, link.recovered findings); 0 = off"},
+    {"RAILSCOPE_NET_PROM", T::Path, "", 0, 0, "net",
+     "Verbs: folder for node_exporter's textfile collector, one railscope-net-<host>-<pid>.prom per process "
+     "with the used ports' series (railscope_net_port_*), rewritten each second; a name ending in .prom is "
+     "the file; unset = off"},
+    {"RAILSCOPE_NET_PROM_KEEP", T::Int, "0", 0, 1, "net",
+     "1 = keep the net plugin's Prometheus textfile after the engine finalizes; 0 = remove it"},
     {"RAILSCOPE_NET_RAIL_BOARD", T::Int, "0", 0, 1, "net",
      "Verbs, 1 = the processes of one user on a node compare their ports' large-send rates through "
      "/dev/shm/railscope-rails-<uid>[-job-<id>] (fabric.rail_skew across processes, one GPU per process): "

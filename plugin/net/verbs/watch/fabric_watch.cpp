@@ -10,6 +10,7 @@
 
 #include "plugin/net/verbs/setup/discovery.h"
 #include "plugin/net/verbs/watch/link_rate_watch.h"
+#include "plugin/net/verbs/watch/net_prom.h"
 #include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
@@ -83,6 +84,7 @@ FabricWatch::FabricWatch(const std::vector<NetPort>& ports,
   std::vector<node::RailBoardEntry> start;
   for (auto& p : ports_) start.push_back({p->name, me_.pid, me_.owner, 0, 0, 0, 0});
   rail_window_.restart(start);
+  prom_ = NetPromFile::from_env(ports);
   for (auto& p : ports_) p->health->set_attach_hook([this] { wake(); });
   thread_ = std::thread([this] { run(); });
 }
@@ -249,13 +251,16 @@ void FabricWatch::run() {
     if (stop_) break;
     lock.unlock();
     const auto now = Clock::now();
-    for (auto& pp : ports_) {
-      Port& p = *pp;
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      Port& p = *ports_[i];
       if (p.health->users() == 0) {
         if (p.sampling) conclude_recovery(p, sysfs, ethtool.get());
         continue;
       }
       node::PortCounters cur = sample(p, sysfs, ethtool.get());
+      const auto tick =
+          p.sampling ? node::counter_deltas(p.previous, cur) : std::vector<node::CounterDelta>{};
+      if (prom_) prom_->add(i, tick, sysfs, p.health->rail_rate().totals());
       if (!p.sampling) {
         p.sampling = true;
         p.previous = cur;
@@ -266,7 +271,6 @@ void FabricWatch::run() {
         check_rate(sysfs, *p.port, p.name, &p.trained);
         continue;
       }
-      const auto tick = node::counter_deltas(p.previous, cur);
       CategoryTotals add{};
       for (const auto& d : tick) add[static_cast<size_t>(d.category)] += d.delta;
       p.health->add_totals(add);
@@ -295,6 +299,7 @@ void FabricWatch::run() {
       p.previous_at = now;
     }
     judge_rates(now);
+    if (prom_) prom_->write();
     lock.lock();
   }
   lock.unlock();

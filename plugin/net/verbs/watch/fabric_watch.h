@@ -20,7 +20,8 @@
 // watching when the data path is stuck — a hang is when the figures matter. The data path gains no
 // instruction from it. The thread sleeps without a timeout while no connection uses a port (no work
 // in an idle process), wakes when one attaches, and is stopped and joined when the engine finalizes.
-// RAILSCOPE_NET_FABRIC_SAMPLING=0 turns it off.
+// RAILSCOPE_NET_FABRIC_SAMPLING=0 turns it off. After each tick it rewrites the Prometheus textfile
+// when RAILSCOPE_NET_PROM asks for one (net_prom.h).
 #pragma once
 
 #include <chrono>
@@ -43,6 +44,7 @@ namespace railscope::net::verbs {
 
 struct NetPort;
 class PortHealth;
+class NetPromFile;
 
 class FabricWatch {
  public:
@@ -82,6 +84,7 @@ class FabricWatch {
   bool board_tried_ = false;
   bool board_logged_ = false;  // one INFO line about the board's problems per process
   node::NodeRailWindow rail_window_;
+  std::unique_ptr<NetPromFile> prom_;  // RAILSCOPE_NET_PROM's textfile (net_prom.h); null when off
 };
 
 }  // namespace railscope::net::verbs
