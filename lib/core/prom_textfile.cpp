@@ -2,6 +2,7 @@
 #include "railscope/core/prom_textfile.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <array>
 #include <charconv>
@@ -68,6 +69,12 @@ std::string prom_label_value(std::string_view s) {
     ++i;
   }
   return out;
+}
+
+std::string prom_host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
 }
 
 std::string prom_identity_labels(const PromIdentity& id, int fallback_rank) {

@@ -7,6 +7,7 @@
 
 #include "doctor.h"
 #include "watch.h"
+#include "watch_prom.h"
 
 namespace railscope::cli {
 namespace {
@@ -26,6 +27,7 @@ void add_doctor(CLI::App& app) {
     std::string sysfs_root;
     std::string topo;
     double watch = 0;
+    std::string prom;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd =
@@ -43,11 +45,18 @@ void add_doctor(CLI::App& app) {
                   "system's (or RAILSCOPE_TOPO_FILE)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--no-verbs", opt->no_verbs, "Do not query libibverbs (sysfs only)");
-  cmd->add_option("--watch", opt->watch,
-                  "Instead of the report: counter deltas of each selected port over SECONDS, by category "
-                  "(loss, congestion, pause, link, discard, traffic, other), with findings; same exit codes")
-      ->option_text("SECONDS")
-      ->check(CLI::Range(0.1, 86400.0));
+  CLI::Option* watch =
+      cmd->add_option(
+             "--watch", opt->watch,
+             "Instead of the report: counter deltas of each selected port over SECONDS, by category "
+             "(loss, congestion, pause, link, discard, traffic, other), with findings; same exit codes")
+          ->option_text("SECONDS")
+          ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--prom", opt->prom,
+                  "With --watch: also write the ports' series for node_exporter's textfile collector to "
+                  "PATH (a file when it ends in .prom, else a folder; docs/monitoring.md)")
+      ->option_text("PATH")
+      ->needs(watch);
   cmd->callback([opt] {
     if (opt->watch > 0) {
       std::string root;
@@ -56,6 +65,13 @@ void add_doctor(CLI::App& app) {
           opt->json ? json_text(doctor::watch_json(r, root)) : doctor::watch_text(r, root);
       std::fwrite(out.data(), 1, out.size(), stdout);
       std::fflush(stdout);
+      if (!opt->prom.empty()) {
+        const std::string why = doctor::write_watch_prometheus(r, root, opt->prom);
+        if (!why.empty()) {
+          std::fprintf(stderr, "railscope doctor: no Prometheus textfile (--prom): %s\n", why.c_str());
+          throw CLI::RuntimeError(2);
+        }
+      }
       if (r.exit_code != 0) throw CLI::RuntimeError(r.exit_code);
       return;
     }

@@ -25,6 +25,8 @@ struct PromIdentity {
 // PMI_RANK, SLURM_PROCID; the local rank from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
 // SLURM_LOCALID (the first that is set and a whole number ≥ 0).
 PromIdentity prom_identity_from_env(std::string host);
+// This machine's host name (gethostname), "unknown" when it cannot be read.
+std::string prom_host_name();
 
 // A label value as the text format wants it: valid UTF-8 (ill-formed bytes become U+FFFD), `\`, `"` and
 // line feed escaped, other control characters replaced by a space.

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fabric_fixtures.h"
 #include "unit/cli/cli_process.h"
@@ -30,9 +34,12 @@ bool holds_file_under(pid_t pid, const std::string& root) {
 
 // Runs --watch 2 on the fixture; `change` runs once the command's first snapshot is taken.
 template <typename F>
-std::pair<int, nlohmann::json> watch(const FabricTree& t, F&& change) {
+std::pair<int, nlohmann::json> watch(const FabricTree& t, F&& change,
+                                     const std::vector<std::string>& extra = {}) {
   const std::string root = fs::canonical(t.root()).string();
-  Child c({RAILSCOPE_CLI, "doctor", "--watch", "2", "--json", "--sysfs-root", root});
+  std::vector<std::string> args = {RAILSCOPE_CLI, "doctor", "--watch", "2", "--json", "--sysfs-root", root};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Child c(args);
   EXPECT_GT(c.pid(), 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!holds_file_under(c.pid(), root) && std::chrono::steady_clock::now() < deadline)
@@ -93,6 +100,60 @@ TEST(DoctorWatchCli, NoRdmaDeviceFailsAsDoctorDoes) {
   EXPECT_EQ(j["status"], "error");
   ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
   EXPECT_EQ(j["findings"][0]["id"], "device.none");
+}
+
+// The value of the one sample whose line holds every part; -1 when none does.
+double sample(const std::string& text, const std::vector<std::string>& parts) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    bool all = true;
+    for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+// --prom writes the interval's port series: the lossy port's loss, its healthy sibling's zero, a file
+// promtool accepts, readable by the collector's user.
+TEST(DoctorWatchCli, PromWritesThePortSeries) {
+  FabricTree t("watch-cli-prom");
+  t.roce_port("mlx5_0", "ens1f0np0", "400 Gb/sec (4X NDR)");
+  t.roce_port("mlx5_1", "ens2f0np0", "400 Gb/sec (4X NDR)");
+  const fs::path file = fs::path(t.root()) / "doctor.prom";
+  const auto [rc, j] = watch(t,
+                             [&] {
+                               t.counter("mlx5_1", "out_of_sequence", 380, true);
+                               t.counter("mlx5_0", "port_xmit_data", 1000);
+                             },
+                             {"--prom", file.string()});
+  EXPECT_EQ(rc, 1);
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string loss = "category=\"loss\"";
+  EXPECT_EQ(sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_1\"", loss}), 380) << text;
+  EXPECT_EQ(sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_0\"", loss}), 0) << text;
+  EXPECT_EQ(sample(text, {"railscope_doctor_port_transmit_bytes_total{", "device=\"mlx5_0\"",
+                          "netdev=\"ens1f0np0\""}),
+            4000)
+      << text;
+  EXPECT_EQ(sample(text, {"railscope_doctor_port_rate_bytes_per_second{", "device=\"mlx5_1\""}), 5e10)
+      << text;
+  EXPECT_GE(sample(text, {"railscope_doctor_watch_interval_seconds{"}), 2.0) << text;
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
+    const std::string cmd = "promtool check metrics < '" + file.string() + "' >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << text;
+  }
+}
+
+TEST(DoctorWatchCli, PromWithoutWatchIsRefused) {
+  Child c({RAILSCOPE_CLI, "doctor", "--prom", "x.prom"});
+  EXPECT_NE(c.wait(), 0);
+  EXPECT_NE(c.err().find("--watch"), std::string::npos) << c.err();
 }
 
 }  // namespace

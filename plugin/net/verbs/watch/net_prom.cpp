@@ -16,12 +16,6 @@
 namespace railscope::net::verbs {
 namespace {
 
-std::string hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
-
 void warn_write_failed(const std::string& detail) {
   RS_WARN("NET/railscope : {}", diag::one_line(diag::make("net.prom_write_failed", detail)));
 }
@@ -31,7 +25,7 @@ void warn_write_failed(const std::string& detail) {
 std::unique_ptr<NetPromFile> NetPromFile::from_env(const std::vector<NetPort>& ports) {
   const std::string setting = params::get_string("RAILSCOPE_NET_PROM");
   if (setting.empty()) return nullptr;
-  core::PromIdentity id = core::prom_identity_from_env(hostname());
+  core::PromIdentity id = core::prom_identity_from_env(core::prom_host_name());
   const core::PromTarget t = core::prom_target(setting, "railscope-net", id.host, getpid());
   if (!t.error.empty()) {
     warn_write_failed(fmt::format("no Prometheus textfile (RAILSCOPE_NET_PROM): {}", t.error));
