@@ -27,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing_fixtures::prom_sample;
 namespace fs = std::filesystem;
 
 constexpr const char* kDev = "mlx5_0";
@@ -36,18 +37,6 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// The value of the sample whose line contains every one of `parts`; -1 when there is none.
-double sample(const std::string& text, const std::vector<std::string>& parts) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    bool all = true;
-    for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
 }
 
 class NetProm : public ::testing::Test {
@@ -115,15 +104,16 @@ const std::string kWho = "job=\"4711\",host=\"";
 TEST_F(NetProm, RisingLossCounterShowsInTheLossSeriesAndPromtoolAcceptsIt) {
   start();
   const std::string text = until(100, 5, [](const std::string& t) {
-    return sample(t, {"railscope_net_port_events_total{", "category=\"loss\""}) >= 20;
+    return prom_sample(t, {"railscope_net_port_events_total{", "category=\"loss\""}) >= 20;
   });
-  const double loss = sample(text, {"railscope_net_port_events_total{", kPort, "category=\"loss\""});
+  const double loss = prom_sample(text, {"railscope_net_port_events_total{", kPort, "category=\"loss\""});
   EXPECT_GE(loss, 20) << text;
-  EXPECT_GT(sample(text, {"railscope_net_port_transmit_bytes_total{", kPort}), 0) << text;
-  EXPECT_EQ(sample(text, {"railscope_net_port_up{", kPort}), 1) << text;
-  EXPECT_EQ(sample(text, {"railscope_net_port_rate_bytes_per_second{", kPort}), 5e10) << text;
-  EXPECT_GE(sample(text, {"railscope_net_port_rail_bytes_total{", kPort}), 0) << text;
-  EXPECT_GT(sample(text, {"railscope_net_last_write_timestamp_seconds{", kWho, "rank=\"3\""}), 1.7e9) << text;
+  EXPECT_GT(prom_sample(text, {"railscope_net_port_transmit_bytes_total{", kPort}), 0) << text;
+  EXPECT_EQ(prom_sample(text, {"railscope_net_port_up{", kPort}), 1) << text;
+  EXPECT_EQ(prom_sample(text, {"railscope_net_port_rate_bytes_per_second{", kPort}), 5e10) << text;
+  EXPECT_GE(prom_sample(text, {"railscope_net_port_rail_bytes_total{", kPort}), 0) << text;
+  EXPECT_GT(prom_sample(text, {"railscope_net_last_write_timestamp_seconds{", kWho, "rank=\"3\""}), 1.7e9)
+      << text;
   EXPECT_EQ(text.find("railscope_port_"), std::string::npos) << "the profiler's names are its own";
   struct stat st {};
   ASSERT_EQ(::stat(file_.c_str(), &st), 0);
@@ -142,12 +132,13 @@ TEST_F(NetProm, RisingLossCounterShowsInTheLossSeriesAndPromtoolAcceptsIt) {
 TEST_F(NetProm, HealthyTwinOnlyTrafficMovesAndLossStaysZero) {
   start();
   const std::string text = until(1000, 0, [](const std::string& t) {
-    return sample(t, {"railscope_net_port_transmit_bytes_total{"}) >= 40000;
+    return prom_sample(t, {"railscope_net_port_transmit_bytes_total{"}) >= 40000;
   });
-  EXPECT_GE(sample(text, {"railscope_net_port_transmit_bytes_total{", kPort}), 40000) << text;
+  EXPECT_GE(prom_sample(text, {"railscope_net_port_transmit_bytes_total{", kPort}), 40000) << text;
   for (const char* c : {"loss", "congestion", "pause", "link", "discard"})
     EXPECT_EQ(
-        sample(text, {"railscope_net_port_events_total{", kPort, std::string("category=\"") + c + "\""}), 0)
+        prom_sample(text, {"railscope_net_port_events_total{", kPort, std::string("category=\"") + c + "\""}),
+        0)
         << c << "\n"
         << text;
 }

@@ -19,6 +19,7 @@
 namespace fs = std::filesystem;
 using railscope::testing_cli::Child;
 using railscope::testing_fixtures::FabricTree;
+using railscope::testing_fixtures::prom_sample;
 
 namespace {
 
@@ -102,18 +103,6 @@ TEST(DoctorWatchCli, NoRdmaDeviceFailsAsDoctorDoes) {
   EXPECT_EQ(j["findings"][0]["id"], "device.none");
 }
 
-// The value of the one sample whose line holds every part; -1 when none does.
-double sample(const std::string& text, const std::vector<std::string>& parts) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    bool all = true;
-    for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
-    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
-}
-
 // --prom writes the interval's port series: the lossy port's loss, its healthy sibling's zero, a file
 // promtool accepts, readable by the collector's user.
 TEST(DoctorWatchCli, PromWritesThePortSeries) {
@@ -133,15 +122,16 @@ TEST(DoctorWatchCli, PromWritesThePortSeries) {
   ss << in.rdbuf();
   const std::string text = ss.str();
   const std::string loss = "category=\"loss\"";
-  EXPECT_EQ(sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_1\"", loss}), 380) << text;
-  EXPECT_EQ(sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_0\"", loss}), 0) << text;
-  EXPECT_EQ(sample(text, {"railscope_doctor_port_transmit_bytes_total{", "device=\"mlx5_0\"",
-                          "netdev=\"ens1f0np0\""}),
+  EXPECT_EQ(prom_sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_1\"", loss}), 380)
+      << text;
+  EXPECT_EQ(prom_sample(text, {"railscope_doctor_port_events_total{", "device=\"mlx5_0\"", loss}), 0) << text;
+  EXPECT_EQ(prom_sample(text, {"railscope_doctor_port_transmit_bytes_total{", "device=\"mlx5_0\"",
+                               "netdev=\"ens1f0np0\""}),
             4000)
       << text;
-  EXPECT_EQ(sample(text, {"railscope_doctor_port_rate_bytes_per_second{", "device=\"mlx5_1\""}), 5e10)
+  EXPECT_EQ(prom_sample(text, {"railscope_doctor_port_rate_bytes_per_second{", "device=\"mlx5_1\""}), 5e10)
       << text;
-  EXPECT_GE(sample(text, {"railscope_doctor_watch_interval_seconds{"}), 2.0) << text;
+  EXPECT_GE(prom_sample(text, {"railscope_doctor_watch_interval_seconds{"}), 2.0) << text;
   EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   if (std::system("command -v promtool >/dev/null 2>&1") == 0) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -201,6 +202,17 @@ void FabricTree::ethtool_stats(const std::string& ifname,
 
 void healthy_ndr8(const FabricTree& t) {
   for (int i = 0; i < 8; ++i) t.ib_port("mlx5_" + std::to_string(i), "400 Gb/sec (4X NDR)");
+}
+
+double prom_sample(const std::string& text, const std::vector<std::string>& parts) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    bool all = true;
+    for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
+    if (all) return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
 }
 
 }  // namespace railscope::testing_fixtures

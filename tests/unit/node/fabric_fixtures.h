@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace railscope::testing_fixtures {
 
@@ -50,5 +51,9 @@ class FabricTree {
 
 // A healthy 8-port NDR InfiniBand node (mlx5_0..7 at 400 Gb/s, 4X NDR), as a DGX H100's compute rails.
 void healthy_ndr8(const FabricTree& t);
+
+// The value of the first sample of a Prometheus textfile whose line holds every one of `parts`; -1 when
+// no line does.
+double prom_sample(const std::string& text, const std::vector<std::string>& parts);
 
 }  // namespace railscope::testing_fixtures
