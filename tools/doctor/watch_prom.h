@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `railscope doctor --watch SECONDS --prom PATH`: the watched ports' series for node_exporter's
 // textfile collector (railscope/node/port_prom.h, names railscope_doctor_port_*: the interval's counter
 // increases by category, bytes, link state and rate) and a timestamp, labelled like the plugins' files

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One RDMA port's series in a Prometheus textfile (text format 0.0.4): counter increases by category
 // (loss, congestion, pause, link, discard), bytes sent and received, link state, state changes and link
 // rate, labelled `device`, `port`, `netdev` beside the writer's identity labels

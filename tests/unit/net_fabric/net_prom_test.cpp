@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's Prometheus textfile (RAILSCOPE_NET_PROM, plugin/net/verbs/watch/net_prom.h) as
 // the fabric sampler's thread writes it, over a fake sysfs tree (RAILSCOPE_SYSFS_ROOT): a loss counter
 // that rises shows in the file's loss series; its healthy twin, where only traffic moves, keeps loss

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin/net/verbs/watch/net_prom.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verbs engine's Prometheus textfile (RAILSCOPE_NET_PROM, docs/monitoring.md): the series of every
 // port the engine's connections use (railscope/node/port_prom.h, names railscope_net_port_*), each
 // port's large-send rail rate (rail_rate.h), and a timestamp, for node_exporter's textfile collector.
