@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "doctor.h"
+#include "railscope/cli/exit_status.h"
+#include "railscope/cli/output_file.h"
 #include "watch.h"
 #include "watch_prom.h"
 
@@ -59,6 +61,10 @@ void add_doctor(CLI::App& app) {
       ->needs(watch);
   cmd->callback([opt] {
     if (opt->watch > 0) {
+      // Checked before the watch runs, as every output file is (docs/cli.md): a folder by a file in it.
+      if (!opt->prom.empty())
+        require_writable_output("railscope doctor", "--prom",
+                                opt->prom.ends_with(".prom") ? opt->prom : opt->prom + "/.railscope-check");
       std::string root;
       const doctor::WatchResult r = doctor::run_watch({opt->sysfs_root, !opt->no_verbs, opt->watch}, &root);
       const std::string out =
@@ -69,7 +75,7 @@ void add_doctor(CLI::App& app) {
         const std::string why = doctor::write_watch_prometheus(r, root, opt->prom);
         if (!why.empty()) {
           std::fprintf(stderr, "railscope doctor: no Prometheus textfile (--prom): %s\n", why.c_str());
-          throw CLI::RuntimeError(2);
+          throw CLI::RuntimeError(kExitCannotCreate);
         }
       }
       if (r.exit_code != 0) throw CLI::RuntimeError(r.exit_code);

@@ -140,6 +140,22 @@ TEST(DoctorWatchCli, PromWritesThePortSeries) {
   }
 }
 
+// A --prom path that cannot be written fails before the watch runs (73, docs/cli.md), stdout empty; its
+// twin, a folder that exists, passes that check.
+TEST(DoctorWatchCli, PromThatCannotBeWrittenFailsBeforeWatching) {
+  FabricTree t("watch-cli-prom-bad");
+  t.roce_port("mlx5_0", "ens1f0np0", "400 Gb/sec (4X NDR)");
+  const std::string root = fs::canonical(t.root()).string();
+  Child bad({RAILSCOPE_CLI, "doctor", "--watch", "0.1", "--sysfs-root", root, "--prom",
+             root + "/no/such/folder/x.prom"});
+  EXPECT_EQ(bad.wait(), 73) << bad.err();
+  EXPECT_EQ(bad.out(), "");
+  EXPECT_NE(bad.err().find("--prom"), std::string::npos) << bad.err();
+  Child good({RAILSCOPE_CLI, "doctor", "--watch", "0.1", "--sysfs-root", root, "--prom", root});
+  EXPECT_NE(good.wait(), 73) << good.err();
+  EXPECT_NE(good.out(), "");
+}
+
 TEST(DoctorWatchCli, PromWithoutWatchIsRefused) {
   Child c({RAILSCOPE_CLI, "doctor", "--prom", "x.prom"});
   EXPECT_NE(c.wait(), 0);
