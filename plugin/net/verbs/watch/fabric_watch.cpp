@@ -33,7 +33,7 @@ constexpr auto kTick = std::chrono::seconds(1);
 // at most this many seconds.
 constexpr auto kWindow = std::chrono::seconds(10);
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double to_seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A rail board that cannot be used, or entries of it that were left out: INFO, never fatal.
 void log_board_refused(const std::string& detail) {
@@ -203,7 +203,7 @@ void FabricWatch::judge_rates(Clock::time_point now) {
                     "the window, over 10 TB/s) left out",
                     left_out));
   }
-  const double window_s = seconds(now - rate_at_);
+  const double window_s = to_seconds(now - rate_at_);
   const node::NodeRailSkew skew = node::node_rail_skew(rails, window_s, me_.owner);
   if (skew.finding && skew.mine) {
     skew_in_window_ = true;
@@ -275,7 +275,7 @@ void FabricWatch::run() {
       for (const auto& d : tick) add[static_cast<size_t>(d.category)] += d.delta;
       p.health->add_totals(add);
 
-      node::FabricWindow w{p.name, p.port->link_layer, seconds(now - p.window_at),
+      node::FabricWindow w{p.name, p.port->link_layer, to_seconds(now - p.window_at),
                            node::counter_deltas(p.window_start, cur)};
       int timeout = 0, retry_cnt = 0;
       if (p.health->budget(&timeout, &retry_cnt).count() > 0)
@@ -339,7 +339,7 @@ void FabricWatch::judge_recovery(Port& p, const std::vector<node::CounterDelta>&
               "link.recovered",
               fmt::format("{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.1f} s); "
                           "the link went down at {}",
-                          p.name, seconds(p.down_for), moved.received_packets, seconds(over),
+                          p.name, to_seconds(p.down_for), moved.received_packets, to_seconds(over),
                           p.health->last_down_text()))));
 }
 
