@@ -31,9 +31,9 @@ using Clock = std::chrono::steady_clock;
 using testing_fixtures::prom_sample;
 namespace fs = std::filesystem;
 
-constexpr const char* kDev = "mlx5_0";
+constexpr const char* kPromDev = "mlx5_0";
 
-std::string read_text(const fs::path& p) {
+std::string read_prom_file(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -43,9 +43,9 @@ std::string read_text(const fs::path& p) {
 class NetProm : public ::testing::Test {
  protected:
   void SetUp() override {
-    tree_.ib_port(kDev, "400 Gb/sec (4X NDR)");
-    tree_.counter(kDev, "port_xmit_data", 0);
-    tree_.counter(kDev, "packet_seq_err", 0, true);
+    tree_.ib_port(kPromDev, "400 Gb/sec (4X NDR)");
+    tree_.counter(kPromDev, "port_xmit_data", 0);
+    tree_.counter(kPromDev, "packet_seq_err", 0, true);
     ::setenv("RAILSCOPE_SYSFS_ROOT", tree_.root().c_str(), 1);
     dir_ = fs::path(tree_.root()) / "collector";
     fs::create_directories(dir_);
@@ -54,7 +54,7 @@ class NetProm : public ::testing::Test {
     ::setenv("SLURM_JOB_ID", "4711", 1);
     ::setenv("RANK", "3", 1);
     NetPort p;
-    p.dev_name = kDev;
+    p.dev_name = kPromDev;
     p.port = 1;
     p.link_layer = node::LinkLayer::InfiniBand;
     p.active_mtu = 4096;
@@ -80,10 +80,10 @@ class NetProm : public ::testing::Test {
     while (Clock::now() < end) {
       xmit_ += xmit_words;
       seq_ += seq_errors;
-      tree_.counter(kDev, "port_xmit_data", xmit_);
-      tree_.counter(kDev, "packet_seq_err", seq_, true);
+      tree_.counter(kPromDev, "port_xmit_data", xmit_);
+      tree_.counter(kPromDev, "packet_seq_err", seq_, true);
       std::this_thread::sleep_for(200ms);
-      text = read_text(file_);
+      text = read_prom_file(file_);
       if (!text.empty() && done(text)) break;
     }
     return text;
