@@ -25,9 +25,9 @@ assert keys == want, keys
 for r in rows:
     a, b = r["railscope"], r["nccl-ib"]
     assert a["samples"] == 2 and b["samples"] == 2, r
-    assert a["busbw_p50_GBps"] > 0 and b["busbw_p50_GBps"] > 0 and r["ratio"] > 0, r
+    assert a["busbw_p50_gbs"] > 0 and b["busbw_p50_gbs"] > 0 and r["ratio"] > 0, r
     if r["op"] == "Send":
         print("ab (rxe, TCG): %8d B  railscope %.4f GB/s  ib_write_bw %.4f GB/s  ratio %.2f"
-              % (r["bytes"], a["busbw_p50_GBps"], b["busbw_p50_GBps"], r["ratio"]))
+              % (r["bytes"], a["busbw_p50_gbs"], b["busbw_p50_gbs"], r["ratio"]))
 print("OK")
 PY

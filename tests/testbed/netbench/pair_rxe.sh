@@ -41,7 +41,7 @@ for r in rows:
     assert r["verified_messages"] > 0, r
     assert r["gbs"] > 0 and r["lat_p50_us"] > 0, r
 print("OK: 24 sizes, all verified;",
-      "1 MiB: %.3f Gb/s, 8 B p50 %.1f us" % ([r["gbit"] for r in rows if r["size"] == 1 << 20][0], rows[0]["lat_p50_us"]))
+      "1 MiB: %.3f Gb/s, 8 B p50 %.1f us" % ([r["gbits"] for r in rows if r["size"] == 1 << 20][0], rows[0]["lat_p50_us"]))
 PY
 
 echo "== grouped receives n=8, 16 comms worth of window"

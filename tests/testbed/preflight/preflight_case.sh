@@ -94,7 +94,7 @@ mpirun_healthy)
     expect "[[ $rc == 0 ]]" "mpirun: exit 0 (got $rc)"
     expect "jq_py 'sys.exit(0 if v[\"launcher\"] == \"openmpi\" and v[\"joined\"] == 2 and v[\"authenticated\"] else 1)'" "launcher openmpi, 2 joined, authenticated"
     expect "jq_py 'sys.exit(0 if v[\"findings\"] == [] else 1)'" "healthy: no finding"
-    expect "jq_py 'sys.exit(0 if len(v[\"links\"]) == 4 and all(l[\"GBps\"] and l[\"GBps\"] > 0 for l in v[\"links\"]) else 1)'" "4 links measured"
+    expect "jq_py 'sys.exit(0 if len(v[\"links\"]) == 4 and all(l[\"gbs\"] and l[\"gbs\"] > 0 for l in v[\"links\"]) else 1)'" "4 links measured"
     expect "jq_py 'sys.exit(0 if [n[\"nics\"][1][\"device\"] for n in v[\"nodes\"]] == [\"rxe2\", \"rxe3\"] else 1)'" "rail 1 is rxe2 / rxe3"
     expect "jq_py 'sys.exit(0 if all(l[\"counters\"][e] and l[\"counters\"][e][\"readable\"] and l[\"counters\"][e][\"moved\"].get(\"traffic\", 0) > 0 for l in v[\"links\"] for e in (\"from\", \"to\")) else 1)'" "each link carries both ends' counter deltas (rxe's traffic moved)"
     expect "grep -q '^railscope preflight: rank 1 (hostB): cluster ok (exit 0)' '$OUT/mpi/1/rank.1/stdout'" "rank 1 prints its line"
