@@ -14,7 +14,7 @@ struct Probe {
   bool selected;
 };
 
-struct Case {
+struct HcaCase {
   const char* filter;
   std::vector<Probe> probes;
 };
@@ -22,7 +22,7 @@ struct Case {
 }  // namespace
 
 TEST(HcaFilter, MatchesLikeNccl) {
-  const std::vector<Case> cases = {
+  const std::vector<HcaCase> cases = {
       {"", {{"mlx5_0", 1, true}, {"rxe0", 1, true}}},
       {"mlx5", {{"mlx5_0", 1, true}, {"mlx5_10", 2, true}, {"rxe0", 1, false}}},
       {"mlx5_1", {{"mlx5_1", 1, true}, {"mlx5_10", 1, true}, {"mlx5_0", 1, false}}},  // prefix: mlx5_10 too
