@@ -515,7 +515,8 @@ constexpr Entry kEntries[] = {
     {"fabric.rail_skew", S::Warning, "One rail is slower than the others",
      "the port's large transfers ran at well under the rate of the other rails (the process's own and, "
      "through the node's rail board, the other processes' on the node) over the same "
-     "window: collectives drive the rails in lockstep, so every rail waits for the slowest (a bad cable or "
+     "window, long enough to cost at least a tenth of it: collectives drive the rails in lockstep, so "
+     "every rail waits for the slowest (a bad cable or "
      "optic, a switch port trained slower or erroring, a congested leaf switch on that rail)",
      "Check that rail's link, cable and switch port: `railscope doctor` (link section) on this node, "
      "`railscope preflight` across the nodes to find whether the rail is slow on every node (its leaf "

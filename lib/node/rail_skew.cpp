@@ -37,9 +37,15 @@ std::optional<size_t> slow_rail(const std::vector<RailRate>& rails) {
   return slow;
 }
 
+double rail_skew_cost_seconds(const RailRate& slow, double others_bytes_per_second) {
+  if (!(others_bytes_per_second > 0)) return 0.0;
+  const double at_their_pace = static_cast<double>(slow.bytes) / others_bytes_per_second;
+  return std::max(0.0, static_cast<double>(slow.busy_ns) / 1e9 - at_their_pace);
+}
+
 std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds) {
   const std::optional<size_t> at = slow_rail(rails);
-  if (!at) return std::nullopt;
+  if (!at || !(seconds > 0)) return std::nullopt;
   const RailRate& slow = rails[*at];
   std::vector<double> others;
   std::string others_text;
@@ -49,12 +55,16 @@ std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, doubl
     others_text += (others_text.empty() ? "" : "; ") + figures(rails[i]);
   }
   const double med = core::median(others);
+  const double cost = rail_skew_cost_seconds(slow, med);
+  if (cost < kRailSkewMinCost * seconds) return std::nullopt;
   return diag::make(
       "fabric.rail_skew",
-      fmt::format("{}: large transfers (>= {} KiB) ran at {} while the other rails' median is {} ({:.2f}x) "
-                  "over {:.1f} s: {}; the others: {}. Collectives wait for the slowest rail",
-                  slow.port, kRailRateMinMessageBytes / 1024, rate_text(slow.bytes_per_second()),
-                  rate_text(med), slow.bytes_per_second() / med, seconds, figures(slow), others_text),
+      fmt::format(
+          "{}: large transfers (>= {} KiB) ran at {} while the other rails' median is {} ({:.2f}x) "
+          "over {:.1f} s: {}; the others: {}. Collectives wait for the slowest rail: it took {:.2f} s "
+          "({:.0f} % of the window) longer than the others' pace",
+          slow.port, kRailRateMinMessageBytes / 1024, rate_text(slow.bytes_per_second()), rate_text(med),
+          slow.bytes_per_second() / med, seconds, figures(slow), others_text, cost, 100.0 * cost / seconds),
       fmt::format("Check {}'s link, cable and switch port: `railscope doctor` (link section) on this node, "
                   "`railscope preflight` across the nodes (slow on every node: that rail's leaf switch; on "
                   "this node only: its cable, optic or NIC), and the switch port's error counters",

@@ -29,6 +29,13 @@ inline constexpr uint64_t kRailSkewMinBusyNs = 100'000'000;
 // (soft-RoCE test bed, two rails driven by one process: docs/fabric-health-net.md gives the spread
 // measured); a rail at half its siblings' pace holds the whole job at half speed.
 inline constexpr double kRailSkewRatio = 0.5;
+// ... and only when it cost the window this much: the slow rail's busy time beyond what its bytes take
+// at the others' median pace, as a fraction of the window. Lockstep collectives wait that long on it, so
+// it bounds what the slow rail held the job back. A rail that is slow but mostly idle holds back little:
+// on the soft-RoCE test bed a healthy two-port virtual NIC, busy 4 % of the time with 512 KiB parts, read
+// 0.49x when one port's completions waited on a busy emulated CPU for 6 s (0.23 s of a 6.1 s window, 3.8 %);
+// a rail behind a rate limit is busy most of the window (its cost over 50 %).
+inline constexpr double kRailSkewMinCost = 0.1;
 
 // One rail's large transfers in a window.
 struct RailRate {
@@ -43,11 +50,17 @@ struct RailRate {
   bool judgeable() const { return transfers >= kRailSkewMinTransfers && busy_ns >= kRailSkewMinBusyNs; }
 };
 
-// fabric.rail_skew when at least two rails carried enough traffic and the slowest of them runs below
-// kRailSkewRatio of the median of the others: names that rail, its rate, the others' median, bytes,
-// transfers and busy time of each, and the fix. nullopt otherwise. `seconds`: the window's length.
+// fabric.rail_skew when at least two rails carried enough traffic, the slowest of them runs below
+// kRailSkewRatio of the median of the others and that cost at least kRailSkewMinCost of the window: names
+// that rail, its rate, the others' median, bytes, transfers and busy time of each, the time it cost, and
+// the fix. nullopt otherwise. `seconds`: the window's length.
 std::optional<diag::Finding> rail_skew(const std::vector<RailRate>& rails, double seconds);
-// The index in `rails` of the rail rail_skew() names; nullopt when it names none.
+// The index in `rails` of the slowest judgeable rail when it runs below kRailSkewRatio of the median of
+// the others (the rate rule alone: a whole run's totals have no window to weigh a cost against);
+// nullopt otherwise.
 std::optional<size_t> slow_rail(const std::vector<RailRate>& rails);
+// Seconds of busy time `slow` took beyond what its bytes take at `others_bytes_per_second`; 0 when it
+// took no longer.
+double rail_skew_cost_seconds(const RailRate& slow, double others_bytes_per_second);
 
 }  // namespace railscope::node

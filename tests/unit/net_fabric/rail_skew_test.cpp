@@ -76,6 +76,31 @@ TEST(RailSkew, JustAboveTheRatioIsHealthy) {
   EXPECT_TRUE(node::rail_skew({rail("a:1", 100, 5), rail("b:1", 49, 5)}, 10.0));
 }
 
+TEST(RailSkew, ASlowRailThatCostTheWindowLittleSaysNothing) {
+  // A healthy two-port virtual NIC on the soft-RoCE test bed: 219 parts of 512 KiB per port in 6.1 s, one
+  // port's completions twice as late (an emulated CPU busy elsewhere): 0.49x, but the slow port took
+  // 0.23 s longer than its sibling's pace, 3.8 % of the window.
+  const RailRate fast{"rxe0:1", 219ull * 512 * 1024, 221'000'000, 219};
+  const RailRate slow{"rxe2:1", 219ull * 512 * 1024, 453'000'000, 219};
+  ASSERT_TRUE(node::slow_rail({fast, slow}));
+  EXPECT_NEAR(node::rail_skew_cost_seconds(slow, fast.bytes_per_second()), 0.232, 0.001);
+  EXPECT_FALSE(node::rail_skew({fast, slow}, 6.1));
+  // The same rates with the slow port busy for most of the window: named, with what it cost.
+  RailRate busy = slow;
+  busy.bytes *= 10;
+  busy.busy_ns *= 10;
+  busy.transfers *= 10;
+  const auto f = node::rail_skew({fast, busy}, 6.1);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->detail.find("it took 2.32 s (38 % of the window) longer"), std::string::npos) << f->detail;
+  // Just below and above the cost bound (kRailSkewMinCost of a 10 s window: 1 s), at 0.4x.
+  EXPECT_FALSE(node::rail_skew({rail("a:1", 100, 1.6), rail("b:1", 40, 1.6)}, 10.0));
+  EXPECT_TRUE(node::rail_skew({rail("a:1", 100, 1.7), rail("b:1", 40, 1.7)}, 10.0));
+  // A slow rail's cost is never negative, and nothing divides by a zero rate.
+  EXPECT_EQ(node::rail_skew_cost_seconds(fast, fast.bytes_per_second() / 2), 0.0);
+  EXPECT_EQ(node::rail_skew_cost_seconds(fast, 0.0), 0.0);
+}
+
 TEST(RailRateAccumulator, BusyTimeCountsOverlappingTransfersOnce) {
   net::verbs::RailRateAccumulator a;
   a.add(1000, 0, 100);    // busy 0..100
