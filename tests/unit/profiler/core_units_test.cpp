@@ -214,6 +214,18 @@ TEST(OpStats, BucketsAndQuantiles) {
       std::string::npos);
 }
 
+// One ACTIVE 200 Gb/s RoCE port's window, with `n` events of `category`.
+PortWindow roce_port_window(node::CounterCategory category, uint64_t n) {
+  PortWindow pw;
+  pw.device = "mlx5_1";
+  pw.port = 1;
+  pw.netdev = "ens1f1";
+  pw.state = "ACTIVE";
+  pw.speed_mbps = 200000;
+  pw.by_category[static_cast<size_t>(category)] = n;
+  return pw;
+}
+
 TEST(Prometheus, SizeClassesAndPortTotals) {
   EXPECT_EQ(size_class(size_bucket(65535)), "small");
   EXPECT_EQ(size_class(size_bucket(65536)), "medium");
@@ -221,13 +233,7 @@ TEST(Prometheus, SizeClassesAndPortTotals) {
   EXPECT_EQ(size_class(size_bucket(16u << 20)), "large");
   std::vector<PromPortSeries> ports;
   FabricWindow w;
-  PortWindow pw;
-  pw.device = "mlx5_1";
-  pw.port = 1;
-  pw.netdev = "ens1f1";
-  pw.state = "ACTIVE";
-  pw.speed_mbps = 200000;
-  pw.by_category[static_cast<size_t>(node::CounterCategory::Loss)] = 5;
+  PortWindow pw = roce_port_window(node::CounterCategory::Loss, 5);
   pw.deltas.push_back(
       {"port_xmit_data", node::CounterCategory::Traffic, 100, false, node::CounterSource::Port, 100});
   w.ports.push_back(pw);
@@ -259,15 +265,8 @@ TEST(Prometheus, AFileWithPortSeriesPassesPromtoolsLint) {
   if (std::system("command -v promtool >/dev/null 2>&1") != 0)
     GTEST_SKIP()
         << "promtool not found: install Debian's `prometheus` package (scripts/install-deps.sh does)";
-  PortWindow pw;
-  pw.device = "mlx5_1";
-  pw.port = 1;
-  pw.netdev = "ens1f1";
-  pw.state = "ACTIVE";
-  pw.speed_mbps = 200000;
-  pw.by_category[static_cast<size_t>(node::CounterCategory::Pause)] = 7;
   FabricWindow w;
-  w.ports.push_back(pw);
+  w.ports.push_back(roce_port_window(node::CounterCategory::Pause, 7));
   PromProcess proc;
   proc.id.host = "n1";
   proc.id.job = "4711";
