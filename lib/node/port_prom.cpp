@@ -28,8 +28,8 @@ void add_port_interval(PromPortSeries& p, const CategoryCounts& by_category,
   }
 }
 
-void append_port_series(std::string& out, std::string_view prefix, std::string_view events,
-                        const std::vector<PromPortSeries>& ports, const std::string& identity_labels) {
+void append_port_series(std::string& out, std::string_view prefix, const std::vector<PromPortSeries>& ports,
+                        const std::string& identity_labels) {
   if (ports.empty()) return;
   auto labels = [&](const PromPortSeries& p) {
     return fmt::format("{},device=\"{}\",port=\"{}\",netdev=\"{}\"", identity_labels,
@@ -42,7 +42,7 @@ void append_port_series(std::string& out, std::string_view prefix, std::string_v
     out += fmt::format("# HELP {0}_{1} {2}\n# TYPE {0}_{1} {3}\n", prefix, suffix, help, type);
     out += body;
   };
-  family(events, "counter",
+  family("events_total", "counter",
          "Increase of the port's error and congestion counters since this process began sampling, by "
          "category (loss, congestion, pause, link, discard).",
          [&](std::string& s, const std::string& name) {

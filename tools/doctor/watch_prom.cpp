@@ -30,7 +30,7 @@ std::string watch_prometheus(const WatchResult& r, const std::string& sysfs_root
   const core::PromIdentity id = core::prom_identity_from_env(core::prom_host_name());
   const std::string labels = core::prom_identity_labels(id, -1);
   std::string out;
-  node::append_port_series(out, "railscope_doctor_port", "events_total", ports, labels);
+  node::append_port_series(out, "railscope_doctor_port", ports, labels);
   const double unix_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   out += fmt::format(

@@ -45,12 +45,11 @@ void add_port_interval(PromPortSeries& p, const std::vector<CounterDelta>& delta
                        int64_t speed_mbps);
 
 // The port families for `ports`, each sample labelled `identity_labels` (`job=…,host=…,…`) and the
-// port's own; metric names begin with `prefix` ("railscope_port"), the counter increases by category
-// are `<prefix>_<events>` (promtool's linter refuses "counter" inside a name, which the profiler's
-// railscope_port_counter_events_total predates: the others write `events_total`). Nothing when `ports`
-// is empty.
-void append_port_series(std::string& out, std::string_view prefix, std::string_view events,
-                        const std::vector<PromPortSeries>& ports, const std::string& identity_labels);
+// port's own; metric names begin with `prefix` ("railscope_port"), the counter increases by category are
+// `<prefix>_events_total` (promtool's linter refuses "counter" inside a name). Nothing when `ports` is
+// empty.
+void append_port_series(std::string& out, std::string_view prefix, const std::vector<PromPortSeries>& ports,
+                        const std::string& identity_labels);
 
 // The port's state as sysfs has it ("4: ACTIVE" → "ACTIVE"); "unknown" when unreadable.
 class Sysfs;

@@ -170,7 +170,7 @@ std::string format_prometheus(const PromProcess& process, const std::vector<cons
   // alone writes them, so a node's ports are one set of series whatever its number of GPUs.
   const std::vector<PromPortSeries> no_ports;
   const std::vector<PromPortSeries>& ports = id.local_rank > 0 ? no_ports : process.ports;
-  node::append_port_series(out, "railscope_port", "counter_events_total", ports, process_labels);
+  node::append_port_series(out, "railscope_port", ports, process_labels);
   family(out, "railscope_profiler_last_write_timestamp_seconds", "gauge",
          "When this process last wrote this file (Unix time); a file whose time stops moving belongs to a "
          "process that has ended.",

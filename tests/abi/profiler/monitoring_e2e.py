@@ -9,8 +9,10 @@ RANK/LOCAL_RANK set as torchrun does), each with its own fake sysfs tree of one 
   sick     rank 1 stops progressing while rank 0 waits for it in a collective, and the port counts
            packet loss (out_of_sequence rising);
   healthy  both ranks progress, the port's counters stay still.
-Prometheus must raise exactly RailscopeRankStopped for job sick, rank 1 on this host, and
-RailscopePacketLoss for job sick, this host, mlx5_1 port 1 — and nothing for the healthy job.
+Beside each rank 1, the file the net plugin writes for that process naming the port it drives
+(railscope_net_process_ports_info, written here: the net plugin needs an RDMA device), joined by pid.
+Prometheus must raise exactly RailscopeRankStopped for job sick, rank 1 on this host, naming port
+mlx5_1:1, and RailscopePacketLoss for job sick, this host, mlx5_1 port 1 — and nothing for the healthy job.
 Usage: monitoring_e2e.py MONITORING_RANK RULES"""
 import json
 import os
@@ -53,6 +55,16 @@ def fake_port(root, loss):
     put(p + "counters/port_xmit_data", "1000\n")
     put(p + "hw_counters/out_of_sequence", f"{loss}\n")
     put(p + "hw_counters/np_ecn_marked_roce_packets", "0\n")
+
+
+def net_ports_file(folder, job, pid):
+    """The net plugin's file of process `pid` as it names the ports it drives (no launcher rank: -1)."""
+    host = socket.gethostname()
+    labels = f'job="{job}",host="{host}",rank="-1",local_rank=""'
+    put(f"{folder}/railscope-net-{host}-{pid}.prom",
+        "# HELP railscope_net_process_ports_info The ports this process's connections use.\n"
+        "# TYPE railscope_net_process_ports_info gauge\n"
+        f'railscope_net_process_ports_info{{{labels},pid="{pid}",ports="mlx5_1:1"}} 1\n')
 
 
 def get(url):
@@ -104,9 +116,11 @@ scrape_configs:
                     env.pop(v, None)
                 procs.append(subprocess.Popen([RANK_BIN, str(rank), mode, str(JOB_SECONDS)], env=env,
                                               stdout=subprocess.DEVNULL, stderr=open(f"{work}/rank-{job}-{rank}.log", "w")))
+                if rank == 1:
+                    net_ports_file(textfiles, job, procs[-1].pid)
         host = socket.gethostname()
-        want = {("RailscopeRankStopped", "sick", host, "1", "", ""),
-                ("RailscopePacketLoss", "sick", host, "0", "mlx5_1", "1")}
+        want = {("RailscopeRankStopped", "sick", host, "1", "", "", "mlx5_1:1"),
+                ("RailscopePacketLoss", "sick", host, "0", "mlx5_1", "1", "")}
         start = time.time()
         firing = set()
         alerts = []
@@ -120,7 +134,8 @@ scrape_configs:
             except OSError:
                 continue
             firing = {(a["labels"]["alertname"], a["labels"].get("job", ""), a["labels"].get("host", ""),
-                       a["labels"].get("rank", ""), a["labels"].get("device", ""), a["labels"].get("port", ""))
+                       a["labels"].get("rank", ""), a["labels"].get("device", ""), a["labels"].get("port", ""),
+                       a["labels"].get("ports", ""))
                       for a in alerts if a["state"] == "firing"}
             if want <= firing:
                 if settled is None:
@@ -132,6 +147,7 @@ scrape_configs:
         for a in alerts:
             print(f"  {a['state']:8} {json.dumps(a['labels'], sort_keys=True)}")
             if a["state"] == "firing":
+                print(f"           summary: {a['annotations'].get('summary', '')}")
                 print(f"           fix: {a['annotations'].get('fix', '')}")
         ok = True
         if firing != want:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -114,6 +115,11 @@ TEST_F(NetProm, RisingLossCounterShowsInTheLossSeriesAndPromtoolAcceptsIt) {
   EXPECT_EQ(prom_sample(text, {"railscope_net_port_rate_bytes_per_second{", kPort}), 5e10) << text;
   EXPECT_GE(prom_sample(text, {"railscope_net_port_rail_bytes_total{", kPort}), 0) << text;
   EXPECT_GT(prom_sample(text, {"railscope_net_last_write_timestamp_seconds{", kWho, "rank=\"3\""}), 1.7e9)
+      << text;
+  EXPECT_EQ(prom_sample(text, {"railscope_net_process_ports_info{", kWho, "rank=\"3\"",
+                               "pid=\"" + std::to_string(::getpid()) + "\"", "ports=\"mlx5_0:1\""}),
+            1)
+      << "the ports this process drives, for the rank alerts' join\n"
       << text;
   EXPECT_EQ(text.find("railscope_port_"), std::string::npos) << "the profiler's names are its own";
   struct stat st {};

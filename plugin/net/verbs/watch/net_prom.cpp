@@ -87,7 +87,7 @@ std::string NetPromFile::format() const {
       ticked.push_back(series_[i]);
       index.push_back(i);
     }
-  node::append_port_series(out, "railscope_net_port", "events_total", ticked, labels);
+  node::append_port_series(out, "railscope_net_port", ticked, labels);
   auto port_labels = [&](size_t i) {
     return fmt::format("{},device=\"{}\",port=\"{}\",netdev=\"{}\"", labels,
                        core::prom_label_value(series_[i].device), series_[i].port,
@@ -123,6 +123,17 @@ std::string NetPromFile::format() const {
         "over the last 10 s window with large sends (bytes over busy time), bytes per second.\n"
         "# TYPE railscope_net_port_rail_rate_bytes_per_second gauge\n" +
         samples;
+  // Which ports this process drives, one series per process: the rules join it by (job, host, pid) with
+  // the profiler's file of the same process, so a rank's alert can name its ports.
+  std::string used;
+  for (size_t i : index)
+    used += fmt::format("{}{}:{}", used.empty() ? "" : ",", series_[i].device, series_[i].port);
+  if (!used.empty())
+    out += fmt::format(
+        "# HELP railscope_net_process_ports_info The ports this process's connections use "
+        "(device:port, comma-separated).\n# TYPE railscope_net_process_ports_info gauge\n"
+        "railscope_net_process_ports_info{{{},pid=\"{}\",ports=\"{}\"}} 1\n",
+        labels, getpid(), core::prom_label_value(used));
   const double unix_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   out += fmt::format(
