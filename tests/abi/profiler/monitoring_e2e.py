@@ -14,33 +14,19 @@ Beside each rank 1, the file the net plugin writes for that process naming the p
 Prometheus must raise exactly RailscopeRankStopped for job sick, rank 1 on this host, naming port
 mlx5_1:1, and RailscopePacketLoss for job sick, this host, mlx5_1 port 1 — and nothing for the healthy job.
 Usage: monitoring_e2e.py MONITORING_RANK RULES"""
-import json
 import os
-import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+from prom_stack import PromStack, missing_tools, put
 
 RANK_BIN, RULES = sys.argv[1], sys.argv[2]
 JOB_SECONDS = 45
 DEADLINE = 40  # seconds to see the alerts fire
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def put(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".new", "w") as f:
-        f.write(text)
-    os.rename(path + ".new", path)
 
 
 def fake_port(root, loss):
@@ -67,43 +53,18 @@ def net_ports_file(folder, job, pid):
         f'railscope_net_process_ports_info{{{labels},pid="{pid}",ports="mlx5_1:1"}} 1\n')
 
 
-def get(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return json.load(r)
-
-
 def main():
-    for tool in ("prometheus", "prometheus-node-exporter"):
-        if shutil.which(tool) is None:
-            print(f"{tool} not found: install Debian's {tool} package (scripts/install-deps.sh does)")
-            return 1
+    missing = missing_tools()
+    if missing:
+        print(missing)
+        return 1
     work = tempfile.mkdtemp(prefix="railscope-monitoring-")
     textfiles = f"{work}/textfiles"
     os.makedirs(textfiles)
     procs = []
+    stack = None
     try:
-        rules = open(RULES).read()
-        rules = re.sub(r"for: (\d+)m", r"for: \1s", rules)
-        rules = re.sub(r"\[(\d+)m\]", r"[\1s]", rules)
-        put(f"{work}/rules.yml", rules)
-        ne_port, prom_port = free_port(), free_port()
-        put(f"{work}/prometheus.yml", f"""global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [{work}/rules.yml]
-scrape_configs:
-  - job_name: node
-    honor_labels: true
-    static_configs: [{{targets: ['127.0.0.1:{ne_port}']}}]
-""")
-        procs.append(subprocess.Popen(
-            ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{ne_port}", "--collector.disable-defaults",
-             "--collector.textfile", f"--collector.textfile.directory={textfiles}"],
-            stdout=subprocess.DEVNULL, stderr=open(f"{work}/node_exporter.log", "w")))
-        procs.append(subprocess.Popen(
-            ["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={work}/tsdb",
-             f"--web.listen-address=127.0.0.1:{prom_port}"],
-            stdout=subprocess.DEVNULL, stderr=open(f"{work}/prometheus.log", "w")))
+        stack = PromStack(work, RULES, textfiles)
         loss = 0
         for job in ("sick", "healthy"):
             fake_port(f"{work}/sys-{job}", 0)
@@ -129,10 +90,7 @@ scrape_configs:
             loss += 1000  # the sick port keeps losing packets
             put(f"{work}/sys-sick/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_sequence", f"{loss}\n")
             time.sleep(0.5)
-            try:
-                alerts = get(f"http://127.0.0.1:{prom_port}/api/v1/alerts")["data"]["alerts"]
-            except OSError:
-                continue
+            alerts = stack.alerts()
             firing = {(a["labels"]["alertname"], a["labels"].get("job", ""), a["labels"].get("host", ""),
                        a["labels"].get("rank", ""), a["labels"].get("device", ""), a["labels"].get("port", ""),
                        a["labels"].get("ports", ""))
@@ -144,11 +102,7 @@ scrape_configs:
                     break
         elapsed = time.time() - start
         print(f"after {elapsed:.1f} s, Prometheus's alerts (firing and pending):")
-        for a in alerts:
-            print(f"  {a['state']:8} {json.dumps(a['labels'], sort_keys=True)}")
-            if a["state"] == "firing":
-                print(f"           summary: {a['annotations'].get('summary', '')}")
-                print(f"           fix: {a['annotations'].get('fix', '')}")
+        stack.print_alerts(alerts)
         ok = True
         if firing != want:
             print(f"FAIL: want exactly {sorted(want)}\n      got {sorted(firing)}")
@@ -157,8 +111,7 @@ scrape_configs:
         if healthy:
             print(f"FAIL: the healthy job has alerts: {healthy}")
             ok = False
-        series = get(f"http://127.0.0.1:{prom_port}/api/v1/query?query=count+by+(job,rank)+({{__name__=~%22railscope_.*%22}})")
-        for r in series["data"]["result"]:
+        for r in stack.query('count by (job,rank) ({__name__=~"railscope_.*"})'):
             print(f"  series scraped for job {r['metric'].get('job')} rank {r['metric'].get('rank')}: {r['value'][1]}")
         if not ok:
             for log in sorted(os.listdir(work)):
@@ -166,6 +119,8 @@ scrape_configs:
                     print(f"--- {log}\n" + open(f"{work}/{log}").read()[-2000:])
         return 0 if ok else 1
     finally:
+        if stack:
+            stack.stop()
         for p in procs:
             p.terminate()
         for p in procs:
