@@ -97,6 +97,7 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
   out.cluster.nic = print.nic;
   out.cluster.nic_gbit = print.nic_gbit;
   out.cluster.nics = print.nics;
+  out.origin = print.origin;
   return out;
 }
 
@@ -105,6 +106,7 @@ std::string render(const Calibrated& c) {
       "# railscope tuner calibration (docs/tuner.md): measured busbw per collective, size, algorithm and\n"
       "# protocol; busbw_GBps is the median over `samples` collectives (each its slowest rank), spread_GBps\n"
       "# half their interquartile range. Read by the tuner through RAILSCOPE_TUNER_CALIBRATION.\n";
+  if (!c.origin.empty()) out += "# cluster facts: " + c.origin + "\n";
   const ClusterPrint& k = c.cluster;
   out += fmt::format("cluster nodes={} ranks_per_node={}", k.nodes, k.ranks_per_node);
   if (!k.gpu.empty()) out += " gpu=" + k.gpu;

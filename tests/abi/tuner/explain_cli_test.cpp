@@ -13,28 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_run.h"
 #include "tuner_driver.h"
 
 namespace railscope::abi_test {
 namespace {
-
-struct CliRun {
-  int rc = -1;
-  std::string out;
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(RAILSCOPE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 const char* const kAlgos[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 const char* const kProtos[] = {"ll", "ll128", "simple"};
