@@ -25,8 +25,21 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-RunSamples run_of(const std::string& label, std::vector<OpSample> samples) {
-  return RunSamples{label, "/x/" + label, std::move(samples)};
+// An op's record as the comparison reads it: op, size, busbw, time.
+struct Op {
+  std::string op;
+  std::uint64_t bytes;
+  double busbw_gbs, time_us;
+};
+
+RunSamples run_of(const std::string& label, const std::vector<Op>& ops) {
+  RunSamples run{label, "/x/" + label, {}};
+  std::uint64_t ordinal = 0;
+  for (const Op& o : ops) {
+    OpSample s{o.op, o.bytes, o.busbw_gbs, o.time_us, "0xc1", ordinal++, "", ""};
+    run.samples.push_back(s);
+  }
+  return run;
 }
 
 TEST(AbPlan, RailscopeVariantSelectsAllThreePluginsAndPinsTheNetLibrary) {
