@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "cli_run.h"
@@ -137,6 +138,8 @@ TEST(TunerCalibrateCli, CalibratedChoiceIsTheMeasuredBestAtEveryMeasuredSize) {
       "--min-bytes 16K --max-bytes 1G --calibration " +
       cal);
   ASSERT_EQ(r.rc, 0) << r.out;
+  // Figures to six significant digits (docs/cli.md), not a float's binary noise (149.85000610351563).
+  EXPECT_FALSE(std::regex_search(r.out, std::regex(R"([0-9]\.[0-9]{7,})"))) << r.out;
   const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   const std::map<uint64_t, std::pair<std::string, std::string>> best = {{64ull << 10, {"tree", "ll"}},
                                                                         {1ull << 20, {"tree", "ll128"}},
