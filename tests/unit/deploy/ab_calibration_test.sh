@@ -5,12 +5,7 @@
 # its ratio and interval; the twin whose difference is inside the spread gets no verdict of a win; a loss
 # is a loss; sizes where both ran the same choice are not judged; a bad calibration or contradicting flags
 # are refused before anything runs.
-set -euo pipefail
-RAILSCOPE=$1
-JOB=$2
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/ab_test_preamble.sh"
 
 cat > "$WORK/cal.txt" <<'CAL'
 cluster nodes=2 ranks_per_node=1
