@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -123,6 +124,12 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
     vopt.plugins = find_plugin_refs(self_exe());
   }
   const std::string calibration = opt.calibration.empty() ? "" : checked_calibration(opt);
+  if (const char* inherited = std::getenv("RAILSCOPE_TUNER_CALIBRATION");
+      calibration.empty() && !opt.no_tuner && inherited != nullptr && *inherited != '\0')
+    spdlog::info(
+        "ab: the railscope runs' tuner reads RAILSCOPE_TUNER_CALIBRATION={} from this environment; "
+        "--calibration FILE compares it with the tuner without it",
+        inherited);
   const std::vector<Variant> variants =
       calibration.empty()
           ? std::vector<Variant>{railscope_variant(vopt), baseline_variant(vopt)}

@@ -85,4 +85,10 @@ printf '# nothing\n' > "$WORK/empty.txt"
 expect_refusal 65 "holds no \`point\` line" --calibration "$WORK/empty.txt"
 expect_refusal 64 "drop --no-tuner" --calibration "$WORK/cal.txt" --no-tuner
 expect_refusal 64 "--baseline-net has no meaning" --calibration "$WORK/cal.txt" --baseline-net Socket
+# 5. Without --calibration, a calibration in the environment reaches the railscope runs' tuner: said once.
+RAILSCOPE_TUNER_CALIBRATION="$WORK/cal.txt" "$RAILSCOPE" ab --out "$WORK/inherited" -- python3 "$JOB" \
+  > /dev/null 2> "$WORK/inherited.err" || { cat "$WORK/inherited.err"; fail "inherited calibration run"; }
+grep -q "tuner reads RAILSCOPE_TUNER_CALIBRATION=$WORK/cal.txt from this environment" "$WORK/inherited.err" \
+  || { cat "$WORK/inherited.err"; fail "inherited calibration not named"; }
+grep -q "warning" "$WORK/inherited.err" && { cat "$WORK/inherited.err"; fail "a warning in a healthy run"; }
 echo "ab --calibration: all checks passed"
