@@ -7,13 +7,17 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
 #include "ab_compare.h"
 #include "ab_plan.h"
+#include "calibration_verdict.h"
 #include "child_process.h"
+#include "plugin/tuner/config/config.h"
 #include "profile_samples.h"
+#include "railscope/cli/exit_status.h"
 #include "railscope/cli/output_file.h"
 #include "railscope/cli/usage.h"
 #include "railscope/core/safe_file.h"
@@ -39,6 +43,8 @@ struct AbOptions {
   bool no_tuner = false;
   std::string html;
   std::string json;
+  std::string calibration;  // --calibration FILE: calibrated vs uncalibrated tuner
+  bool baseline_net_given = false;
 };
 
 [[noreturn]] void fail(int code, const std::string& msg) {
@@ -78,6 +84,31 @@ void write_html(const AbOptions& opt, const std::vector<PlannedRun>& runs) {
   spdlog::info("ab: wrote {}", opt.html);
 }
 
+// The file the calibrated runs' tuner will read, checked as the tuner checks it: a file that is not a
+// calibration would fail every calibrated run (strict mode) or judge nothing.
+std::string checked_calibration(const AbOptions& opt) {
+  if (opt.no_tuner) fail(kExitUsage, "--calibration needs railscope's tuner: drop --no-tuner");
+  if (opt.baseline_net_given)
+    fail(kExitUsage,
+         "--baseline-net has no meaning with --calibration: both variants run railscope's plugins");
+  std::error_code ec;
+  const std::string path = fs::absolute(opt.calibration, ec).string();  // the job may change folder
+  const tuner::ParsedConfig parsed = tuner::load_config_file(path);
+  if (!parsed.errors.empty()) {
+    std::string listed;
+    for (std::size_t i = 0; i < parsed.errors.size() && i < 5; ++i)
+      listed += (i ? "; " : "") + parsed.errors[i].to_string();
+    fail(kExitDataError,
+         fmt::format("--calibration {}: not a valid calibration: {}", opt.calibration, listed));
+  }
+  if (parsed.config.points.empty())
+    fail(kExitDataError,
+         fmt::format("--calibration {}: holds no `point` line (railscope tuner calibrate writes "
+                     "them): not a calibration",
+                     opt.calibration));
+  return path;
+}
+
 void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (command.empty()) fail(kExitUsage, "no command given; usage: railscope ab [options] -- CMD [ARGS...]");
   // Found out before the runs, which may take hours.
@@ -92,7 +123,17 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   } else {
     vopt.plugins = find_plugin_refs(self_exe());
   }
-  const std::vector<Variant> variants{railscope_variant(vopt), baseline_variant(vopt)};
+  const std::string calibration = opt.calibration.empty() ? "" : checked_calibration(opt);
+  if (const char* inherited = std::getenv("RAILSCOPE_TUNER_CALIBRATION");
+      calibration.empty() && !opt.no_tuner && inherited != nullptr && *inherited != '\0')
+    spdlog::info(
+        "ab: the railscope runs' tuner reads RAILSCOPE_TUNER_CALIBRATION={} from this environment; "
+        "--calibration FILE compares it with the tuner without it",
+        inherited);
+  const std::vector<Variant> variants =
+      calibration.empty()
+          ? std::vector<Variant>{railscope_variant(vopt), baseline_variant(vopt)}
+          : std::vector<Variant>{calibrated_variant(vopt, calibration), uncalibrated_variant(vopt)};
   const auto runs = plan_runs(variants, opt.runs, opt.out);
   check_fresh_folders(runs);
 
@@ -137,11 +178,17 @@ void run_ab(const AbOptions& opt, const std::vector<std::string>& command) {
   if (auto err = compare_runs(per_variant[0], per_variant[1], cmp); !err.empty()) fail(kExitRefused, err);
   cmp.label_a = variants[0].label;
   cmp.label_b = variants[1].label;
+  nlohmann::json extra;
+  std::string text = format_table(cmp);
+  if (!calibration.empty()) {
+    const auto rows = judge_calibration(per_variant[0], per_variant[1]);
+    extra = {{"calibration", calibration_json(calibration, rows)}};
+    text += format_calibration_table(rows);
+  }
   if (!opt.json.empty()) {
     std::string why;
-    if (!core::write_file_atomically(opt.json, format_json(cmp), &why)) fail(kExitCannotCreate, why);
+    if (!core::write_file_atomically(opt.json, format_json(cmp, extra), &why)) fail(kExitCannotCreate, why);
   }
-  const std::string text = format_table(cmp);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   if (!opt.html.empty()) write_html(opt, runs);
@@ -164,11 +211,18 @@ void add_ab(CLI::App& app) {
   sub->add_flag("--no-tuner", opt->no_tuner, "Do not load railscope's tuner in the railscope runs");
   sub->add_option("--html", opt->html, "Also write the comparison page (railscope report --baseline)");
   sub->add_option("--json", opt->json, "Also write the comparison as JSON to this file");
+  sub->add_option("--calibration", opt->calibration,
+                  "Compare the tuner with this calibration (railscope tuner calibrate) against the tuner "
+                  "without one, both with railscope's plugins, and judge per size whether the calibrated "
+                  "choice won beyond both runs' spreads");
   // Everything after `--` (or from the first non-option argument) is the job's command line.
   auto command = std::make_shared<std::vector<std::string>>();
   sub->add_option("command", *command, "The job to run, after --");
   sub->positionals_at_end(true);
-  sub->callback([opt, command] { run_ab(*opt, *command); });
+  sub->callback([opt, command, sub] {
+    opt->baseline_net_given = sub->count("--baseline-net") > 0;
+    run_ab(*opt, *command);
+  });
 }
 
 }  // namespace railscope::cli

@@ -138,7 +138,7 @@ std::string format_table(const Comparison& cmp) {
   return out;
 }
 
-std::string format_json(const Comparison& cmp) {
+std::string format_json(const Comparison& cmp, const nlohmann::json& extra) {
   nlohmann::json rows = nlohmann::json::array();
   auto stats_json = [](const Stats& s) {
     return nlohmann::json{{"samples", s.count},
@@ -155,6 +155,7 @@ std::string format_json(const Comparison& cmp) {
                     {"ratio", cli::json_figure(r.ratio)}});
   }
   nlohmann::json doc{{"a", cmp.label_a}, {"b", cmp.label_b}, {"rows", rows}};
+  if (extra.is_object()) doc.update(extra);
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

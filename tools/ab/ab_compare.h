@@ -2,6 +2,8 @@
 // Compares the op samples of two variants (railscope vs. NCCL's built-in transport) per (op, size).
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -49,7 +51,8 @@ std::string compare_runs(const std::vector<RunSamples>& a_runs, const std::vecto
                          Comparison& out);
 
 std::string format_table(const Comparison& cmp);
-std::string format_json(const Comparison& cmp);
+// `extra`'s members (an object; e.g. the calibration verdict) are added to the document.
+std::string format_json(const Comparison& cmp, const nlohmann::json& extra = nullptr);
 std::string format_size(std::uint64_t bytes);
 
 }  // namespace railscope::ab

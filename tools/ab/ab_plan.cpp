@@ -76,6 +76,20 @@ Variant baseline_variant(const VariantOptions& opts) {
   return v;
 }
 
+Variant calibrated_variant(const VariantOptions& opts, const std::string& calibration) {
+  Variant v = railscope_variant(opts);
+  v.label = "calibrated";
+  v.env["RAILSCOPE_TUNER_CALIBRATION"] = calibration;
+  return v;
+}
+
+Variant uncalibrated_variant(const VariantOptions& opts) {
+  Variant v = railscope_variant(opts);
+  v.label = "uncalibrated";
+  v.env["RAILSCOPE_TUNER_CALIBRATION"] = std::nullopt;
+  return v;
+}
+
 std::vector<PlannedRun> plan_runs(const std::vector<Variant>& variants, int runs_per_variant,
                                   const fs::path& out) {
   std::vector<PlannedRun> runs;

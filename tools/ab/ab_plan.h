@@ -39,6 +39,11 @@ struct VariantOptions {
 
 Variant railscope_variant(const VariantOptions& opts);
 Variant baseline_variant(const VariantOptions& opts);
+// `ab --calibration FILE`: railscope's plugins in both variants, the tuner reading FILE
+// (RAILSCOPE_TUNER_CALIBRATION) in "calibrated" and no calibration in "uncalibrated", so the calibration
+// is the only difference.
+Variant calibrated_variant(const VariantOptions& opts, const std::string& calibration);
+Variant uncalibrated_variant(const VariantOptions& opts);
 
 struct PlannedRun {
   std::size_t variant;  // 0 = railscope, 1 = baseline

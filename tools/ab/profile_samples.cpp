@@ -23,7 +23,8 @@ ProfileRead read_profile_samples(const std::filesystem::path& dir) {
       ++result.untimed;
       continue;
     }
-    result.samples.push_back(OpSample{row.op, row.bytes, *row.busbw_gbs, *row.time_us});
+    result.samples.push_back(OpSample{row.op, row.bytes, *row.busbw_gbs, *row.time_us, row.comm,
+                                      row.ord.value_or(row.seq), row.algo, row.proto});
   }
   return result;
 }

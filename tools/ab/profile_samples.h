@@ -16,6 +16,10 @@ struct OpSample {
   std::uint64_t bytes;  // message size in bytes as nccl-tests reports it
   double busbw_gbps;    // bus bandwidth, GB/s (1e9 B/s), the record's `busbw_gbs`
   double time_us;       // duration in microseconds
+  // Which collective (the same on every rank): its communicator and ordinal (`ord`, else `seq`).
+  std::string comm;
+  std::uint64_t ordinal = 0;
+  std::string algo, proto;  // what NCCL ran it with ("RING", "SIMPLE"; "" when not recorded)
 };
 
 struct ProfileRead {

@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include "tools/report/collective_busbw.h"
+
 namespace railscope::cli::tuner_calibrate {
 
 using namespace railscope::tuner;
@@ -19,18 +21,10 @@ namespace {
 using PointKey = std::tuple<int, int, int, uint64_t, int, int>;
 
 struct Samples {
-  // One collective: the communicator and its ordinal, and its slowest rank's busbw.
-  std::map<std::pair<std::string, uint64_t>, double> slowest;
+  report::CollectiveBusbw busbw;
   std::map<int, int> channels;  // channel count → records
   std::set<std::string> sources;
 };
-
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
 
 // A point's source: the profile's file name, blanks and '=' replaced (a value is one word).
 std::string source_word(const std::string& path) {
@@ -56,9 +50,7 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
       continue;
     }
     Samples& s = by_point[{*coll, *algo, *proto, r.bytes, r.nranks, r.nnodes}];
-    const std::pair<std::string, uint64_t> which{r.comm, r.ord.value_or(r.seq)};
-    auto [it, added] = s.slowest.try_emplace(which, *r.busbw_gbs);
-    if (!added) it->second = std::min(it->second, *r.busbw_gbs);
+    s.busbw.add({r.comm, r.ord.value_or(r.seq)}, *r.busbw_gbs);
     ++s.channels[r.channels];
     if (r.file < profiles.files.size()) s.sources.insert(source_word(profiles.files[r.file]));
     ++out.records_used;
@@ -67,9 +59,7 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
   std::map<std::pair<int, int>, size_t> shapes;  // (ranks, nodes) → samples
   for (const auto& [key, s] : by_point) {
     const auto& [coll, algo, proto, bytes, ranks, nodes] = key;
-    std::vector<double> bw;
-    for (const auto& [which, v] : s.slowest) bw.push_back(v);
-    std::sort(bw.begin(), bw.end());
+    const report::BusbwSpread bw = s.busbw.summary();
     CalibrationPoint p;
     p.coll = coll;
     p.algo = algo;
@@ -77,14 +67,14 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
     p.bytes = bytes;
     p.ranks = ranks;
     p.nodes = nodes;
-    p.busbw_gbs = quantile(bw, 0.5);
-    p.spread_gbs = (quantile(bw, 0.75) - quantile(bw, 0.25)) / 2;
-    p.samples = static_cast<int>(bw.size());
+    p.busbw_gbs = bw.median_gbs;
+    p.spread_gbs = bw.spread_gbs;
+    p.samples = static_cast<int>(bw.collectives);
     p.channels = std::max_element(s.channels.begin(), s.channels.end(), [](auto& a, auto& b) {
                    return a.second < b.second;
                  })->first;
     for (const std::string& src : s.sources) p.source += (p.source.empty() ? "" : ",") + src;
-    shapes[{ranks, nodes}] += bw.size();
+    shapes[{ranks, nodes}] += bw.collectives;
     out.points.push_back(std::move(p));
   }
   if (!shapes.empty()) {
@@ -97,6 +87,7 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
   out.cluster.nic = print.nic;
   out.cluster.nic_gbit = print.nic_gbit;
   out.cluster.nics = print.nics;
+  out.origin = print.origin;
   return out;
 }
 
@@ -105,6 +96,7 @@ std::string render(const Calibrated& c) {
       "# railscope tuner calibration (docs/tuner.md): measured busbw per collective, size, algorithm and\n"
       "# protocol; busbw_GBps is the median over `samples` collectives (each its slowest rank), spread_GBps\n"
       "# half their interquartile range. Read by the tuner through RAILSCOPE_TUNER_CALIBRATION.\n";
+  if (!c.origin.empty()) out += "# cluster facts: " + c.origin + "\n";
   const ClusterPrint& k = c.cluster;
   out += fmt::format("cluster nodes={} ranks_per_node={}", k.nodes, k.ranks_per_node);
   if (!k.gpu.empty()) out += " gpu=" + k.gpu;

@@ -17,6 +17,9 @@ struct Fingerprint {
   std::string gpu, nic;  // "" = not given
   double nic_gbit = 0;
   int nics = 0;
+  // Where the NIC facts came from, for the file's header ("" = flags): e.g. the preflight report's name,
+  // its verdict and its rails' measured rates.
+  std::string origin;
 };
 
 struct Calibrated {
@@ -24,6 +27,7 @@ struct Calibrated {
   std::vector<railscope::tuner::CalibrationPoint> points;
   size_t records_used = 0;
   size_t records_skipped = 0;  // p2p, incomplete, no busbw, or no algorithm/protocol recorded
+  std::string origin;          // Fingerprint::origin
 };
 
 // One sample per collective (a communicator's `ord`, else its `seq`): the slowest rank's busbw, since

@@ -132,14 +132,16 @@ nlohmann::json render_calibrated_json(const Engine& engine, const std::vector<Ca
     row["model"] = pick(r.model.algo, r.model.proto);
     row["measured_best"] = measured ? pick(d.best_algo, d.best_proto) : nlohmann::json(nullptr);
     if (measured && d.best_algo >= 0) {
-      row["measured_best"]["busbw_gbs"] = d.cand[d.best_algo][d.best_proto].measured.busbw_gbs;
-      row["measured_best"]["spread_gbs"] = d.cand[d.best_algo][d.best_proto].measured.spread_gbs;
+      row["measured_best"]["busbw_gbs"] =
+          cli::json_figure(d.cand[d.best_algo][d.best_proto].measured.busbw_gbs);
+      row["measured_best"]["spread_gbs"] =
+          cli::json_figure(d.cand[d.best_algo][d.best_proto].measured.spread_gbs);
     }
     row["choice"] = d.changes_table() ? pick(d.algo, d.proto) : row["nccl"];
     row["changes_nccl"] = d.changes_table();
     row["reason"] = std::string(to_string(d.reason));
     row["why"] = measured ? measured_why(d) : why(d, engine.config());
-    row["expected_gain"] = expected_gain(d);
+    row["expected_gain"] = cli::json_figure(expected_gain(d));
     j["rows"].push_back(row);
   }
   return j;

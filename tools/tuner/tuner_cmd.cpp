@@ -7,12 +7,15 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "calibrate.h"
 #include "explain_report.h"
+#include "preflight_fingerprint.h"
 #include "railscope/cli/exit_status.h"
 #include "railscope/cli/output_file.h"
 #include "railscope/cli/size.h"
@@ -150,11 +153,40 @@ void run_explain(const ExplainOptions& o) {
 struct CalibrateOptions {
   std::vector<std::string> profiles;
   std::string output;
+  std::string preflight;
   tuner_calibrate::Fingerprint print;
 };
 
-void run_calibrate(const CalibrateOptions& o) {
+[[noreturn]] void calibrate_data_error(const std::string& message) {
+  std::fprintf(stderr, "railscope tuner calibrate: %s; nothing written\n", message.c_str());
+  throw CLI::RuntimeError(kExitDataError);
+}
+
+// The NIC facts of the fingerprint from a preflight report (a --nic flag still names the family).
+std::optional<tuner_calibrate::PreflightFacts> fingerprint_from_preflight(CalibrateOptions& o) {
+  if (o.preflight.empty()) return std::nullopt;
+  std::string why;
+  auto facts = tuner_calibrate::read_preflight_report(o.preflight, &why);
+  if (!facts) calibrate_data_error(fmt::format("--preflight {}: {}", o.preflight, why));
+  for (const std::string& concern : facts->concerns) spdlog::warn("--preflight {}: {}", o.preflight, concern);
+  o.print.nics = facts->nics;
+  o.print.nic_gbit = facts->nic_gbit;
+  if (o.print.nic.empty() && facts->nic.find_first_of(" \t=#") == std::string::npos) o.print.nic = facts->nic;
+  std::string rails;
+  for (double gbs : facts->rail_median_gbs) rails += fmt::format("{}{:.4g}", rails.empty() ? "" : " ", gbs);
+  o.print.origin = fmt::format(
+      "railscope preflight report {} (verdict {}): {} node{}, {} active NIC{} per node at {} Gbit/s{}",
+      std::filesystem::path(o.preflight).filename().string(), facts->status, facts->nodes,
+      facts->nodes == 1 ? "" : "s", facts->nics, facts->nics == 1 ? "" : "s", facts->nic_gbit,
+      rails.empty() ? "" : "; rails' measured median GB/s: " + rails);
+  for (char& ch : o.print.origin)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '_';
+  return facts;
+}
+
+void run_calibrate(CalibrateOptions& o) {
   cli::require_writable_output("railscope tuner calibrate", "-o", o.output);
+  const auto facts = fingerprint_from_preflight(o);
   report::ProfileSet set;
   try {
     set = report::read_profiles(o.profiles);
@@ -172,6 +204,12 @@ void run_calibrate(const CalibrateOptions& o) {
         cal.records_used + cal.records_skipped);
     throw CLI::RuntimeError(1);
   }
+  // The profiles and the report must describe the same nodes, or the fingerprint is another cluster's.
+  if (facts && facts->nodes != cal.cluster.nodes)
+    calibrate_data_error(fmt::format(
+        "--preflight {} covers {} node{}, the profiles measured {} (the shape with most samples): give the "
+        "preflight report of the nodes the profiled job ran on",
+        o.preflight, facts->nodes, facts->nodes == 1 ? "" : "s", cal.cluster.nodes));
   const std::string tmp = o.output + ".tmp";
   {
     std::ofstream f(tmp, std::ios::trunc);
@@ -262,13 +300,21 @@ void add_tuner(CLI::App& app) {
       "(RAILSCOPE_TUNER_CALIBRATION): measured busbw per collective, size, algorithm and protocol");
   cc->add_option("profiles", cal->profiles, "Profile files or directories")->required();
   cc->add_option("-o,--output", cal->output, "Calibration file to write")->required();
+  auto* preflight = cc->add_option(
+      "--preflight", cal->preflight,
+      "A `railscope preflight --json` report of these nodes (railscope.preflight/2): the fingerprint's "
+      "nodes, NICs per node, NIC rate and family come from it; a report of another schema or a corrupt "
+      "one is exit 65");
   cc->add_option("--gpu", cal->print.gpu, "GPU model for the cluster fingerprint, e.g. H100");
   cc->add_option("--nic", cal->print.nic, "NIC model for the cluster fingerprint, e.g. ConnectX-7");
   cc->add_option("--nic-gbit", cal->print.nic_gbit,
                  "NIC line rate, Gbit/s (the tuner refuses the file on "
                  "nodes whose NICs run at another rate)")
-      ->check(CLI::Range(0.001, 1e5));
-  cc->add_option("--nics", cal->print.nics, "NICs per node (after NCCL_IB_HCA)")->check(CLI::Range(1, 64));
+      ->check(CLI::Range(0.001, 1e5))
+      ->excludes(preflight);
+  cc->add_option("--nics", cal->print.nics, "NICs per node (after NCCL_IB_HCA)")
+      ->check(CLI::Range(1, 64))
+      ->excludes(preflight);
   cc->callback([cal] {
     for (const std::string* word : {&cal->print.gpu, &cal->print.nic})
       if (word->find_first_of(" \t=#") != std::string::npos)

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "plugin/tuner/explain/decision.h"
+#include "plugin/tuner/model/spread_rule.h"
 
 namespace railscope::tuner {
 namespace {
@@ -48,8 +49,8 @@ Decision choose_measured(Decision& d, TableView table) {
   const Candidate& nccl = d.cand[d.nccl_algo][d.nccl_proto];
   const Candidate& best = d.cand[d.best_algo][d.best_proto];
   if (nccl.calibrated() && &best != &nccl &&
-      best.measured.busbw_gbs - best.measured.spread_gbs >
-          nccl.measured.busbw_gbs + nccl.measured.spread_gbs) {
+      faster_beyond_spreads(best.measured.busbw_gbs, best.measured.spread_gbs, nccl.measured.busbw_gbs,
+                            nccl.measured.spread_gbs)) {
     d.reason = Reason::Measured;
     d.algo = d.best_algo;
     d.proto = d.best_proto;

@@ -11,30 +11,14 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
+#include "cli_run.h"
 #include "tuner_driver.h"
 
 namespace railscope::abi_test {
 namespace {
-
-struct CliRun {
-  int rc = -1;
-  std::string out;
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(RAILSCOPE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 const char* const kAlgos[] = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
 const char* const kProtos[] = {"ll", "ll128", "simple"};
@@ -154,6 +138,8 @@ TEST(TunerCalibrateCli, CalibratedChoiceIsTheMeasuredBestAtEveryMeasuredSize) {
       "--min-bytes 16K --max-bytes 1G --calibration " +
       cal);
   ASSERT_EQ(r.rc, 0) << r.out;
+  // Figures to six significant digits (docs/cli.md), not a float's binary noise (149.85000610351563).
+  EXPECT_FALSE(std::regex_search(r.out, std::regex(R"([0-9]\.[0-9]{7,})"))) << r.out;
   const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   const std::map<uint64_t, std::pair<std::string, std::string>> best = {{64ull << 10, {"tree", "ll"}},
                                                                         {1ull << 20, {"tree", "ll128"}},

@@ -10,6 +10,7 @@
 
 #include "ab_compare.h"
 #include "ab_plan.h"
+#include "calibration_verdict.h"
 #include "child_process.h"
 #include "profile_samples.h"
 
@@ -25,8 +26,21 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-RunSamples run_of(const std::string& label, std::vector<OpSample> samples) {
-  return RunSamples{label, "/x/" + label, std::move(samples)};
+// An op's record as the comparison reads it: op, size, busbw, time.
+struct Op {
+  std::string op;
+  std::uint64_t bytes;
+  double busbw_gbs, time_us;
+};
+
+RunSamples run_of(const std::string& label, const std::vector<Op>& ops) {
+  RunSamples run{label, "/x/" + label, {}};
+  std::uint64_t ordinal = 0;
+  for (const Op& o : ops) {
+    OpSample s{o.op, o.bytes, o.busbw_gbs, o.time_us, "0xc1", ordinal++, "", ""};
+    run.samples.push_back(s);
+  }
+  return run;
 }
 
 TEST(AbPlan, RailscopeVariantSelectsAllThreePluginsAndPinsTheNetLibrary) {
@@ -53,6 +67,43 @@ TEST(AbPlan, BaselineKeepsTheProfilerAndUsesNcclsBuiltInNet) {
   EXPECT_EQ(v.env.at("NCCL_TUNER_PLUGIN"), "none");
   EXPECT_EQ(v.env.at("NCCL_PROFILER_PLUGIN"), "railscope");
   EXPECT_FALSE(v.env.at("NCCL_NET_PLUGIN_REF_COUNT").has_value());
+}
+
+TEST(AbPlan, CalibrationVariantsDifferOnlyInTheCalibration) {
+  VariantOptions opt;
+  const Variant cal = calibrated_variant(opt, "/c/cal.txt");
+  const Variant uncal = uncalibrated_variant(opt);
+  EXPECT_EQ(cal.label, "calibrated");
+  EXPECT_EQ(uncal.label, "uncalibrated");
+  EXPECT_EQ(cal.env.at("RAILSCOPE_TUNER_CALIBRATION"), "/c/cal.txt");
+  EXPECT_FALSE(uncal.env.at("RAILSCOPE_TUNER_CALIBRATION").has_value());  // removed, not inherited
+  EnvChanges rest = cal.env;
+  rest.erase("RAILSCOPE_TUNER_CALIBRATION");
+  EnvChanges uncal_rest = uncal.env;
+  uncal_rest.erase("RAILSCOPE_TUNER_CALIBRATION");
+  EXPECT_EQ(rest, uncal_rest);
+  EXPECT_EQ(rest, railscope_variant(opt).env);
+}
+
+// A side whose spread reaches down to 0 has no upper bound on the ratio; nothing is claimed then unless
+// the other side is beyond it.
+TEST(AbCalibration, RatioIntervalWithoutAnUpperBound) {
+  auto runs = [](const std::string& label, std::vector<double> busbw) {
+    RunSamples run{label, "/x/" + label, {}};
+    std::uint64_t ord = 0;
+    for (double b : busbw) run.samples.push_back({"AllReduce", 1024, b, 1, "0xc1", ord++, "RING", "LL"});
+    return std::vector<RunSamples>{run};
+  };
+  auto cal = runs("calibrated", {10, 10, 10, 10});
+  for (auto& s : cal[0].samples) s.algo = "TREE";
+  const auto rows = judge_calibration(cal, runs("uncalibrated", {0.01, 0.01, 0.01, 0.01, 1, 100, 100, 100}));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].ratio_high.has_value());
+  EXPECT_EQ(rows[0].calibrated.choice, "tree/ll");
+  EXPECT_EQ(rows[0].uncalibrated.choice, "ring/ll");
+  EXPECT_EQ(rows[0].verdict, CalibrationVerdict::WithinSpread);
+  const auto won = judge_calibration(cal, runs("uncalibrated", {4, 4, 4, 4}));
+  EXPECT_EQ(won[0].verdict, CalibrationVerdict::Won);
 }
 
 TEST(AbPlan, RunsAlternateAndEachGetsItsOwnFolder) {

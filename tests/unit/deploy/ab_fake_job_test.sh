@@ -2,12 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # `railscope ab` end to end with a fake job (fake_profiled_job.py): folder layout, environment per
 # variant, comparison figures, refusal of different op/size sets, and exit codes.
-set -euo pipefail
-RAILSCOPE=$1
-JOB=$2
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/ab_test_preamble.sh"
 
 # 1. Two runs per variant, JSON output: alternating folders, ratio 1.5 at the bandwidth-bound sizes.
 "$RAILSCOPE" ab --runs 2 --json "$WORK/ok.json" --out "$WORK/ok" -- python3 "$JOB" > "$WORK/ok.txt" 2> "$WORK/ok.err" \

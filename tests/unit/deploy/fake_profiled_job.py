@@ -9,6 +9,11 @@ It checks the environment `railscope ab` gives it, so a wrong variable fails the
   baseline run:  NCCL_NET=IB|Socket, NCCL_NET_PLUGIN=none,               NCCL_PROFILER_PLUGIN set
 Options: --fail-on NET (exit 7 when NCCL_NET is NET), --drop-size-on NET (leave out the largest size
 when NCCL_NET is NET), --no-profile-on NET (write nothing, as when the profiler was not loaded).
+
+With RAILSCOPE_TUNER_CALIBRATION set (`railscope ab --calibration`'s calibrated variant; it must name a
+file) the tuner "chose" TREE/LL128 from 64 KiB on, at --calibrated-gain times the busbw; below, and in
+runs without it, RING/SIMPLE. Iteration i runs at (1 + 0.01 i) times the base busbw, so each size's
+median is 1.02 and its spread (half the interquartile range over collectives) 0.01 times the base.
 """
 import argparse
 import json
@@ -33,6 +38,7 @@ def main():
     ap.add_argument("--fail-on")
     ap.add_argument("--drop-size-on")
     ap.add_argument("--no-profile-on")
+    ap.add_argument("--calibrated-gain", type=float, default=1.0)
     args = ap.parse_args()
 
     net = os.environ.get("NCCL_NET", "")
@@ -50,6 +56,9 @@ def main():
             fail("railscope run without NCCL_NET_PLUGIN_REF_COUNT=1")
     elif plugin != "none":
         fail(f"baseline run with NCCL_NET_PLUGIN={plugin!r}")
+    calibration = os.environ.get("RAILSCOPE_TUNER_CALIBRATION")
+    if calibration is not None and not os.path.isfile(calibration):
+        fail(f"RAILSCOPE_TUNER_CALIBRATION={calibration!r} is not a file")
     if not out or not os.path.isdir(out):
         fail(f"RAILSCOPE_PROFILE_DIR={out!r} is not an existing folder")
     print(f"fake job: NCCL_NET={net} writing into {out}")
@@ -82,13 +91,17 @@ def main():
                     for i in range(ITERS):
                         # Small sizes are latency-bound: scale busbw down, add per-iteration jitter.
                         eff = LINK[net] * min(1.0, size / 65536.0) * (1.0 + 0.01 * i)
+                        algo, proto = "RING", "SIMPLE"
+                        if calibration and size >= 65536:
+                            algo, proto = "TREE", "LL128"
+                            eff *= args.calibrated_gain
                         algbw = eff / (factor * (RANKS - 1) / RANKS)
                         time_us = size / (algbw * 1e3)
                         f.write(json.dumps({"type": "coll", "comm": "0x00000000000000aa",
                                             "rank": rank, "nranks": RANKS, "nnodes": RANKS,
                                             "seq": seq, "op": op, "dtype": "ncclFloat32",
                                             "count": size // 4, "bytes": size, "root": -1,
-                                            "algo": "RING", "proto": "SIMPLE", "channels": 2,
+                                            "algo": algo, "proto": proto, "channels": 2,
                                             "graph": False, "time_us": time_us, "timing": "gpu",
                                             "algbw_gbs": algbw, "busbw_gbs": eff,
                                             "complete": True}) + "\n")
