@@ -31,6 +31,26 @@ NodeOverrides env_overrides(std::vector<std::string>* deprecations) {
   return o;
 }
 
+// Which bandwidth per rail the model priced and why; "" when the communicator crosses no NIC or the
+// NICs are unknown.
+std::string describe_rail_rate(const CostModel& m, const Topology& t, const Figures& f,
+                               const ClusterPrint* cluster, const std::string& path) {
+  if (t.islands <= 1 || !t.nics.known()) return "";
+  const double line_gbs = t.nics.gbps / 8.0;
+  if (m.rail_measured)
+    return fmt::format(
+        "measured {:.4g} GB/s per rail by preflight (calibration '{}' line {}; line rate {:.4g} GB/s)",
+        m.rail_gbs, path, cluster->line, line_gbs);
+  std::string out = fmt::format("nominal {:.4g} GB/s per rail ({} Gbit/s x NIC efficiency {})", m.rail_gbs,
+                                t.nics.gbps, f.nic_eff);
+  if (cluster != nullptr && cluster->rail_gbs > 0)
+    out += fmt::format(
+        "; the measured {:.4g} GB/s per rail (calibration '{}' line {}) is above the line rate "
+        "{:.4g} GB/s: ignored",
+        cluster->rail_gbs, path, cluster->line, line_gbs);
+  return out;
+}
+
 std::string join_errors(const std::vector<ConfigError>& errors) {
   std::string out;
   for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.to_string();
@@ -95,7 +115,6 @@ EngineOrError Engine::create(const EngineInputs& in) {
   e->topo_ = resolve_topology(shape, discovered, overrides);
 
   e->figures_ = in.constants != nullptr ? figures_from_nccl(*in.constants) : standard_figures();
-  e->model_ = build_cost_model(e->topo_, e->figures_, measured_figures(e->config_));
   if (!cal_file.points.empty() || cal_file.cluster) {
     cal_file.points.insert(cal_file.points.begin(), e->config_.points.begin(), e->config_.points.end());
     if (!cal_file.cluster) cal_file.cluster = e->config_.cluster;
@@ -104,6 +123,15 @@ EngineOrError Engine::create(const EngineInputs& in) {
     cal_file.cluster = e->config_.cluster;
     cal_file.path = e->config_.path;
   }
+  // The rate measured per rail is the cluster's, so it holds for every shape, but only on that cluster.
+  const ClusterPrint* cluster = cal_file.cluster ? &*cal_file.cluster : nullptr;
+  const bool same_cluster = cluster != nullptr && cluster_difference(*cluster, e->topo_).empty();
+  e->model_ = build_cost_model(e->topo_, e->figures_, measured_figures(e->config_),
+                               same_cluster ? cluster->rail_gbs : 0.0);
+  e->rail_basis_ =
+      describe_rail_rate(e->model_, e->topo_, e->figures_, same_cluster ? cluster : nullptr, cal_file.path);
+  if (!e->rail_basis_.empty())
+    RS_INFO(NCCL_INIT | NCCL_TUNING, "tuner: network per rail: {}", e->rail_basis_);
   CalibrationOrRefusal cal = build_calibration(cal_file, e->topo_);
   e->calibration_ = std::move(cal.calibration);
   e->calibration_refusal_ = std::move(cal.refusal);

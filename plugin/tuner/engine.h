@@ -67,6 +67,9 @@ class Engine {
   const Calibration& calibration() const { return calibration_; }
   // Why the calibration does not apply to this communicator; unset when it applies or there is none.
   const std::optional<diag::Finding>& calibration_refusal() const { return calibration_refusal_; }
+  // The network bandwidth per rail the model priced: "measured 46.1 GB/s per rail by preflight (...)" or
+  // "nominal ..."; "" when the communicator crosses no NIC or its NICs are unknown.
+  const std::string& rail_basis() const { return rail_basis_; }
   const UserRestrictions& restrictions() const { return user_; }
   Policy policy() const;
   std::string summary() const;  // one line for the init log and the CLI header
@@ -84,6 +87,7 @@ class Engine {
   Calibration calibration_;
   std::optional<diag::Finding> calibration_refusal_;
   std::string calibration_path_;
+  std::string rail_basis_;
   UserRestrictions user_;
   bool log_decisions_ = true;
   int config_errors_ignored_ = 0;

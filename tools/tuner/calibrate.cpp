@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -87,6 +88,7 @@ Calibrated calibrate(const report::ProfileSet& profiles, const Fingerprint& prin
   out.cluster.nic = print.nic;
   out.cluster.nic_gbit = print.nic_gbit;
   out.cluster.nics = print.nics;
+  out.cluster.rail_gbs = print.rail_gbs;
   out.origin = print.origin;
   return out;
 }
@@ -103,6 +105,8 @@ std::string render(const Calibrated& c) {
   if (!k.nic.empty()) out += " nic=" + k.nic;
   if (k.nic_gbit > 0) out += fmt::format(" nic_gbit={}", k.nic_gbit);
   if (k.nics > 0) out += fmt::format(" nics={}", k.nics);
+  // The file takes rates of 0.001 GB/s and more.
+  if (k.rail_gbs >= 0.001) out += fmt::format(" rail_GBps={}", std::round(k.rail_gbs * 1000) / 1000);
   out += "\n";
   for (const CalibrationPoint& p : c.points) {
     // The file takes figures of 0.001 GB/s and more; a spread below that is none.

@@ -17,6 +17,7 @@ struct Fingerprint {
   std::string gpu, nic;  // "" = not given
   double nic_gbit = 0;
   int nics = 0;
+  double rail_gbs = 0;  // measured per rail (preflight), GB/s; 0 = not measured
   // Where the NIC facts came from, for the file's header ("" = flags): e.g. the preflight report's name,
   // its verdict and its rails' measured rates.
   std::string origin;

@@ -41,6 +41,13 @@ std::string why(const Decision& d, const Config& config) {
   return "";
 }
 
+// The engine's summary, and which network bandwidth per rail the model priced when it crosses NICs.
+std::string header(const Engine& engine) {
+  std::string out = fmt::format("# {}\n", engine.summary());
+  if (!engine.rail_basis().empty()) out += fmt::format("# network per rail: {}\n", engine.rail_basis());
+  return out;
+}
+
 }  // namespace
 
 double predicted_busbw_GBps(const Decision& d, int n_ranks) {
@@ -86,7 +93,7 @@ std::vector<CalibratedRow> explain_calibrated(const Engine& engine, const Reques
 }
 
 std::string render_calibrated_text(const Engine& engine, const std::vector<CalibratedRow>& rows) {
-  std::string out = fmt::format("# {}\n", engine.summary());
+  std::string out = header(engine);
   if (rows.empty()) return out;
   out += fmt::format(
       "# {} — nccl: NCCL's likely choice (its table as the model estimates it); model: the model's choice; "
@@ -118,6 +125,7 @@ std::string render_calibrated_text(const Engine& engine, const std::vector<Calib
 nlohmann::json render_calibrated_json(const Engine& engine, const std::vector<CalibratedRow>& rows) {
   nlohmann::json j;
   j["summary"] = engine.summary();
+  j["rail_basis"] = engine.rail_basis();
   j["rows"] = nlohmann::json::array();
   auto pick = [](int a, int p) {
     return a < 0 ? nlohmann::json(nullptr)
@@ -148,7 +156,7 @@ nlohmann::json render_calibrated_json(const Engine& engine, const std::vector<Ca
 }
 
 std::string render_text(const Engine& engine, const std::vector<Decision>& rows) {
-  std::string out = fmt::format("# {}\n", engine.summary());
+  std::string out = header(engine);
   if (rows.empty()) return out;
   std::vector<std::pair<int, int>> cols;
   for (int a = 0; a < kNumAlgos; ++a)
@@ -196,7 +204,9 @@ nlohmann::json render_json(const Engine& engine, const std::vector<Decision>& ro
                    {"nic_source", t.nics.source},
                    {"node_gpus", t.nics.node_gpus},  // 0 = unknown
                    {"rails", t.rails},               // the NICs one node's ranks of the communicator drive
-                   {"rails_basis", t.rails_basis}};
+                   {"rails_basis", t.rails_basis},
+                   {"rail_gbs", cli::json_figure(engine.model().rail_gbs)},  // what the model priced per rail
+                   {"rail_basis", engine.rail_basis()}};
   j["config"] = engine.config().path;
   j["rows"] = nlohmann::json::array();
   for (const Decision& d : rows) {

@@ -52,6 +52,15 @@ bool read_rails(const nlohmann::json& report, PreflightFacts& out, std::string* 
       return fail(error, fmt::format("rails[{}]: not an object with a number median_gbs", i));
     out.rail_median_gbs.push_back(preflight::finite_number(r, "median_gbs"));
   }
+  // A rail whose links all failed has no rate (0); the others say what a rail carries.
+  std::vector<double> measured;
+  for (double gbs : out.rail_median_gbs)
+    if (gbs > 0) measured.push_back(gbs);
+  if (!measured.empty()) {
+    std::sort(measured.begin(), measured.end());
+    const size_t mid = measured.size() / 2;
+    out.rail_gbs = measured.size() % 2 ? measured[mid] : (measured[mid - 1] + measured[mid]) / 2;
+  }
   return true;
 }
 

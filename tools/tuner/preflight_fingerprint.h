@@ -21,7 +21,8 @@ struct PreflightFacts {
   std::string nic;      // the NICs' device family ("mlx5" from mlx5_0…) when every node's agree
   std::string status;   // the report's verdict: "ok", "warning", "error"
   std::vector<double> rail_median_gbs;  // per rail, the measured links' median (empty: not measured)
-  std::vector<std::string> concerns;    // nodes whose NICs differ from the rest, a verdict other than ok
+  double rail_gbs = 0;  // the median of the rails' medians, GB/s: what one rail carries; 0 = not measured
+  std::vector<std::string> concerns;  // nodes whose NICs differ from the rest, a verdict other than ok
 };
 
 // A preflight report is at most this large (a 4,096-node run with every link measured is ~31 MiB).

@@ -171,6 +171,7 @@ std::optional<tuner_calibrate::PreflightFacts> fingerprint_from_preflight(Calibr
   for (const std::string& concern : facts->concerns) spdlog::warn("--preflight {}: {}", o.preflight, concern);
   o.print.nics = facts->nics;
   o.print.nic_gbit = facts->nic_gbit;
+  o.print.rail_gbs = facts->rail_gbs;
   if (o.print.nic.empty() && facts->nic.find_first_of(" \t=#") == std::string::npos) o.print.nic = facts->nic;
   std::string rails;
   for (double gbs : facts->rail_median_gbs) rails += fmt::format("{}{:.4g}", rails.empty() ? "" : " ", gbs);

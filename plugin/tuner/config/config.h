@@ -59,6 +59,8 @@ struct ClusterPrint {
   std::string nic;  // e.g. "mlx5" or "ConnectX-7"
   double nic_gbit = 0;
   int nics = 0;  // NICs per node (after NCCL_IB_HCA)
+  // What one rail carries as measured (preflight's rails' median link bandwidth), GB/s; 0 = not measured.
+  double rail_gbs = 0;
   int nodes = 0;
   int ranks_per_node = 0;
   int line = 0;

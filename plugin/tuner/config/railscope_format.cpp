@@ -4,7 +4,8 @@
 //           [algo=A] [proto=P] [channels=N] [chunk=SIZE]
 //   measure coll=C algo=A proto=P nodes=N lat_us=X busbw_GBps=Y
 //   node    [nics=N] [nic_gbit=X] [link_layer=infiniband|ethernet] [intra=nvlink|pcie] [intra_GBps=X]
-//   cluster nodes=N ranks_per_node=N [gpu=NAME] [nic=NAME] [nic_gbit=X] [nics=N]   (calibration)
+//   cluster nodes=N ranks_per_node=N [gpu=NAME] [nic=NAME] [nic_gbit=X] [nics=N] [rail_GBps=X]
+//                                                                                 (calibration)
 //   point   coll=C bytes=SIZE algo=A proto=P ranks=N nodes=N busbw_GBps=X samples=N [spread_GBps=X]
 //           [channels=N] [source=NAME]                                           (calibration)
 // Units in key names: GBps = 10^9 bytes/s, gbit = 10^9 bits/s. Keys match case-insensitively,
@@ -299,6 +300,7 @@ bool parse_cluster(const std::vector<Token>& tokens, const LineSink& sink, Confi
       {"nic", [&](const Token& t) { return set_word(t, sink, c.nic); }},
       {"nic_gbit", [&](const Token& t) { return set_decimal(t, sink, kMinGbps, kMaxGbps, c.nic_gbit); }},
       {"nics", [&](const Token& t) { return set_int(t, sink, 1, 64, c.nics); }},
+      {"rail_GBps", [&](const Token& t) { return set_decimal(t, sink, kMinGbps, kMaxGbps, c.rail_gbs); }},
       {"nodes", [&](const Token& t) { return set_int(t, sink, 1, 1 << 20, c.nodes); }},
       {"ranks_per_node", [&](const Token& t) { return set_int(t, sink, 1, 1024, c.ranks_per_node); }},
   };

@@ -33,6 +33,15 @@ std::optional<MeasuredBusbw> Calibration::at(int coll, int algo, int proto, uint
                        c.at[lo].spread_gbs + t * (c.at[hi].spread_gbs - c.at[lo].spread_gbs)};
 }
 
+std::string cluster_difference(const ClusterPrint& c, const Topology& topo) {
+  if (!topo.nics.known()) return "";
+  if (c.nic_gbit > 0 && std::fabs(c.nic_gbit - topo.nics.gbps) > 0.01 * c.nic_gbit)
+    return fmt::format("NICs of {} Gbit/s there, {} Gbit/s here", c.nic_gbit, topo.nics.gbps);
+  if (c.nics > 0 && c.nics != topo.nics.count)
+    return fmt::format("{} NICs per node there, {} here", c.nics, topo.nics.count);
+  return "";
+}
+
 CalibrationOrRefusal build_calibration(const Config& config, const Topology& topo) {
   CalibrationOrRefusal out;
   Calibration& cal = out.calibration;
@@ -41,12 +50,8 @@ CalibrationOrRefusal build_calibration(const Config& config, const Topology& top
   const std::string shape = fmt::format("{} ranks on {} node{}", ranks, nodes, nodes == 1 ? "" : "s");
 
   // A cluster whose NICs differ from the ones this communicator sees was measured somewhere else.
-  if (const auto& c = config.cluster; c && topo.nics.known()) {
-    std::string diff;
-    if (c->nic_gbit > 0 && std::fabs(c->nic_gbit - topo.nics.gbps) > 0.01 * c->nic_gbit)
-      diff = fmt::format("NICs of {} Gbit/s there, {} Gbit/s here", c->nic_gbit, topo.nics.gbps);
-    else if (c->nics > 0 && c->nics != topo.nics.count)
-      diff = fmt::format("{} NICs per node there, {} here", c->nics, topo.nics.count);
+  if (const auto& c = config.cluster) {
+    const std::string diff = cluster_difference(*c, topo);
     if (!diff.empty()) {
       cal.note = "calibration refused: another cluster";
       out.refusal =

@@ -46,6 +46,10 @@ struct CalibrationOrRefusal {
   std::optional<diag::Finding> refusal;
 };
 
+// How a calibration's cluster differs from the NICs this communicator sees ("NICs of 200 Gbit/s there,
+// 400 Gbit/s here"); "" when they agree or the NICs here are unknown.
+std::string cluster_difference(const ClusterPrint& cluster, const Topology& topo);
+
 // The points of `config` for this communicator's shape, checked against the topology's NICs.
 CalibrationOrRefusal build_calibration(const Config& config, const Topology& topo);
 

@@ -99,7 +99,8 @@ double bus_factor(int coll, int n_ranks) {
   }
 }
 
-CostModel build_cost_model(const Topology& topo, const Figures& f, std::span<const MeasuredFigure> measured) {
+CostModel build_cost_model(const Topology& topo, const Figures& f, std::span<const MeasuredFigure> measured,
+                           double measured_rail_gbs) {
   CostModel m;
   Shape s;
   s.n = topo.shape.n_ranks;
@@ -108,7 +109,11 @@ CostModel build_cost_model(const Topology& topo, const Figures& f, std::span<con
   s.multi = topo.islands > 1;
   s.intra_hw = topo.intra == IntraLink::NvLink ? kHwNvlink : kHwPci;
   s.intra_gbs = topo.intra_gbps;
-  s.net_gbs = topo.rails_gbytes_per_s() * f.nic_eff;
+  // A measured rate above the line rate was not measured on these NICs: the nominal one stands.
+  const double line_gbs = topo.nics.gbps / 8.0;
+  m.rail_measured = measured_rail_gbs > 0 && measured_rail_gbs <= line_gbs;
+  m.rail_gbs = m.rail_measured ? measured_rail_gbs : line_gbs * f.nic_eff;
+  s.net_gbs = topo.rails * m.rail_gbs;
   m.inter_known = !s.multi || topo.nics.known();
 
   if (s.n > 1 && s.intra_gbs > 0 && m.inter_known) {

@@ -67,12 +67,17 @@ struct CostModel {
   Coeffs coeff[kNumColls][kNumAlgos][kNumProtos];
   bool inter_known = false;  // false: several islands and no NIC facts, so no model entries
   std::string note;          // why entries are missing, for the logs
+  // The network bandwidth per rail the model priced, GB/s: the measured rate when it was given and is
+  // not above the line rate, else the line rate × NIC efficiency. 0 when no NIC facts.
+  double rail_gbs = 0;
+  bool rail_measured = false;
 };
 
 // NCCL's bus factor: bytes each rank moves over its bottleneck link per byte of nBytes.
 double bus_factor(int coll, int n_ranks);
 
+// `measured_rail_gbs`: what one rail carries as measured (a calibration's rail_GBps), 0 = not measured.
 CostModel build_cost_model(const Topology& topo, const Figures& figures,
-                           std::span<const MeasuredFigure> measured);
+                           std::span<const MeasuredFigure> measured, double measured_rail_gbs = 0);
 
 }  // namespace railscope::tuner

@@ -64,8 +64,6 @@ struct Topology {
   // The NICs of one node this communicator's ranks drive (rails_driven), and how that was derived.
   int rails = 0;
   std::string rails_basis;
-  // What those rails carry together, GB/s (1 GB/s = 1e3 bytes per microsecond).
-  double rails_gbytes_per_s() const { return rails * nics.gbps / 8.0; }
 };
 
 // The NICs `ranks_per_node` ranks of one communicator drive on a node with `nics` NICs (after
