@@ -88,8 +88,9 @@ TEST(TunerCalibratePreflight, FingerprintComesFromTheReport) {
   ASSERT_EQ(made.rc, 0) << made.out;
   EXPECT_EQ(made.out.find("warning"), std::string::npos) << made.out;  // a healthy report: no warning
   const std::string text = Files::read(cal);
-  EXPECT_NE(text.find("\ncluster nodes=2 ranks_per_node=8 gpu=H100 nic=mlx5 nic_gbit=400 nics=8\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("\ncluster nodes=2 ranks_per_node=8 gpu=H100 nic=mlx5 nic_gbit=400 nics=8 rail_GBps=48.5\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("# cluster facts: railscope preflight report preflight.json (verdict ok): 2 nodes, 8 "
                       "active NICs per node at 400 Gbit/s; rails' measured median GB/s: 48.5"),
@@ -103,6 +104,51 @@ TEST(TunerCalibratePreflight, FingerprintComesFromTheReport) {
   EXPECT_NE(other.out.find("tuner.calibration_other_cluster"), std::string::npos) << other.out;
 }
 
+// The rate preflight measured per rail (the median of its rails') is the network bandwidth the model
+// prices, and explain says so; without a report, or with a rate above the line rate, the nominal one.
+TEST(TunerCalibratePreflight, TheMeasuredRailRatePricesTheNetwork) {
+  Files f;
+  const std::string explain =
+      "tuner explain --nodes 2 --gpus-per-node 8 --nics 8 --nic-gbit 400 --max-bytes 1M --calibration ";
+  preflight::Verdict v = healthy_cluster(2, 8);
+  v.rails[0].median_GBps = 40;  // one slow rail does not set the rate: the median does
+  const std::string cal = f.dir + "/cal.txt";
+  ASSERT_EQ(run_cli(calibrate(f.write("preflight.json", preflight::to_json(v).dump()), cal)).rc, 0);
+  EXPECT_NE(Files::read(cal).find(" nics=8 rail_GBps=48.5\n"), std::string::npos) << Files::read(cal);
+  const CliRun measured = run_cli(explain + cal);
+  ASSERT_EQ(measured.rc, 0) << measured.out;
+  EXPECT_NE(
+      measured.out.find("\n# network per rail: measured 48.5 GB/s per rail by preflight (calibration '" +
+                        cal + "' line 5; line rate 50 GB/s)\n"),
+      std::string::npos)
+      << measured.out;
+
+  const std::string plain = f.dir + "/plain.txt";
+  ASSERT_EQ(
+      run_cli("tuner calibrate " + kFixtures + "/calibration_2x8 -o " + plain + " --nic-gbit 400 --nics 8")
+          .rc,
+      0);
+  EXPECT_EQ(Files::read(plain).find("rail_GBps"), std::string::npos);
+  const CliRun nominal = run_cli(explain + plain);
+  ASSERT_EQ(nominal.rc, 0) << nominal.out;
+  EXPECT_NE(nominal.out.find("\n# network per rail: nominal 47.5 GB/s per rail (400 Gbit/s x NIC efficiency "
+                             "0.95)\n"),
+            std::string::npos)
+      << nominal.out;
+
+  for (preflight::RailStats& r : v.rails) r.median_GBps = 60;  // above 400 Gbit/s: not these NICs
+  const std::string fast = f.dir + "/fast.txt";
+  ASSERT_EQ(run_cli(calibrate(f.write("fast.json", preflight::to_json(v).dump()), fast)).rc, 0);
+  const CliRun above = run_cli(explain + fast);
+  ASSERT_EQ(above.rc, 0) << above.out;
+  EXPECT_NE(
+      above.out.find("# network per rail: nominal 47.5 GB/s per rail (400 Gbit/s x NIC efficiency 0.95); "
+                     "the measured 60 GB/s per rail (calibration '" +
+                     fast + "' line 5) is above the line rate 50 GB/s: ignored\n"),
+      std::string::npos)
+      << above.out;
+}
+
 TEST(TunerCalibratePreflight, UnevenNodesAreNamedAndTheMostCommonCountKept) {
   Files f;
   preflight::Verdict v = healthy_cluster(2, 8);
@@ -113,7 +159,7 @@ TEST(TunerCalibratePreflight, UnevenNodesAreNamedAndTheMostCommonCountKept) {
   ASSERT_EQ(made.rc, 0) << made.out;
   EXPECT_NE(made.out.find("nodes differ in active NICs: most have 8, not n2 (7)"), std::string::npos)
       << made.out;
-  EXPECT_NE(Files::read(cal).find(" nics=8\n"), std::string::npos);
+  EXPECT_NE(Files::read(cal).find(" nics=8 rail_GBps=48.5\n"), std::string::npos);
 }
 
 // Every report that is not preflight's: exit 65 naming what is wrong, and the file -o names untouched.

@@ -106,6 +106,8 @@ inline const ErrorCase kConfigErrorCases[] = {
      "a second cluster line (the first is at line 1)"},
     {"cluster_needs_shape", "cluster gpu=H100 nodes=2\n", "1:1", "cluster needs nodes= and ranks_per_node="},
     {"cluster_bad_nic_gbit", "cluster nodes=2 ranks_per_node=8 nic_gbit=-4\n", "1:43", "nic_gbit"},
+    {"cluster_bad_rail_GBps", "cluster nodes=2 ranks_per_node=8 rail_GBps=4x6\n", "1:44",
+     "rail_GBps: '4x6' is not a decimal number"},
 };
 
 }  // namespace railscope::tuner::test

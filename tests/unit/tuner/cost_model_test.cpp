@@ -180,5 +180,25 @@ TEST(CostModel, OneRankPerNodeGetsOneNicNotTheNodesTotal) {
   EXPECT_EQ(full->topology().rails, 8);
 }
 
+// 2 nodes x 1 GPU on 400 Gb/s NICs: one rail bounds the ring, so a large AllReduce's time follows the
+// rate measured per rail (preflight's), up to the line rate of 50 GB/s; a rate above it was not measured
+// on these NICs and the nominal 47.5 GB/s (line rate x NIC efficiency) stands.
+TEST(CostModel, NetworkBoundTimeFollowsTheMeasuredRailRate) {
+  auto e = engine(inputs(2, 1, 8, 400));
+  ASSERT_TRUE(e);
+  const auto time_us = [&](double rail_gbs) {
+    const CostModel m = build_cost_model(e->topology(), e->figures(), {}, rail_gbs);
+    return price(m.coeff[kAllReduce][kRing][kSimple], 1ull << 30, 1).total();
+  };
+  const float nominal = time_us(0);
+  EXPECT_NEAR(time_us(25) / nominal, 47.5 / 25, 0.01);
+  EXPECT_NEAR(time_us(50) / nominal, 47.5 / 50, 0.01);
+  EXPECT_EQ(time_us(60), nominal);
+  EXPECT_TRUE(build_cost_model(e->topology(), e->figures(), {}, 25).rail_measured);
+  const CostModel above = build_cost_model(e->topology(), e->figures(), {}, 60);
+  EXPECT_FALSE(above.rail_measured);
+  EXPECT_NEAR(above.rail_gbs, 47.5, 1e-9);
+}
+
 }  // namespace
 }  // namespace railscope::tuner
