@@ -90,8 +90,8 @@ std::string render_calibrated_text(const Engine& engine, const std::vector<Calib
   if (rows.empty()) return out;
   out += fmt::format(
       "# {} — nccl: NCCL's likely choice (its table as the model estimates it); model: the model's choice; "
-      "measured best: the calibration's fastest entry at this size (busbw_gbs ± spread, GB/s); choice: what the "
-      "tuner gives NCCL; gain: measured busbw of the choice over NCCL's\n",
+      "measured best: the calibration's fastest entry at this size (busbw_gbs ± spread, GB/s); choice: "
+      "what the tuner gives NCCL; gain: measured busbw of the choice over NCCL's\n",
       coll_name(rows.front().model.coll));
   out += fmt::format("{:>6}  {:<12} {:<12} {:<12} {:>15}  {:<12} {:>6}  {}\n", "size", "nccl", "model",
                      "measured", "busbw_gbs", "choice", "gain", "why");
