@@ -18,7 +18,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .frame{fill:none;stroke:#888}.grid{stroke:#e5e5e5}.tick{font-size:11px;fill:#555}.axis{font-size:12px;fill:#333}
 .title{font-size:14px;font-weight:600}.series{fill:none;stroke-width:2}.series.run{stroke:#1f77b4}
 .series.baseline{stroke:#d62728;stroke-dasharray:6 4}.point.run{fill:#1f77b4}.point.baseline{fill:#d62728}
-.legend.run{fill:#1f77b4}.legend.baseline{fill:#d62728}.plots svg{margin:0 16px 16px 0}
+.legend{font-size:12px}.legend.run{fill:#1f77b4}.legend.baseline{fill:#d62728}.plots svg{margin:0 16px 16px 0}
 .band{stroke:none;fill-opacity:.18}.band.run{fill:#1f77b4}.band.baseline{fill:#d62728}
 .swatch{stroke-width:2}.swatch.run{stroke:#1f77b4}.swatch.baseline{stroke:#d62728;stroke-dasharray:6 4}
 circle.busbw{fill:#1f77b4}rect.window.trouble{fill:#d62728}rect.window.clean{fill:#2ca02c}
@@ -45,15 +45,22 @@ window.addEventListener('load', function(){
   document.body.dataset.heatmapCells=String(document.querySelectorAll('svg.heatmap rect.cell').length);
   document.body.dataset.fabricWindows=String(document.querySelectorAll('svg.timeline rect.window').length);
   // Layout as rendered: a title past its picture's edge, a legend over a plot's frame.
-  var clipped=0, over=0;
+  var clipped=0, over=0, legendsClipped=0, legendsOverlap=0;
   document.querySelectorAll('svg').forEach(function(svg){
     var w=svg.width.baseVal.value;
     svg.querySelectorAll('text.title').forEach(function(t){ var b=t.getBBox(); if(b.x<0||b.x+b.width>w+0.5) clipped++; });
     var f=svg.querySelector('rect.frame'); if(!f) return; var fb=f.getBBox();
     svg.querySelectorAll('text.legend').forEach(function(t){ var b=t.getBBox();
+      if(b.x+b.width>w+0.5) legendsClipped++;
       if(b.y<fb.y+fb.height && b.y+b.height>fb.y && b.x<fb.x+fb.width && b.x+b.width>fb.x) over++; });
+    // Legend entries that run into the next one on their row.
+    var entries=Array.prototype.slice.call(svg.querySelectorAll('text.legend'));
+    entries.forEach(function(t){ var b=t.getBBox(); entries.forEach(function(u){ if(u===t) return; var c=u.getBBox();
+      if(c.x>b.x && Math.abs(c.y-b.y)<1 && c.x<b.x+b.width+30) legendsOverlap++; }); });
   });
   document.body.dataset.titlesClipped=String(clipped);
+  document.body.dataset.legendsClipped=String(legendsClipped);
+  document.body.dataset.legendsOverlap=String(legendsOverlap);
   document.body.dataset.legendsOverPlot=String(over);
 });
 )";

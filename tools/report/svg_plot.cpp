@@ -114,7 +114,9 @@ std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& 
       (T + H - B) / 2, log_y ? " (log10)" : "");
   int legend = 0;
   const auto legend_entry = [&](const std::string& css, const std::string& name, bool area) {
-    const double lx = L + 210.0 * (legend % 3), ly = H - B + 56 + 16.0 * (legend / 3);
+    // Two entries a row (a line and its band, run and baseline: two rows at most), each within half
+    // the picture's width.
+    const double lx = L + (W - L) / 2 * (legend % 2), ly = H - B + 56 + 16.0 * (legend / 2);
     ++legend;
     const std::string swatch =
         area ? fmt::format("<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"24\" height=\"8\" class=\"band {}\"/>",

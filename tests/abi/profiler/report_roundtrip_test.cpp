@@ -215,6 +215,9 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   // the A/B sides are named by transport. The fabric windows on the time line, and the port table.
   EXPECT_NE(d.find("data-titles-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("data-legends-over-plot=\"0\""), std::string::npos) << d.substr(0, 600);
+  // Four legend entries a plot (two lines, two bands): none past the picture's edge or into the next.
+  EXPECT_NE(d.find("data-legends-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("data-legends-overlap=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("railscope (busbw p50)"), std::string::npos);
   EXPECT_NE(d.find("built-in IB (busbw p50)"), std::string::npos);
   EXPECT_EQ(d.find("this run"), std::string::npos);
