@@ -536,7 +536,8 @@ constexpr Entry kEntries[] = {
     {"pcie.link_degraded", S::Warning, "PCIe link below capability",
      "the device's PCIe link trained narrower or slower than the device and its slot can do (lspci's LnkSta "
      "below LnkCap): an x16 NIC at x8, or at 8 GT/s where it can do 16, moves at most half the bytes, so "
-     "its rail runs at half speed whatever the network does",
+     "its rail runs at half speed whatever the network does; a GPU at x8 halves its copies to and from host "
+     "memory and its GPUDirect RDMA traffic with the NICs (a GPU's speed is not judged: it drops when idle)",
      "Reseat the card, or move it to a slot wired for its full width and speed; check the BIOS's PCIe "
      "settings (a slot forced to a lower generation, bifurcation) and the riser; `lspci -vv -s <address>` "
      "shows LnkCap and LnkSta"},

@@ -5,20 +5,21 @@ namespace railscope::node {
 namespace {
 
 constexpr int64_t kVendorNvidia = 0x10de;
-constexpr int64_t kClassVga = 0x0300;  // PCI class code, base and sub-class (sysfs "class" >> 8)
-constexpr int64_t kClass3d = 0x0302;
+constexpr int64_t kClassDisplay = 0x03;  // PCI base class (sysfs "class" >> 16): VGA 0x0300, 3D 0x0302, ...
 
 }  // namespace
 
-int count_nvidia_gpus(const Sysfs& fs) {
-  int n = 0;
+std::vector<std::string> nvidia_gpu_addresses(const Sysfs& fs) {
+  std::vector<std::string> out;
   for (const std::string& dev : fs.list("bus/pci/devices")) {
     const std::string base = "bus/pci/devices/" + dev;
     if (fs.read_int(base + "/vendor") != kVendorNvidia) continue;
     const auto cls = fs.read_int(base + "/class");
-    if (cls && ((*cls >> 8) == kClassVga || (*cls >> 8) == kClass3d)) ++n;
+    if (cls && (*cls >> 16) == kClassDisplay) out.push_back(dev);
   }
-  return n;
+  return out;
 }
+
+int count_nvidia_gpus(const Sysfs& fs) { return static_cast<int>(nvidia_gpu_addresses(fs).size()); }
 
 }  // namespace railscope::node

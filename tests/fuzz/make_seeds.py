@@ -244,9 +244,12 @@ def preflight_seeds():
                                                                       gid_type="IB", gid_family="", ipv4="")])))
     write(h, "step", frame(1, 2, 0, {"schema": "railscope.preflight.step/1", "step": 2,
                                      "tasks": [TASK, dict(TASK, rail=1, server=False, measure="latency")]}))
-    write(h, "results", frame(2, 2, 2, {"schema": "railscope.preflight.results/1", "step": 2, "results": [
-        {"rail": 0, "ok": True, "GBps": 48.5, "lat_us": 0, "error": "", "counters": COUNTERS},
-        {"rail": 1, "ok": False, "GBps": 0, "lat_us": 0, "error": "netbench client: exit status 2"}]}))
+    write(h, "results", frame(2, 2, 2, {"schema": "railscope.preflight.results/2", "step": 2, "results": [
+        {"rail": 0, "ok": True, "gbs": 48.5, "lat_us": 0, "error": "", "counters": COUNTERS},
+        {"rail": 1, "ok": False, "gbs": 0, "lat_us": 0, "error": "netbench client: exit status 2"}]}))
+    # An earlier rank's results: version 1, bandwidth "GBps".
+    write(h, "results_v1", frame(2, 2, 2, {"schema": "railscope.preflight.results/1", "step": 2, "results": [
+        {"rail": 0, "ok": True, "GBps": 48.5, "lat_us": 0, "error": ""}]}))
     write(h, "verdict", frame(3, 0, 0, {"schema": "railscope.preflight.verdict/1", "exit_code": 1, "findings": 3,
                                         "joined": 2, "world": 2, "mine": ["[node.pfc_off] node07: eth2"]}))
     write(h, "report_unauthenticated", frame(0x08, 0, 0, REPORT))

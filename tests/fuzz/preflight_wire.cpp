@@ -90,7 +90,7 @@ void results(const json& j, int step, size_t max) {
   if (!r) return;
   RS_FUZZ_CHECK(r->size() <= max, "%zu results where %zu tasks were sent", r->size(), max);
   for (const auto& one : *r)
-    RS_FUZZ_CHECK(std::isfinite(one.GBps) && std::isfinite(one.lat_us) && one.GBps >= 0 && one.lat_us >= 0,
+    RS_FUZZ_CHECK(std::isfinite(one.gbs) && std::isfinite(one.lat_us) && one.gbs >= 0 && one.lat_us >= 0,
                   "a result's numbers are finite and not negative");
   const json sent = rp::results_to_json(step, *r);
   const auto back = rp::results_from_json(wire(sent), step, max, &error);

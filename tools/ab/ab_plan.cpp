@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <system_error>
+
+#include "tools/ab/ascii_lower.h"
 
 namespace railscope::ab {
 namespace {
@@ -19,12 +19,6 @@ constexpr const char* kProfilerLib = "libnccl-profiler-railscope.so";
 bool is_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 }  // namespace
@@ -67,7 +61,7 @@ Variant railscope_variant(const VariantOptions& opts) {
 }
 
 Variant baseline_variant(const VariantOptions& opts) {
-  Variant v{"nccl-" + lower(opts.baseline_net), {}};
+  Variant v{"nccl-" + ascii_lower(opts.baseline_net), {}};
   v.env["NCCL_NET_PLUGIN"] = std::string("none");
   v.env["NCCL_NET"] = opts.baseline_net;
   v.env["NCCL_TUNER_PLUGIN"] = std::string("none");

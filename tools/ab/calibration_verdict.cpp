@@ -4,20 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "plugin/tuner/model/spread_rule.h"
 #include "railscope/cli/json_figure.h"
+#include "tools/ab/ascii_lower.h"
 
 namespace railscope::ab {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::map<OpKey, CalibrationSide> sides_of(const std::vector<RunSamples>& runs) {
   std::map<OpKey, report::CollectiveBusbw> busbw;
@@ -27,7 +21,8 @@ std::map<OpKey, CalibrationSide> sides_of(const std::vector<RunSamples>& runs) {
       const OpKey key{s.op, s.bytes};
       // A run's communicators are its own: the same handle in another run is another collective.
       busbw[key].add({run.folder + "\n" + s.comm, s.ordinal}, s.busbw_gbps);
-      if (!s.algo.empty() && !s.proto.empty()) ++choices[key][lower(s.algo) + "/" + lower(s.proto)];
+      if (!s.algo.empty() && !s.proto.empty())
+        ++choices[key][ascii_lower(s.algo) + "/" + ascii_lower(s.proto)];
     }
   std::map<OpKey, CalibrationSide> out;
   for (const auto& [key, b] : busbw) {

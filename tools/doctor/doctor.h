@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,9 +19,16 @@
 #include "railscope/node/inventory.h"
 #include "railscope/node/link_health.h"
 #include "railscope/node/memlock.h"
+#include "railscope/node/pcie_link.h"
 #include "railscope/node/qos.h"
 
 namespace railscope::doctor {
+
+// One NVIDIA GPU's PCIe link as sysfs has it (the upstream port's where the GPU reports none).
+struct GpuLink {
+  std::string pci_address;             // "0000:1b:00.0"
+  std::optional<node::PcieLink> link;  // none: neither the GPU nor its port has the attributes
+};
 
 // Everything the sections look at, gathered once (tests build it by hand).
 struct NodeFacts {
@@ -33,6 +41,7 @@ struct NodeFacts {
   std::vector<node::PortQos> qos;              // DCB, ECN and rdma_cm ToS of the RoCE ports (qos section)
   std::string topo_file;  // hwloc XML for the GPUDirect section; empty: RAILSCOPE_TOPO_FILE or this system
   node::LinkHealth link;  // speeds against capability and siblings, link counters (gather() reads them)
+  std::vector<GpuLink> gpu_links;  // every NVIDIA GPU on the PCI bus (gpu_pcie section)
 };
 
 struct GatherOptions {
@@ -54,10 +63,11 @@ struct SectionSpec {
   std::string_view heading;
   Section (*run)(const NodeFacts&);
 };
-// In report order: devices, gids, mtu, link, memlock, env, gpudirect, qos, plugins.
+// In report order: devices, gpu_pcie, gids, mtu, link, memlock, env, gpudirect, qos, plugins.
 std::span<const SectionSpec> all_sections();
 
 Section section_devices(const NodeFacts& facts);
+Section section_gpu_pcie(const NodeFacts& facts);
 Section section_gids(const NodeFacts& facts);
 Section section_mtu(const NodeFacts& facts);
 Section section_link(const NodeFacts& facts);

@@ -5,6 +5,7 @@
 #include "doctor.h"
 #include "railscope/core/params.h"
 #include "railscope/node/ethtool_stats.h"
+#include "railscope/node/gpu_count.h"
 #include "railscope/node/sysfs.h"
 
 namespace railscope::doctor {
@@ -25,7 +26,10 @@ NodeFacts gather(const GatherOptions& options) {
   f.link = node::check_link_health(
       f.inventory, sysfs, ethtool.get(),
       [&f](const node::Device& d, const node::Port& p) { return port_selected(f, d, p); });
-  spdlog::debug("doctor: read memlock, environment, RoCE QoS of {} port(s) and link health", f.qos.size());
+  for (const std::string& gpu : node::nvidia_gpu_addresses(sysfs))
+    f.gpu_links.push_back({gpu, node::read_pcie_link(sysfs, "bus/pci/devices/" + gpu)});
+  spdlog::debug("doctor: read memlock, environment, RoCE QoS of {} port(s), link health, {} GPU PCIe link(s)",
+                f.qos.size(), f.gpu_links.size());
   return f;
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 constexpr SectionSpec kSections[] = {
     {"devices", "Devices and ports", section_devices},
+    {"gpu_pcie", "GPU PCIe links", section_gpu_pcie},
     {"gids", "GID selection", section_gids},
     {"mtu", "MTU", section_mtu},
     {"link", "Link health (speed, siblings, link counters)", section_link},

@@ -135,11 +135,11 @@ std::optional<std::vector<LinkTask>> tasks_from_json(const json& j, int step, st
 json results_to_json(int step, const std::vector<TaskResult>& results) {
   json list = json::array();
   for (const auto& r : results) {
-    json one = {{"rail", r.rail}, {"ok", r.ok}, {"GBps", r.GBps}, {"lat_us", r.lat_us}, {"error", r.error}};
+    json one = {{"rail", r.rail}, {"ok", r.ok}, {"gbs", r.gbs}, {"lat_us", r.lat_us}, {"error", r.error}};
     if (r.counters) one["counters"] = to_json(*r.counters);
     list.push_back(std::move(one));
   }
-  return {{"schema", "railscope.preflight.results/1"}, {"step", step}, {"results", list}};
+  return {{"schema", kResultsSchema}, {"step", step}, {"results", list}};
 }
 
 std::optional<std::vector<TaskResult>> results_from_json(const json& j, int step, size_t max,
@@ -148,7 +148,11 @@ std::optional<std::vector<TaskResult>> results_from_json(const json& j, int step
     *error = e;
     return std::nullopt;
   };
-  if (!has_schema(j, "railscope.preflight.results/1")) return fail("not step results");
+  // Version 1 (earlier builds, before every output named its units alike) called the bandwidth "GBps", in the
+  // same unit: still read, so a rank of that version is measured rather than lost.
+  const bool v1 = has_schema(j, kResultsSchemaV1);
+  if (!v1 && !has_schema(j, kResultsSchema)) return fail("not step results");
+  const char* const bw_key = v1 ? "GBps" : "gbs";
   if (!j.contains("step") || !j["step"].is_number_integer() || j["step"].get<int64_t>() != step)
     return fail(fmt::format("expected the results of step {}", step));
   if (!j.contains("results") || !j["results"].is_array() || j["results"].size() > max)
@@ -159,19 +163,19 @@ std::optional<std::vector<TaskResult>> results_from_json(const json& j, int step
     TaskResult t;
     const auto rail = r.find("rail");
     const auto ok = r.find("ok");
-    const auto bw = r.find("GBps");
+    const auto bw = r.find(bw_key);
     const auto lat = r.find("lat_us");
     const auto err = r.find("error");
     if (rail == r.end() || !rail->is_number_integer() || ok == r.end() || !ok->is_boolean() ||
         bw == r.end() || !bw->is_number() || lat == r.end() || !lat->is_number() || err == r.end() ||
         !err->is_string())
-      return fail("a result has a missing or bad field");
+      return fail(fmt::format("a result has a missing or bad field (rail, ok, {}, lat_us, error)", bw_key));
     t.rail = static_cast<int>(std::clamp<int64_t>(rail->get<int64_t>(), -1, int64_t(kMaxNics)));
     t.ok = ok->get<bool>();
-    t.GBps = bw->get<double>();
+    t.gbs = bw->get<double>();
     t.lat_us = lat->get<double>();
     t.error = err->get<std::string>();
-    if (!std::isfinite(t.GBps) || !std::isfinite(t.lat_us) || t.GBps < 0 || t.lat_us < 0 || t.GBps > 1e6 ||
+    if (!std::isfinite(t.gbs) || !std::isfinite(t.lat_us) || t.gbs < 0 || t.lat_us < 0 || t.gbs > 1e6 ||
         t.lat_us > 1e9)
       return fail("a result's numbers are out of range");
     if (!clean(t.error, kMaxText)) return fail("a result's error text is too long or has control characters");

@@ -56,10 +56,14 @@ nlohmann::json tasks_to_json(int step, const std::vector<LinkTask>& tasks);
 std::optional<std::vector<LinkTask>> tasks_from_json(const nlohmann::json& j, int step, std::string* error);
 
 // A task's outcome, as a rank sends it back and rank 0 reads it (checked: finite, non-negative, bounded).
+// The message is railscope.preflight.results/2, bandwidth "gbs"; results/1 (bandwidth "GBps", the same
+// unit) from a rank of an earlier version is read as well.
+inline constexpr const char* kResultsSchema = "railscope.preflight.results/2";
+inline constexpr const char* kResultsSchemaV1 = "railscope.preflight.results/1";
 struct TaskResult {
   int rail = 0;
   bool ok = false;
-  double GBps = 0;
+  double gbs = 0;  // GB/s, 10^9 bytes per second
   double lat_us = 0;
   std::string error;
   std::optional<EndCounters> counters;  // this end's port over the task; none when not sampled

@@ -162,8 +162,8 @@ std::vector<TaskResult> run_tasks(const std::vector<LinkTask>& tasks, const Link
       if (!rows.is_array() || rows.empty() || !rows[0].is_object()) {
         r.error = who + ": no results in its output";
       } else if (t.measure == Measure::Bandwidth) {
-        r.GBps = finite_number(rows[0], "gbs");
-        r.ok = r.GBps > 0;
+        r.gbs = finite_number(rows[0], "gbs");
+        r.ok = r.gbs > 0;
         if (!r.ok) r.error = who + ": no bandwidth measured";
       } else {
         r.lat_us = finite_number(rows[0], "lat_p50_us");

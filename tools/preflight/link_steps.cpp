@@ -93,7 +93,7 @@ std::vector<LinkMeasurement> links_from_results(const LinkPlan& plan, const std:
     m.dst_nic = sn.name();
     m.src_rank = nodes[pl.client].rank;
     m.dst_rank = nodes[pl.server].rank;
-    m.GBps = err.empty() ? c->GBps : 0;
+    m.GBps = err.empty() ? c->gbs : 0;
     m.error = err;
     if (c) m.src_counters = c->counters;
     if (sv) m.dst_counters = sv->counters;

@@ -91,6 +91,7 @@ std::vector<SizeRow> size_table(const CollRows& colls) {
     r.time_p99_us = percentile(a.time, 99);
     r.busbw_p50 = percentile(a.busbw, 50);
     r.busbw_p1 = percentile(a.busbw, 1);
+    r.busbw_p99 = percentile(a.busbw, 99);
     r.algbw_p50 = percentile(a.algbw, 50);
     bool first = true;
     for (auto& [rank, v] : a.per_rank) {

@@ -33,7 +33,9 @@ struct SizeRow {
   double time_p50_us = 0, time_p99_us = 0;  // time p99: 99 % of samples took at most this
   double algbw_p50 = 0;
   bool has_busbw = true;  // false: the rank count is unknown, so is busbw (never algbw in its place)
-  double busbw_p50 = 0, busbw_p1 = 0;       // busbw p1 (the slow tail): 99 % of samples reach at least this
+  // busbw p1 (the slow tail): 99 % of samples reach at least this; p99 (the fast edge): 99 % reach at most
+  // this. Over every sample of the row (each rank of each collective), by nearest rank (percentile()).
+  double busbw_p50 = 0, busbw_p1 = 0, busbw_p99 = 0;
   double busbw_min = 0, busbw_max = 0;      // per-rank median busbw: lowest and highest rank
   double time_min_us = 0, time_max_us = 0;  // per-rank median time: fastest and slowest rank
   int rank_min = -1, rank_max = -1;
@@ -103,7 +105,9 @@ struct Report {
   std::vector<LaneVerdict> job_verdicts;
 };
 
-// Percentile by nearest rank on a copy; 0 for an empty input.
+// Percentile by nearest rank on a copy: of n samples sorted ascending, the k-th smallest with
+// k = ceil(p/100 · n), at least 1 (no interpolation: every value printed was measured); 0 for an empty
+// input.
 double percentile(std::vector<double> v, double p);
 
 std::vector<SizeRow> size_table(const CollRows& colls);

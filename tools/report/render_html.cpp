@@ -18,7 +18,8 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .frame{fill:none;stroke:#888}.grid{stroke:#e5e5e5}.tick{font-size:11px;fill:#555}.axis{font-size:12px;fill:#333}
 .title{font-size:14px;font-weight:600}.series{fill:none;stroke-width:2}.series.run{stroke:#1f77b4}
 .series.baseline{stroke:#d62728;stroke-dasharray:6 4}.point.run{fill:#1f77b4}.point.baseline{fill:#d62728}
-.legend.run{fill:#1f77b4}.legend.baseline{fill:#d62728}.plots svg{margin:0 16px 16px 0}
+.legend{font-size:12px}.legend.run{fill:#1f77b4}.legend.baseline{fill:#d62728}.plots svg{margin:0 16px 16px 0}
+.band{stroke:none;fill-opacity:.18}.band.run{fill:#1f77b4}.band.baseline{fill:#d62728}
 .swatch{stroke-width:2}.swatch.run{stroke:#1f77b4}.swatch.baseline{stroke:#d62728;stroke-dasharray:6 4}
 circle.busbw{fill:#1f77b4}rect.window.trouble{fill:#d62728}rect.window.clean{fill:#2ca02c}
 .sev-error{color:#b00}.sev-warning{color:#a60}
@@ -31,18 +32,35 @@ window.addEventListener('error', function(){ var b=document.body; b.dataset.jsEr
 window.addEventListener('load', function(){
   var drawn=0; document.querySelectorAll('svg.plot path.series').forEach(function(p){ if(p.getTotalLength()>0||p.getAttribute('d').length>2) drawn++; });
   document.body.dataset.plotsDrawn=String(drawn);
+  // A band drawn with an area, and the p50 line of its series inside it (p1 <= p50 <= p99).
+  var bands=0, around=0;
+  document.querySelectorAll('svg.plot path.band').forEach(function(b){
+    var bb=b.getBBox(); if(bb.width>0&&bb.height>0) bands++;
+    var cls=b.classList.contains('run')?'run':'baseline';
+    var line=b.ownerSVGElement.querySelector('path.series.'+cls); if(!line) return; var lb=line.getBBox();
+    if(lb.x>=bb.x-0.5&&lb.y>=bb.y-0.5&&lb.x+lb.width<=bb.x+bb.width+0.5&&lb.y+lb.height<=bb.y+bb.height+0.5) around++;
+  });
+  document.body.dataset.bandsDrawn=String(bands);
+  document.body.dataset.bandsAroundLine=String(around);
   document.body.dataset.heatmapCells=String(document.querySelectorAll('svg.heatmap rect.cell').length);
   document.body.dataset.fabricWindows=String(document.querySelectorAll('svg.timeline rect.window').length);
   // Layout as rendered: a title past its picture's edge, a legend over a plot's frame.
-  var clipped=0, over=0;
+  var clipped=0, over=0, legendsClipped=0, legendsOverlap=0;
   document.querySelectorAll('svg').forEach(function(svg){
     var w=svg.width.baseVal.value;
     svg.querySelectorAll('text.title').forEach(function(t){ var b=t.getBBox(); if(b.x<0||b.x+b.width>w+0.5) clipped++; });
     var f=svg.querySelector('rect.frame'); if(!f) return; var fb=f.getBBox();
     svg.querySelectorAll('text.legend').forEach(function(t){ var b=t.getBBox();
+      if(b.x+b.width>w+0.5) legendsClipped++;
       if(b.y<fb.y+fb.height && b.y+b.height>fb.y && b.x<fb.x+fb.width && b.x+b.width>fb.x) over++; });
+    // Legend entries that run into the next one on their row.
+    var entries=Array.prototype.slice.call(svg.querySelectorAll('text.legend'));
+    entries.forEach(function(t){ var b=t.getBBox(); entries.forEach(function(u){ if(u===t) return; var c=u.getBBox();
+      if(c.x>b.x && Math.abs(c.y-b.y)<1 && c.x<b.x+b.width+30) legendsOverlap++; }); });
   });
   document.body.dataset.titlesClipped=String(clipped);
+  document.body.dataset.legendsClipped=String(legendsClipped);
+  document.body.dataset.legendsOverlap=String(legendsOverlap);
   document.body.dataset.legendsOverPlot=String(over);
 });
 )";
@@ -112,6 +130,8 @@ std::string render_html(const Report& r) {
     se.name = r.has_baseline ? r.run_label + " (busbw p50)" : "busbw p50";
     se.css_class = "run";
     se.points.emplace_back(static_cast<double>(s.bytes), s.busbw_p50);
+    se.band_name = r.has_baseline ? r.run_label + " (busbw p1–p99)" : "busbw p1–p99";
+    se.band.push_back({static_cast<double>(s.bytes), s.busbw_p1, s.busbw_p99});
   }
   for (const SizeRow& s : r.baseline_sizes) {
     if (!s.has_busbw) continue;
@@ -119,6 +139,8 @@ std::string render_html(const Report& r) {
     se.name = r.baseline_label + " (busbw p50)";
     se.css_class = "baseline";
     se.points.emplace_back(static_cast<double>(s.bytes), s.busbw_p50);
+    se.band_name = r.baseline_label + " (busbw p1–p99)";
+    se.band.push_back({static_cast<double>(s.bytes), s.busbw_p1, s.busbw_p99});
   }
   std::set<std::string> ops;
   for (const auto& [op, s] : run) ops.insert(op);
@@ -151,11 +173,12 @@ std::string render_html(const Report& r) {
         "<h2>Per (op, size), in nccl-tests' terms</h2><p>size in bytes; count = elements per rank; time in "
         "µs, "
         "bandwidths in GB/s (10<sup>9</sup> B/s); p50 = median; time p99: 99 % of samples took at most this; "
-        "busbw p1: 99 % of samples reached at least this (the slow tail); redop “-”: NCCL's profiler events "
+        "busbw p1 / p99: 99 % of samples reached at least / at most this (percentiles by nearest rank over "
+        "every rank's samples; the shaded band of the plots); redop “-”: NCCL's profiler events "
         "do not carry it.</p><table><tr><th class=\"l\">op</th><th>n</th><th>size</th><th>count</th>"
         "<th class=\"l\">type</th><th class=\"l\">redop</th><th>samples</th><th>ranks</th><th>time p50</th>"
         "<th>time p99</th><th>time min–max (rank medians)</th><th>algbw p50</th><th>busbw p50</th>"
-        "<th>busbw p1</th><th>busbw min (rank)</th><th>busbw max (rank)</th>";
+        "<th>busbw p1</th><th>busbw p99</th><th>busbw min (rank)</th><th>busbw max (rank)</th>";
     if (r.has_baseline)
       h += fmt::format("<th>{} busbw p50</th><th>ratio {} / {}</th>", xml_escape(r.baseline_label),
                        xml_escape(r.run_label), xml_escape(r.baseline_label));
@@ -171,11 +194,13 @@ std::string render_html(const Report& r) {
     h += fmt::format("<td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}–{:.1f}</td>", s.time_p50_us, s.time_p99_us,
                      s.time_min_us, s.time_max_us);
     if (s.has_busbw)
-      h +=
-          fmt::format("<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} ({})</td>",
-                      s.algbw_p50, s.busbw_p50, s.busbw_p1, s.busbw_min, s.rank_min, s.busbw_max, s.rank_max);
+      h += fmt::format(
+          "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f} ({})</td><td>{:.2f} "
+          "({})</td>",
+          s.algbw_p50, s.busbw_p50, s.busbw_p1, s.busbw_p99, s.busbw_min, s.rank_min, s.busbw_max,
+          s.rank_max);
     else
-      h += fmt::format("<td>{:.2f}</td><td>—</td><td>—</td><td>—</td><td>—</td>", s.algbw_p50);
+      h += fmt::format("<td>{:.2f}</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td>", s.algbw_p50);
     if (r.has_baseline) {
       if (s.has_busbw && s.baseline_busbw_p50 && *s.baseline_busbw_p50 > 0)
         h += fmt::format("<td>{:.2f}</td><td>{:.2f}</td>", *s.baseline_busbw_p50,

@@ -79,6 +79,7 @@ std::string render_json(const Report& r) {
                 {"busbw_p50_gbs", s.busbw_p50},
                 {"algbw_p50_gbs", s.algbw_p50},
                 {"busbw_p1_gbs", s.busbw_p1},
+                {"busbw_p99_gbs", s.busbw_p99},
                 {"busbw_min_gbs", s.busbw_min},
                 {"busbw_min_rank", s.rank_min},
                 {"busbw_max_gbs", s.busbw_max},
@@ -86,7 +87,8 @@ std::string render_json(const Report& r) {
     if (s.baseline_busbw_p50) row["baseline_busbw_p50_gbs"] = *s.baseline_busbw_p50;
     row["nranks_from_input"] = s.nranks_from_input;
     if (!s.has_busbw)
-      for (const char* k : {"busbw_p50_gbs", "busbw_p1_gbs", "busbw_min_gbs", "busbw_max_gbs"})
+      for (const char* k :
+           {"busbw_p50_gbs", "busbw_p1_gbs", "busbw_p99_gbs", "busbw_min_gbs", "busbw_max_gbs"})
         row[k] = nullptr;
     sizes.push_back(row);
   }

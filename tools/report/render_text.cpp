@@ -88,23 +88,24 @@ std::string render_text(const Report& r) {
   if (!r.sizes.empty()) {
     out +=
         "\nPer (op, size), in nccl-tests' terms  [size B, count = elements, time us, GB/s; p50 = median; "
-        "time p99: 99% of samples took at most this; busbw p1: 99% reached at least this; min/max = "
+        "time p99: 99% of samples took at most this; busbw p1/p99: 99% reached at least/at most this "
+        "(nearest rank over every rank's samples); min/max = "
         "per-rank medians; redop '-': not in NCCL's profiler events; n*: the profiles give no rank count, n "
         "is the ranks of that communicator in the input; busbw '—': rank count unknown]\n";
     out += fmt::format(
-        "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>9} {:>15} "
+        "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9} {:>15} "
         "{:>15}{}\n",
         "op", "n", "size", "count", "type", "redop", "samples", "ranks", "time p50", "time p99", "algbw p50",
-        "busbw p50", "busbw p1", "min (rank)", "max (rank)",
+        "busbw p50", "busbw p1", "busbw p99", "min (rank)", "max (rank)",
         r.has_baseline ? fmt::format("  {:>14}  {:>5}", r.baseline_label.substr(0, 14), "ratio")
                        : std::string());
     for (const SizeRow& s : r.sizes) {
       out += fmt::format(
           "{:<14} {:>5} {:>10} {:>11} {:>9} {:>5} {:>7} {:>5} {:>11.1f} {:>11.1f} {:>9.2f} {:>9} {:>9} "
-          "{:>15} {:>15}",
+          "{:>9} {:>15} {:>15}",
           s.op, s.nranks > 0 ? fmt::format("{}{}", s.nranks, s.nranks_from_input ? "*" : "") : "?", s.bytes,
           s.count, short_type(s.dtype), s.redop.empty() ? "-" : s.redop, s.records, s.ranks, s.time_p50_us,
-          s.time_p99_us, s.algbw_p50, gbs(s, s.busbw_p50), gbs(s, s.busbw_p1),
+          s.time_p99_us, s.algbw_p50, gbs(s, s.busbw_p50), gbs(s, s.busbw_p1), gbs(s, s.busbw_p99),
           s.has_busbw ? fmt::format("{:.2f} ({})", s.busbw_min, s.rank_min) : "—",
           s.has_busbw ? fmt::format("{:.2f} ({})", s.busbw_max, s.rank_max) : "—");
       if (r.has_baseline) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "railscope/core/html.h"
@@ -43,7 +44,7 @@ std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& 
   const bool log_y = y_scale == YScale::Log;
   auto yv = [&](double y) { return log_y ? std::log10(y) : y; };
   double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-  for (const Series& s : series)
+  for (const Series& s : series) {
     for (const auto& [x, y] : s.points) {
       if (!drawable(x, y)) continue;
       xmin = std::min(xmin, std::log2(x));
@@ -51,6 +52,12 @@ std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& 
       ymin = std::min(ymin, yv(y));
       ymax = std::max(ymax, yv(y));
     }
+    // The band's edges widen the y range (its sizes are its line's: the x axis is the lines').
+    for (const BandPoint& b : s.band) {
+      if (drawable(b.bytes, b.high)) ymax = std::max(ymax, yv(b.high));
+      if (drawable(b.bytes, b.low)) ymin = std::min(ymin, yv(b.low));
+    }
+  }
   std::string out = fmt::format(
       "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
       "{0} {1}\">{2}",
@@ -106,6 +113,44 @@ std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& 
       "GB/s{1}</text>",
       (T + H - B) / 2, log_y ? " (log10)" : "");
   int legend = 0;
+  const auto legend_entry = [&](const std::string& css, const std::string& name, bool area) {
+    // Two entries a row (a line and its band, run and baseline: two rows at most), each within half
+    // the picture's width.
+    const double lx = L + (W - L) / 2 * (legend % 2), ly = H - B + 56 + 16.0 * (legend / 2);
+    ++legend;
+    const std::string swatch =
+        area ? fmt::format("<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"24\" height=\"8\" class=\"band {}\"/>",
+                           lx, ly - 8, css)
+             : fmt::format(
+                   "<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\" class=\"swatch {3}\"/>",
+                   lx, ly - 4, lx + 24, css);
+    return swatch + fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\" class=\"legend {}\">{}</text>", lx + 30, ly,
+                                css, xml_escape(name));
+  };
+  std::vector<std::pair<std::string, std::string>> band_legends;  // listed after the lines'
+  // Bands first, under every line: upper edge left to right, lower edge back. A low edge the log axis
+  // cannot place (0 GB/s) sits on the axis.
+  for (const Series& s : series) {
+    std::vector<std::array<double, 3>> edge;  // x px, high px, low px
+    for (const BandPoint& b : s.band)
+      if (drawable(b.bytes, b.high))
+        edge.push_back(
+            {px(std::log2(b.bytes)), py(yv(b.high)), drawable(b.bytes, b.low) ? py(yv(b.low)) : py(ymin)});
+    if (edge.empty()) continue;
+    std::sort(edge.begin(), edge.end());
+    if (edge.size() == 1) {  // one size: a bar a few pixels wide
+      edge.push_back(edge[0]);
+      edge[0][0] -= 4;
+      edge[1][0] += 4;
+    }
+    std::string d;
+    for (size_t i = 0; i < edge.size(); ++i)
+      d += fmt::format("{}{:.1f} {:.1f} ", i ? "L" : "M", edge[i][0], edge[i][1]);
+    for (size_t i = edge.size(); i-- > 0;) d += fmt::format("L{:.1f} {:.1f} ", edge[i][0], edge[i][2]);
+    out += fmt::format("<path class=\"band {}\" d=\"{}Z\"><title>{}</title></path>", s.css_class, d,
+                       xml_escape(s.band_name));
+    band_legends.emplace_back(s.css_class, s.band_name);
+  }
   for (const Series& s : series) {
     std::vector<std::pair<double, double>> pts;
     for (const auto& [x, y] : s.points)
@@ -126,13 +171,9 @@ std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& 
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick value\">{:.3g} GB/s</text>",
                          pts[0].first + 6, pts[0].second - 6, value);
     }
-    const double lx = L + 210.0 * (legend % 3), ly = H - B + 56 + 16.0 * (legend / 3);
-    ++legend;
-    out += fmt::format(
-        "<line x1=\"{0:.0f}\" y1=\"{1:.0f}\" x2=\"{2:.0f}\" y2=\"{1:.0f}\" class=\"swatch {3}\"/>"
-        "<text x=\"{4:.0f}\" y=\"{5:.0f}\" class=\"legend {3}\">{6}</text>",
-        lx, ly - 4, lx + 24, s.css_class, lx + 30, ly, xml_escape(s.name));
+    out += legend_entry(s.css_class, s.name, false);
   }
+  for (const auto& [css, name] : band_legends) out += legend_entry(css, name, true);
   return out + "</svg>";
 }
 

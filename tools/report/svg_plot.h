@@ -16,14 +16,23 @@ inline constexpr double kTitleCharPx = 9.0;
 // clipped.
 std::string svg_title(const std::string& title, double width);
 
+// The spread of the samples at one size: drawn as a shaded band from `low` to `high` behind the line.
+struct BandPoint {
+  double bytes = 0;
+  double low = 0, high = 0;  // GB/s, e.g. busbw p1 and p99
+};
+
 struct Series {
   std::string name;
   std::string css_class;                          // "run" or "baseline"
   std::vector<std::pair<double, double>> points;  // (bytes, GB/s), both > 0
+  std::vector<BandPoint> band;                    // empty: no band
+  std::string band_name;                          // its legend entry ("busbw p1–p99")
 };
 
 // x: log2 of bytes; y: GB/s from 0 (Linear: the plateau users compare, as nccl-tests' figures read) or
-// log10 of GB/s (Log: small and large messages on one picture).
+// log10 of GB/s (Log: small and large messages on one picture). A series' band is drawn first, as
+// `path.band`, so its line lies over it; the y axis takes in the band's top.
 enum class YScale { Linear, Log };
 std::string svg_busbw_plot(const std::string& title, const std::vector<Series>& series, YScale y_scale);
 inline std::string svg_loglog_plot(const std::string& title, const std::vector<Series>& series) {

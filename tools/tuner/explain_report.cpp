@@ -97,11 +97,11 @@ std::string render_calibrated_text(const Engine& engine, const std::vector<Calib
   if (rows.empty()) return out;
   out += fmt::format(
       "# {} — nccl: NCCL's likely choice (its table as the model estimates it); model: the model's choice; "
-      "measured best: the calibration's fastest entry at this size (busbw_GBps ± spread); choice: what the "
-      "tuner gives NCCL; gain: measured busbw of the choice over NCCL's\n",
+      "measured best: the calibration's fastest entry at this size (busbw_gbs ± spread, GB/s); choice: "
+      "what the tuner gives NCCL; gain: measured busbw of the choice over NCCL's\n",
       coll_name(rows.front().model.coll));
   out += fmt::format("{:>6}  {:<12} {:<12} {:<12} {:>15}  {:<12} {:>6}  {}\n", "size", "nccl", "model",
-                     "measured", "busbw_GBps", "choice", "gain", "why");
+                     "measured", "busbw_gbs", "choice", "gain", "why");
   for (const CalibratedRow& r : rows) {
     const Decision& d = r.calibrated;
     const bool measured = d.reason == Reason::Measured || d.reason == Reason::MeasuredKeeps;
@@ -164,9 +164,9 @@ std::string render_text(const Engine& engine, const std::vector<Decision>& rows)
       if (rows.front().cand[a][p].supported()) cols.emplace_back(a, p);
   out += fmt::format(
       "# {} — cost per candidate in microseconds ([m] model, [x] measured, nccl = NCCL's own "
-      "estimate, unknown offline); busbw_GBps: the choice's predicted bus bandwidth, 10^9 bytes/s\n",
+      "estimate, unknown offline); busbw_gbs: the choice's predicted bus bandwidth, 10^9 bytes/s\n",
       coll_name(rows.front().coll));
-  out += fmt::format("{:>6}  {:<12} {:>11} {:>11}  {:<12} {:>11}", "size", "choice", "cost_us", "busbw_GBps",
+  out += fmt::format("{:>6}  {:<12} {:>11} {:>11}  {:<12} {:>11}", "size", "choice", "cost_us", "busbw_gbs",
                      "runner-up", "cost_us");
   for (auto [a, p] : cols) out += fmt::format(" {:>13}", entry(a, p));
   out += "  decided by\n";

@@ -149,14 +149,18 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
     ProfilerDriver drv(5);
     ASSERT_TRUE(drv.loaded()) << drv.load_error();
     ASSERT_EQ(drv.init(0x600d, 0, 8, 2), ncclSuccess);
-    for (uint64_t count = 1 << 10, seq = 0; count <= (1u << 24); count <<= 2, ++seq) {
-      CollSpec s;
-      s.count = count;
-      s.seq = seq;
-      drv.run_coll(s, 2000 + count / (run_index == 0 ? 10 : 12));
-      s.func = "AllGather";
-      drv.run_coll(s, 2000 + count / (run_index == 0 ? 10 : 12));
-    }
+    // Three samples per size, 0 %, 10 % and 20 % slower: the p1–p99 band has a height.
+    uint64_t seq = 0;
+    for (uint64_t count = 1 << 10; count <= (1u << 24); count <<= 2)
+      for (uint64_t slower = 10; slower <= 12; ++slower, ++seq) {
+        CollSpec s;
+        s.count = count;
+        s.seq = seq;
+        const uint64_t duration = (2000 + count / (run_index == 0 ? 10 : 12)) * slower / 10;
+        drv.run_coll(s, duration);
+        s.func = "AllGather";
+        drv.run_coll(s, duration);
+      }
     ASSERT_EQ(drv.finalize(), ncclSuccess);
     unsetenv("NCCL_NET_PLUGIN");
     unsetenv("NCCL_NET");
@@ -192,6 +196,10 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   // Two ops × (run + baseline) series × (linear, log10 y axis), drawn as paths with points; the wait
   // matrix heatmap.
   EXPECT_NE(d.find("data-plots-drawn=\"8\""), std::string::npos) << d.substr(0, 400);
+  // Each of those lines inside its p1–p99 band, drawn with an area, as the browser lays them out.
+  EXPECT_NE(d.find("data-bands-drawn=\"8\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("data-bands-around-line=\"8\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("railscope (busbw p1–p99)"), std::string::npos);
   EXPECT_NE(d.find("AllReduce (n = 8), log scale"), std::string::npos);
   EXPECT_NE(d.find(">busbw GB/s</text>"), std::string::npos) << "a linear y axis";
   EXPECT_NE(d.find(">busbw GB/s (log10)</text>"), std::string::npos);
@@ -207,6 +215,9 @@ TEST(Report, HtmlPageLoadsInHeadlessChromiumWithPlotsDrawn) {
   // the A/B sides are named by transport. The fabric windows on the time line, and the port table.
   EXPECT_NE(d.find("data-titles-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("data-legends-over-plot=\"0\""), std::string::npos) << d.substr(0, 600);
+  // Four legend entries a plot (two lines, two bands): none past the picture's edge or into the next.
+  EXPECT_NE(d.find("data-legends-clipped=\"0\""), std::string::npos) << d.substr(0, 600);
+  EXPECT_NE(d.find("data-legends-overlap=\"0\""), std::string::npos) << d.substr(0, 600);
   EXPECT_NE(d.find("railscope (busbw p50)"), std::string::npos);
   EXPECT_NE(d.find("built-in IB (busbw p50)"), std::string::npos);
   EXPECT_EQ(d.find("this run"), std::string::npos);

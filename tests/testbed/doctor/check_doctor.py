@@ -176,6 +176,22 @@ def compare_with_references(report):
             m = mtu_ports.get((name, num))
             check(m is not None, f"{where} missing from the mtu section")
             check_qos_port(report, name, num, ndev)
+    check_gpu_pcie(report)
+
+
+def check_gpu_pcie(report):
+    """The guest's PCI bus (QEMU's virtio devices) has no NVIDIA GPU: the gpu_pcie section lists as many as
+    sysfs shows (vendor 0x10de, class 0x03xx), and says nothing."""
+    gpus = []
+    for d in sorted(os.listdir("/sys/bus/pci/devices")):
+        base = f"/sys/bus/pci/devices/{d}"
+        if read(f"{base}/vendor") == "0x10de" and (read(f"{base}/class") or "").startswith("0x03"):
+            gpus.append(d)
+    sec = report["sections"]["gpu_pcie"]
+    eq([g["pci_address"] for g in sec["gpus"]], gpus, "gpu_pcie: the NVIDIA GPUs sysfs shows")
+    eq(sec["count"], len(gpus), "gpu_pcie count")
+    found = [f["id"] for f in report["findings"] if f["section"] == "gpu_pcie"]
+    check(not found, f"gpu_pcie: no finding on the guest, got {found}")
 
 
 def check_qos_port(report, dev, num, ndev):

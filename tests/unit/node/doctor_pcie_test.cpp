@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // doctor's devices section: each NIC's PCIe link against its capability (pcie.link_degraded), its part
-// name, and the link section's Ethernet ports in Gb/s without InfiniBand rate names.
+// name, and the link section's Ethernet ports in Gb/s without InfiniBand rate names; the gpu_pcie
+// section: each NVIDIA GPU's link width against its capability, its speed shown but not judged (an idle
+// GPU lowers it).
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <filesystem>
 
 #include "doctor.h"
 #include "fabric_fixtures.h"
+#include "railscope/node/gpu_count.h"
 #include "railscope/node/pcie_link.h"
 #include "railscope/node/sysfs.h"
 
@@ -148,4 +153,124 @@ TEST(DoctorPcie, EthernetPortsShowGbitWithoutInfinibandRateNames) {
   EXPECT_NE(text.find("mlx5_0:1 Ethernet ACTIVE: 10 Gb/s,"), std::string::npos) << text;
   EXPECT_EQ(text.find("QDR"), std::string::npos) << text;
   EXPECT_NE(text.find("mlx5_1:1 InfiniBand ACTIVE: 400 Gb/s (4X NDR)"), std::string::npos) << text;
+}
+
+namespace {
+
+// An NVIDIA GPU (class 0x0302, a 3D controller, as an H100) at `address` behind root port 0000:00:01.0,
+// listed in bus/pci/devices as the kernel lists it (a link to its folder under devices/).
+std::string gpu(const FabricTree& t, const std::string& address, const std::string& cls = "0x030200",
+                const std::string& vendor = "0x10de") {
+  const std::string dir = "devices/pci0000:00/0000:00:01.0/" + address;
+  t.put(dir + "/vendor", vendor + "\n");
+  t.put(dir + "/class", cls + "\n");
+  const auto listed = std::filesystem::path(t.root()) / "bus/pci/devices";
+  std::filesystem::create_directories(listed);
+  std::filesystem::create_directory_symlink("../../../" + dir, listed / address);
+  return dir;
+}
+
+// A node with full NIC links and these GPUs; the gpu_pcie section's findings and the whole report.
+struct GpuRun {
+  NodeFacts facts;
+  Report report;
+  const Section& section() const { return section_named(report, "gpu_pcie"); }
+  int degraded() const {
+    int n = 0;
+    for (const auto& s : report.sections) n += count(s, "pcie.link_degraded");
+    return n;
+  }
+};
+GpuRun run_node(const FabricTree& t) {
+  GpuRun g{gather({t.root(), false, ""}), {}};
+  g.report = run(g.facts);
+  return g;
+}
+
+}  // namespace
+
+// The healthy twin: eight GPUs at x16 (a real idle H100 reads 2.5 GT/s of 32 GT/s), one at full speed.
+// No finding of any kind in the section, the speed shown and said not to be judged.
+TEST(DoctorGpuPcie, IdleGpuAtLowSpeedHasNoFinding) {
+  FabricTree t("doctor-gpu-idle");
+  testing_fixtures::healthy_ndr8(t);
+  full_links(t);
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = gpu(t, fmt::format("0000:{:02x}:00.0", 0x18 + i));
+    link(t, dir, "16", i == 0 ? "32.0 GT/s PCIe" : "2.5 GT/s PCIe", "16", "32.0 GT/s PCIe");
+  }
+  const GpuRun g = run_node(t);
+  ASSERT_EQ(g.facts.gpu_links.size(), 8u);
+  EXPECT_TRUE(g.section().findings.empty()) << diag::one_line(g.section().findings.at(0));
+  EXPECT_EQ(g.degraded(), 0);
+  const std::string text = to_text(g.report, g.facts);
+  EXPECT_NE(text.find("GPU 0000:19:00.0  PCIe link x16 at 2.5 GT/s (capable of x16 at 32 GT/s); speed below "
+                      "capability: GPUs lower it when idle, so it is not judged"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("GPU 0000:18:00.0  PCIe link x16 at 32 GT/s (capable of x16 at 32 GT/s)\n"),
+            std::string::npos)
+      << text;
+  const auto j = to_json(g.report, g.facts)["sections"]["gpu_pcie"];
+  EXPECT_EQ(j["count"], 8);
+  EXPECT_EQ(j["gpus"][1]["pci_address"], "0000:19:00.0");
+  EXPECT_EQ(j["gpus"][1]["pcie"]["speed_gts"], 2.5);
+  EXPECT_EQ(j["gpus"][1]["pcie"]["speed_below_max"], true);
+  EXPECT_EQ(j["gpus"][1]["pcie"]["narrower"], false);
+}
+
+// The same node with one GPU at 8 of its 16 lanes (idle speed as its siblings): one warning naming it.
+TEST(DoctorGpuPcie, NarrowGpuLinkWarns) {
+  FabricTree t("doctor-gpu-x8");
+  testing_fixtures::healthy_ndr8(t);
+  full_links(t);
+  for (int i = 0; i < 8; ++i)
+    link(t, gpu(t, fmt::format("0000:{:02x}:00.0", 0x18 + i)), i == 5 ? "8" : "16", "2.5 GT/s PCIe", "16",
+         "32.0 GT/s PCIe");
+  const GpuRun g = run_node(t);
+  ASSERT_EQ(g.section().findings.size(), 1u);
+  const auto& f = g.section().findings[0];
+  EXPECT_EQ(f.id(), "pcie.link_degraded");
+  EXPECT_EQ(f.severity, diag::Severity::Warning);
+  EXPECT_NE(diag::one_line(f).find("GPU 0000:1d:00.0: PCIe link trained x8 at 2.5 GT/s, capable of x16 at 32 "
+                                   "GT/s: 8 of 16 lanes"),
+            std::string::npos)
+      << diag::one_line(f);
+  EXPECT_GE(g.report.exit_code, 1) << "at least a warning";
+  EXPECT_EQ(to_json(g.report, g.facts)["sections"]["gpu_pcie"]["gpus"][5]["pcie"]["narrower"], true);
+}
+
+// A GPU without link attributes of its own: its upstream port's, healthy then narrow. Devices that are
+// not NVIDIA GPUs are left out: an NVSwitch (a bridge), another vendor's display controller.
+TEST(DoctorGpuPcie, UpstreamPortAndOnlyNvidiaDisplayControllers) {
+  FabricTree t("doctor-gpu-upstream");
+  testing_fixtures::healthy_ndr8(t);
+  full_links(t);
+  gpu(t, "0000:1b:00.0", "0x030000");  // VGA class, no link attributes of its own
+  gpu(t, "0000:1c:00.0", "0x068000");  // NVSwitch: a bridge
+  gpu(t, "0000:1d:00.0", "0x030000", "0x1a03");
+  link(t, "devices/pci0000:00/0000:00:01.0", "16", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe");
+  const node::Sysfs sysfs(t.root());
+  EXPECT_EQ(node::nvidia_gpu_addresses(sysfs), std::vector<std::string>{"0000:1b:00.0"});
+  EXPECT_EQ(node::count_nvidia_gpus(sysfs), 1);
+  GpuRun g = run_node(t);
+  ASSERT_EQ(g.facts.gpu_links.size(), 1u);
+  ASSERT_TRUE(g.facts.gpu_links[0].link);
+  EXPECT_EQ(g.facts.gpu_links[0].link->reported_by, "0000:00:01.0");
+  EXPECT_TRUE(g.section().findings.empty());
+  link(t, "devices/pci0000:00/0000:00:01.0", "4", "16.0 GT/s PCIe", "16", "16.0 GT/s PCIe");
+  g = run_node(t);
+  ASSERT_EQ(g.section().findings.size(), 1u);
+  EXPECT_NE(diag::one_line(g.section().findings[0]).find("4 of 16 lanes"), std::string::npos);
+  EXPECT_NE(to_text(g.report, g.facts).find("read at upstream port 0000:00:01.0"), std::string::npos);
+}
+
+// No GPU (the test bed's guests, a CPU node): said so, no finding.
+TEST(DoctorGpuPcie, NoGpuIsSaidWithoutFinding) {
+  FabricTree t("doctor-gpu-none");
+  testing_fixtures::healthy_ndr8(t);
+  const GpuRun g = run_node(t);
+  EXPECT_TRUE(g.section().findings.empty());
+  EXPECT_NE(to_text(g.report, g.facts).find("No NVIDIA GPU on the PCI bus."), std::string::npos);
+  EXPECT_EQ(to_json(g.report, g.facts)["sections"]["gpu_pcie"]["count"], 0);
 }

@@ -64,8 +64,8 @@ std::multiset<std::string> ids(const Report& r) {
 TEST(Doctor, SectionsInOrder) {
   std::vector<std::string> names;
   for (const auto& s : all_sections()) names.emplace_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"devices", "gids", "mtu", "link", "memlock", "env", "gpudirect",
-                                             "qos", "plugins"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"devices", "gpu_pcie", "gids", "mtu", "link", "memlock", "env",
+                                             "gpudirect", "qos", "plugins"}));
 }
 
 TEST(Doctor, HealthyNodeExitsZero) {

@@ -71,7 +71,7 @@ TEST(Aggregation, FiveHundredTwelveNodesReportsLinksVerdictAndPage) {
     const bool slow = pl.client == 77 && pl.rail == 5;  // node077's rail 5 sends at 40 %
     std::vector<TaskResult> res(2);
     res[0].ok = res[1].ok = true;
-    res[0].GBps = slow ? 20 : 46.5 + 0.001 * static_cast<double>(links.size() % 97);
+    res[0].gbs = slow ? 20 : 46.5 + 0.001 * static_cast<double>(links.size() % 97);
     res[0].counters = port_counters(v.nodes[pl.client].nics[size_t(pl.rail)].device, slow);
     res[1].counters = port_counters(v.nodes[pl.server].nics[size_t(pl.rail)].device, false);
     if (pl.step == 0) {
@@ -90,7 +90,7 @@ TEST(Aggregation, FiveHundredTwelveNodesReportsLinksVerdictAndPage) {
     m.dst_node = v.nodes[pl.server].host;
     m.src_nic = v.nodes[pl.client].nics[size_t(pl.rail)].name();
     m.dst_nic = v.nodes[pl.server].nics[size_t(pl.rail)].name();
-    m.GBps = res[0].GBps;
+    m.GBps = res[0].gbs;
     m.line_GBps = 50;
     m.src_counters = std::move(res[0].counters);
     m.dst_counters = std::move(res[1].counters);

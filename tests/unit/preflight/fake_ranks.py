@@ -97,7 +97,7 @@ async def fake_rank(port, key, rank, stats):
                 raise RuntimeError(f"rank {rank}: a task for a rank without rails")
             stats.steps += 1
             typ = RESULTS
-            body = json.dumps({"schema": "railscope.preflight.results/1", "step": j["step"], "results": []}).encode()
+            body = json.dumps({"schema": "railscope.preflight.results/2", "step": j["step"], "results": []}).encode()
         elif t == VERDICT:
             stats.verdicts[rank] = j
             return

@@ -106,16 +106,50 @@ TEST(LinkPlan, StepMessagesRoundTripAndRefuseBadOnes) {
   EXPECT_EQ(old->at(0).netdev, "");
 }
 
+// Bandwidth is "gbs" (GB/s, docs/cli.md's units), in results/2. A rank of an earlier build sends
+// results/1 with "GBps" in the same unit: read as such. The key of one version in the other's message is
+// a missing field, named in the error.
+TEST(LinkPlan, ResultMessagesOfTheEarlierVersionAreStillRead) {
+  std::string e;
+  const auto sent = results_to_json(7, {{0, true, 12.5, 3.2, "", std::nullopt}});
+  EXPECT_EQ(sent.at("schema"), "railscope.preflight.results/2");
+  EXPECT_EQ(sent.at("results").at(0).at("gbs"), 12.5);
+  EXPECT_FALSE(sent.at("results").at(0).contains("GBps"));
+
+  const auto older = nlohmann::json::parse(
+      R"({"schema":"railscope.preflight.results/1","step":7,"results":[{"rail":0,"ok":true,"GBps":48.5,)"
+      R"("lat_us":0,"error":""}]})");
+  const auto read = results_from_json(older, 7, 1, &e);
+  ASSERT_TRUE(read) << e;
+  EXPECT_EQ(read->at(0).gbs, 48.5);
+  auto bad = older;
+  bad["results"][0]["GBps"] = 2e6;  // the earlier version's key is checked as the new one is
+  EXPECT_FALSE(results_from_json(bad, 7, 1, &e));
+  EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+
+  auto mixed = older;
+  mixed["schema"] = "railscope.preflight.results/2";
+  EXPECT_FALSE(results_from_json(mixed, 7, 1, &e));
+  EXPECT_NE(e.find("gbs"), std::string::npos) << e;
+  mixed = sent;
+  mixed["schema"] = "railscope.preflight.results/1";
+  EXPECT_FALSE(results_from_json(mixed, 7, 1, &e));
+  EXPECT_NE(e.find("GBps"), std::string::npos) << e;
+  mixed["schema"] = "railscope.preflight.results/3";
+  EXPECT_FALSE(results_from_json(mixed, 7, 1, &e));
+  EXPECT_EQ(e, "not step results");
+}
+
 TEST(LinkPlan, ResultMessagesChecked) {
   std::string e;
   const std::vector<TaskResult> ok{{0, true, 12.5, 3.2, "", std::nullopt}};
   const auto back = results_from_json(results_to_json(7, ok), 7, 1, &e);
   ASSERT_TRUE(back) << e;
-  EXPECT_EQ(back->at(0).GBps, 12.5);
+  EXPECT_EQ(back->at(0).gbs, 12.5);
   EXPECT_FALSE(results_from_json(results_to_json(7, ok), 8, 1, &e));
   EXPECT_FALSE(results_from_json(results_to_json(7, {ok[0], ok[0]}), 7, 1, &e));  // more than sent
   auto j = results_to_json(7, ok);
-  j["results"][0]["GBps"] = -1;
+  j["results"][0]["gbs"] = -1;
   EXPECT_FALSE(results_from_json(j, 7, 1, &e));
   j = results_to_json(7, ok);
   j["results"][0]["error"] = "a\nb";

@@ -26,7 +26,7 @@ TaskResult ok_result(const LinkTask& t) {
   TaskResult r;
   r.rail = t.rail;
   r.ok = true;
-  r.GBps = t.server ? 0 : 40;
+  r.gbs = t.server ? 0 : 40;
   r.lat_us = !t.server && t.measure == Measure::Latency ? 3 : 0;
   return r;
 }

@@ -44,11 +44,12 @@ TEST(ReportTerms, CountIsElementsAndPercentilesAreNamedForWhatTheyAre) {
   EXPECT_DOUBLE_EQ(s.busbw_p1, 1.0) << "the slow tail: 99 % of samples reach at least this";
   EXPECT_DOUBLE_EQ(s.busbw_p50, 50.0);
   EXPECT_DOUBLE_EQ(s.algbw_p50, 25.0);
+  EXPECT_DOUBLE_EQ(s.busbw_p99, 99.0) << "the fast edge: 99 % of samples reach at most this";
   EXPECT_DOUBLE_EQ(s.time_p99_us, 99.0);
 
   const std::string text = render_text(r);
-  EXPECT_EQ(text.find("busbw p99"), std::string::npos) << "the 1st percentile is not called p99\n" << text;
-  for (const char* column : {"count", "type", "redop", "samples", "algbw p50", "busbw p50", "busbw p1"})
+  for (const char* column :
+       {"count", "type", "redop", "samples", "algbw p50", "busbw p50", "busbw p1", "busbw p99"})
     EXPECT_NE(text.find(column), std::string::npos) << column << "\n" << text;
   EXPECT_NE(text.find("1048576      262144   Float32"), std::string::npos) << text;
 
@@ -58,12 +59,12 @@ TEST(ReportTerms, CountIsElementsAndPercentilesAreNamedForWhatTheyAre) {
   EXPECT_EQ(row.at("records"), 100);
   EXPECT_EQ(row.at("dtype"), "ncclFloat32");
   EXPECT_EQ(row.at("busbw_p1_gbs"), 1.0);
-  EXPECT_FALSE(row.contains("busbw_p99_gbs"));
+  EXPECT_EQ(row.at("busbw_p99_gbs"), 99.0);
   EXPECT_EQ(row.at("algbw_p50_gbs"), 25.0);
 
   const std::string html = render_html(r);
-  EXPECT_EQ(html.find("busbw p99"), std::string::npos);
-  EXPECT_NE(html.find("<th>busbw p1</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>busbw p1</th><th>busbw p99</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>50.00</td><td>1.00</td><td>99.00</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>262144</td><td class=\"l\">ncclFloat32</td>"), std::string::npos);
 }
 
@@ -147,6 +148,50 @@ TEST(ReportPlot, OneSizeIsCentredWithItsValueAndTheLegendIsBelowThePlot) {
   const std::string long_title(120, 'x');
   EXPECT_NE(svg_loglog_plot(long_title, {s}).find("textLength=\"624\""), std::string::npos);
   EXPECT_EQ(svg.find("textLength"), std::string::npos);
+}
+
+// The p1–p99 band: one closed path per series, under its line (drawn before it), spanning from the p99
+// edge above the line down to the p1 edge below it, in both y scales; named in the legend.
+TEST(ReportPlot, TheP1ToP99BandSurroundsTheP50Line) {
+  Series s;
+  s.name = "busbw p50";
+  s.css_class = "run";
+  s.points = {{1 << 20, 40}, {1 << 22, 80}};
+  s.band = {{1 << 20, 10, 50}, {1 << 22, 60, 90}};
+  s.band_name = "busbw p1–p99";
+  for (const YScale scale : {YScale::Linear, YScale::Log}) {
+    const std::string svg = svg_busbw_plot("AllReduce", {s}, scale);
+    const std::string band_start = "<path class=\"band run\" d=\"";
+    const size_t band = svg.find(band_start), line = svg.find("<path class=\"series run\"");
+    ASSERT_NE(band, std::string::npos) << svg;
+    EXPECT_LT(band, line) << "the band under the line";
+    EXPECT_NE(svg.find("class=\"legend run\">busbw p1–p99</text>"), std::string::npos) << svg;
+    // The band's corners: x of each size, y of p99 (left to right) then p1 (back); the line's points lie
+    // between them at the same x.
+    std::vector<std::pair<double, double>> corners;
+    const size_t from = band + band_start.size();
+    const std::string d = svg.substr(from, svg.find('"', from) - from);
+    const std::regex pt("[ML]([0-9.]+) ([0-9.]+)");
+    for (std::sregex_iterator it(d.begin(), d.end(), pt), end; it != end; ++it)
+      corners.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+    ASSERT_EQ(corners.size(), 4u) << d;
+    EXPECT_EQ(d.back(), 'Z') << d;
+    std::vector<std::pair<double, double>> points;
+    const std::regex circle("<circle class=\"point run\" cx=\"([0-9.]+)\" cy=\"([0-9.]+)\"");
+    for (std::sregex_iterator it(svg.begin(), svg.end(), circle), end; it != end; ++it)
+      points.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+    ASSERT_EQ(points.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto& top = corners[i];
+      const auto& bottom = corners[3 - i];
+      EXPECT_DOUBLE_EQ(top.first, points[i].first);
+      EXPECT_DOUBLE_EQ(bottom.first, points[i].first);
+      EXPECT_LT(top.second, points[i].second) << "p99 above p50 (smaller y)";
+      EXPECT_GT(bottom.second, points[i].second) << "p1 below p50";
+    }
+    // The axis takes in the top of the band: 90 GB/s is inside the frame.
+    EXPECT_GE(corners[1].second, attr(svg, "<rect", "y")) << svg;
+  }
 }
 
 TEST(ReportFabric, PerPortTotalsAndTheTimeLine) {

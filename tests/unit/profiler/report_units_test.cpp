@@ -2,6 +2,8 @@
 // Unit tests of `railscope report`'s reading and analysis on hand-written rows and files.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +41,41 @@ TEST(ReportAnalysis, Percentiles) {
   EXPECT_DOUBLE_EQ(percentile(v, 99), 99.0);
   EXPECT_DOUBLE_EQ(percentile(v, 1), 1.0);
   EXPECT_DOUBLE_EQ(percentile(v, 100), 100.0);
+}
+
+// The definition docs/profiler.md states, on a case worked by hand: 250 samples 1..250 (shuffled).
+// Nearest rank takes the ceil(p/100 · n)-th smallest: p1 → ceil(2.5) = 3rd, p50 → ceil(125) = 125th,
+// p99 → ceil(247.5) = 248th. Interpolating definitions would give 3.49, 125.5 and 247.51 instead.
+// Four samples: p1 → ceil(0.04) = 1st, p99 → ceil(3.96) = 4th, p50 → 2nd (the lower middle).
+TEST(ReportAnalysis, PercentilesByNearestRankOnAHandWorkedCase) {
+  std::vector<double> v;
+  for (int i = 0; i < 250; ++i) v.push_back((i * 97) % 250 + 1);  // 97 is prime to 250: a permutation
+  EXPECT_DOUBLE_EQ(percentile(v, 1), 3.0);
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 125.0);
+  EXPECT_DOUBLE_EQ(percentile(v, 99), 248.0);
+  EXPECT_DOUBLE_EQ(percentile({40, 10, 30, 20}, 1), 10.0);
+  EXPECT_DOUBLE_EQ(percentile({40, 10, 30, 20}, 50), 20.0);
+  EXPECT_DOUBLE_EQ(percentile({40, 10, 30, 20}, 99), 40.0);
+}
+
+// busbw p1, p50 and p99 of one (op, size) over every sample of every rank, as the report prints them.
+TEST(ReportAnalysis, BusbwP99IsOverEveryRanksSamples) {
+  ProfileSet set;
+  // Rank 0 runs at 1..100 GB/s, rank 1 at 101..200: the row's 200 samples are 1..200.
+  for (uint64_t i = 1; i <= 100; ++i) {
+    set.colls.push_back(row(0, i, i, static_cast<double>(i)));
+    set.colls.push_back(row(1, i, i, static_cast<double>(100 + i)));
+  }
+  const Report r = analyse(set, nullptr);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.sizes[0].busbw_p1, 2.0);     // ceil(2) = 2nd
+  EXPECT_DOUBLE_EQ(r.sizes[0].busbw_p50, 100.0);  // ceil(100) = 100th
+  EXPECT_DOUBLE_EQ(r.sizes[0].busbw_p99, 198.0);  // ceil(198) = 198th
+  const std::string text = render_text(r);
+  EXPECT_NE(text.find("busbw p99"), std::string::npos) << text;
+  EXPECT_NE(text.find("   100.00      2.00    198.00"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(render_json(r));
+  EXPECT_EQ(j.at("sizes").at(0).at("busbw_p99_gbs"), 198.0);
 }
 
 TEST(ReportAnalysis, StragglerIsTheRankThatStartsLast) {
@@ -152,8 +189,13 @@ TEST(ReportRender, HeatmapColoursStayInRangeForAnyValue) {
     ++cells;
   }
   EXPECT_EQ(cells, 6);
-  const std::string plot = svg_loglog_plot("p", {{"s", "run", {{8, inf}, {inf, 2}, {16, 3}}}});
+  const std::string plot = svg_loglog_plot(
+      "p",
+      {{"s", "run", {{8, inf}, {inf, 2}, {16, 3}}, {{8, 1, inf}, {16, std::nan(""), 4}, {16, -1, 5}}, "b"}});
   EXPECT_NE(plot.find("<path class=\"series run\""), std::string::npos) << plot;
+  EXPECT_NE(plot.find("<path class=\"band run\""), std::string::npos) << plot;
+  EXPECT_EQ(plot.find("nan"), std::string::npos) << plot;
+  EXPECT_EQ(plot.find("inf"), std::string::npos) << plot;
 }
 
 // Numbers a member cannot hold were converted with undefined behaviour (1e30 → uint64_t)
