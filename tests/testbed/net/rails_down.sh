@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: Apache-2.0
 # Rails of a virtual NIC (rxe0+rxe2 -> rxe1+rxe3, `testbed run --rails 2`) taken down mid-stream and kept
 # down past the retry budget: vethB<i> down for each rail i given, so host A's port of that rail loses
-# carrier and goes DOWN (as with its cable pulled) while host B's fails its sends at once. The stream
-# must end with a clear error naming a port that is down, within the budget and a margin, no hang
-# (net_transfer rails --expect-ports-down). Then the links come back.
-#   rails_down.sh NET_TRANSFER RAIL...
+# carrier and goes DOWN (as with its cable pulled) while host B's fails its sends at once. EXPECT is
+# net_transfer's: --expect-failover (the stream moves to the rail left and goes on, data checked,
+# link.failover) or --expect-ports-down (the stream ends with a clear error naming a port that is down,
+# within the budget and a margin, no hang). Then the links come back.
+#   rails_down.sh NET_TRANSFER EXPECT SECONDS RAIL...
 set -uo pipefail
 . "$TESTBED_LIB"
-nt=${1:?usage: rails_down.sh NET_TRANSFER RAIL...}
-shift
-[[ $# -gt 0 ]] || { echo "usage: rails_down.sh NET_TRANSFER RAIL..." >&2; exit 2; }
+usage="usage: rails_down.sh NET_TRANSFER EXPECT SECONDS RAIL..."
+nt=${1:?$usage}
+expect=${2:?$usage}
+seconds=${3:?$usage}
+shift 3
+[[ $# -gt 0 ]] || { echo "$usage" >&2; exit 2; }
 export NET_TRANSFER_SYNC_DIR=$TESTBED_SCRATCH
-timeout 120 "$nt" rails 60 --expect-ports-down &
+timeout $((seconds + 60)) "$nt" rails "$seconds" "$expect" &
 pid=$!
 for _ in $(seq 1 600); do
     [[ -e $TESTBED_SCRATCH/streaming ]] && break
