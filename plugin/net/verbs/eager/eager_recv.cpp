@@ -457,11 +457,9 @@ Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes, uint64_t qp) {
       (t->state[i] != kIncoming && t->state[i] != kAhead) || t->parts[i] <= 0)
     return bad_peer(fmt::format("data for receive target {}, which expects none, on {}", target, c_.where()));
   // Each part once (docs/failover.md): a second copy cannot count twice or end a message early.
-  const uint64_t bit = uint64_t{1} << (part & 63);
-  if (part >= c_.qps().size() || (t->have[i] & bit) != 0)
+  if (!failover::take_part(&t->have[i], part, c_.qps().size()))
     return bad_peer(fmt::format("part {} of receive target {} again, or not one of its {} parts, on {}", part,
                                 target, c_.qps().size(), c_.where()));
-  t->have[i] |= bit;
   if (t->state[i] == kAhead) {  // the first part of a message written into the clear-to-send ahead
     // The sender copied the entry before it wrote this: the entry is free again. The message still
     // counts among those coming until its last part.

@@ -35,6 +35,16 @@ inline std::optional<ReplayedPart> replayed_part(uint32_t imm) {
   return ReplayedPart{static_cast<uint16_t>(imm & 0xffffu), static_cast<uint8_t>((imm >> 16) & 63u)};
 }
 
+// The receiver's data path keeps, per receive target, one bit per part taken (`*have`): part `part` of
+// a message of `nparts` parts is taken when it is one of them and not taken yet. False: a copy, or no
+// part of this message; *have unchanged.
+inline bool take_part(uint64_t* have, uint64_t part, size_t nparts) {
+  const uint64_t bit = uint64_t{1} << (part & 63);
+  if (part >= nparts || part >= kMaxQps || (*have & bit) != 0) return false;
+  *have |= bit;
+  return true;
+}
+
 enum class Arrival : uint8_t { Taken, Complete, Refused };
 
 class PartLedger {
