@@ -60,9 +60,8 @@ class PartLedger {
   Arrival arrive(uint16_t target, size_t part) {
     if (target >= kMaxHeld || part >= kMaxQps) return Arrival::Refused;
     Entry& e = entries_[target];
-    const uint64_t bit = uint64_t{1} << part;
-    if ((e.want & bit) == 0 || (e.got & bit) != 0) return Arrival::Refused;
-    e.got |= bit;
+    // want is the first nparts bits (expect): the data path's rule, on the ledger's record.
+    if (!take_part(&e.got, part, static_cast<size_t>(std::popcount(e.want)))) return Arrival::Refused;
     if (e.got != e.want) return Arrival::Taken;
     e = Entry{};
     return Arrival::Complete;
