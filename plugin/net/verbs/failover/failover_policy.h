@@ -49,8 +49,9 @@ inline uint64_t remote_dev_qps(size_t dev, size_t remote_devs, size_t nqps) {
   return lane_qps(dev, remote_devs, nqps);
 }
 
-// The QP that carries the ring and the receiver's control writes: QP 0 (the first QP). A failure of
-// its port is not moved: the connection fails as before, naming the port.
+// The QP that carries the ring and the receiver's control writes: QP 0, on the virtual NIC's first port,
+// whose address the out-of-band socket uses too. A failure of its port is not moved (no control path is
+// left to agree on it by): the connection fails as before, naming the port.
 inline constexpr uint64_t kRingQp = 1;
 
 // Whether a failure of `failed` (all QPs failed so far) leaves the connection something to move to.
