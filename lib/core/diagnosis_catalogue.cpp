@@ -350,6 +350,11 @@ constexpr Entry kEntries[] = {
     {"link.down", S::Warning, "Link down",
      "the port reported IBV_EVENT_PORT_ERR; connections keep their QPs and retransmit for the retry budget",
      "Check the cable/switch/netdev; if the link comes back within the budget, the job goes on"},
+    {"link.failover", S::Warning, "Traffic moved off a failed port",
+     "a port of a virtual NIC failed (went down, or its QPs exceeded their retry budget) and the "
+     "connection moved its traffic to its other ports; the job goes on at their bandwidth",
+     "Check the cable/optic/switch port of the failed port; the connection keeps the remaining ports "
+     "until it closes"},
     {"link.recovered", S::Warning, "Link back after going down",
      "the port is ACTIVE again and receiving after a link-down: the link flapped",
      "Nothing for the job; a port that flaps again needs its cable/optic or switch port looked at"},

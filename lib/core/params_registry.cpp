@@ -70,6 +70,10 @@ constexpr Spec kSpecs[] = {
      "Verbs eager protocol, receiving end: a receive of one buffer above RAILSCOPE_NET_EAGER_MAX writes "
      "its clear-to-send at once, so its send needs no request-to-send when it comes after the receive; "
      "0 = large messages always ask first"},
+    {"RAILSCOPE_NET_FAILOVER", T::Bool, "1", 0, 0, "net",
+     "Verbs eager protocol over a virtual NIC: when a port other than the first fails, its traffic moves "
+     "to the connection's other ports (link.failover; docs/failover.md); 0 = the connection fails "
+     "(async.port_error)"},
     {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
      "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
     {"RAILSCOPE_NET_STATS_INTERVAL", T::Int, "10", 0, 86400, "net",

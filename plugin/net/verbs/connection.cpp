@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "plugin/net/verbs/failover/failover_policy.h"
 #include "plugin/net/verbs/setup/mr_cache.h"
+#include "railscope/core/log.h"
+#include "railscope/core/params.h"
+#include "railscope/ibv/ibv.h"
 #include "railscope/node/mtu.h"
 
 namespace railscope::net::verbs {
@@ -28,7 +32,60 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
     return st;
   telemetry_.start(qps_.lanes());
   health_.attach(qps_.lanes(), link_);
+  failover::Eligibility e;
+  e.enabled = params::get_bool("RAILSCOPE_NET_FAILOVER");
+  e.eager = failover_offered_;
+  e.nqps = qps_.qps().size();
+  e.nlanes = qps_.lanes().size();
+  e.remote_devs = remote_.devs.size();
+  std::string why;
+  can_fail_over_ = failover::eligible(e, &why);
+  if (!why.empty())
+    RS_INFO(NCCL_NET, "NET/railscope : connection {} cannot move its traffic off a failed port: {}", where(),
+            why);
   return Status::success();
+}
+
+size_t Connection::qp_index(size_t lane, uint32_t qpn) const {
+  const auto& qps = qps_.qps();
+  for (size_t q = 0; q < qps.size(); ++q)
+    if (static_cast<size_t>(qps[q].lane) == lane && qps[q].qp && qps[q].qp->qp_num == qpn) return q;
+  return qps.size();
+}
+
+uint64_t Connection::lane_qps(size_t lane) const {
+  return failover::lane_qps(lane, qps_.lanes().size(), qps_.qps().size());
+}
+
+Status Connection::stop_qps(uint64_t mask) {
+  for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q) {
+    if ((mask & (uint64_t{1} << q)) == 0) continue;
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    if (int rc = ibv::api()->modify_qp(qps_.qps()[q].qp.get(), &attr, IBV_QP_STATE); rc != 0)
+      return Status::fail(ncclSystemError, "wc.error",
+                          fmt::format("ibv_modify_qp(QP {} to ERR) failed ({}) on {}", q, rc, where()));
+  }
+  return Status::success();
+}
+
+std::string Connection::qp_port(size_t q) const {
+  if (q >= qps_.qps().size()) return "?";
+  const auto lane = static_cast<size_t>(qps_.qps()[q].lane);
+  if (lane >= local_.devs.size()) return "?";
+  return fmt::format("{}:{}", local_.devs[lane].record.dev_name, local_.devs[lane].record.port);
+}
+
+std::string Connection::live_ports(uint64_t failed) const {
+  std::string out;
+  std::vector<bool> seen(qps_.lanes().size(), false);
+  for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q) {
+    const auto lane = static_cast<size_t>(qps_.qps()[q].lane);
+    if ((failed & (uint64_t{1} << q)) != 0 || lane >= seen.size() || seen[lane]) continue;
+    seen[lane] = true;
+    out += (out.empty() ? "" : "+") + qp_port(q);
+  }
+  return out;
 }
 
 EndInfo Connection::local_end(const std::vector<uint32_t>& rkeys_per_lane, uint64_t addr) const {
@@ -58,8 +115,15 @@ bool Connection::completion_failed(size_t lane, const ibv_wc& wc, Status st) {
 
 Status Connection::health_failure() {
   if (!health_.ok()) return health_.error();
-  if (const PortHealth* failed = health_.failed_port()) {
-    auto f = failed->last();
+  for (size_t lane = 0; lane < qps_.lanes().size(); ++lane) {
+    if (!health_.port_failed(lane)) continue;
+    // A port whose traffic the protocol moved elsewhere (docs/failover.md) no longer fails the connection.
+    if (can_fail_over_ && on_port_lost(lane)) {
+      moved_lanes_ |= uint64_t{1} << (lane & 63);
+      health_.accept_port_failure(lane);
+      continue;
+    }
+    auto f = qps_.lanes()[lane].health->last();
     f.detail += fmt::format("; connection {}", where());
     return fail(Status::fail(ncclSystemError, std::move(f)));
   }
@@ -70,6 +134,8 @@ Status Connection::watch(Clock::time_point now) {
   if (Status st = health(); !st.ok()) return st;
   if (telemetry_.line_due(now)) emit_stats(role_, false);
   if (health_.liveness_due(now)) {
+    if (can_fail_over_)
+      if (Status st = poll_notices(); !st.ok()) return fail(std::move(st));
     if (Status st = oob_.alive(); !st.ok()) {
       if (Status p = poll(); !p.ok()) return p;  // a completion error explains more than the close
       st.finding().detail += fmt::format("; connection {}", where());
@@ -83,9 +149,23 @@ Status Connection::stall_check(size_t bytes, Clock::time_point posted_at) {
   const auto now = Clock::now();
   // A port of the connection that went down is the stall's cause (async.port_error, naming it), not the
   // peer: explain looks for it as it does for a completion error.
-  if (now - posted_at > health_.stall_budget())
+  if (now - posted_at > health_.stall_budget()) {
+    // A port of the connection down past the budget: its traffic moves to the others when it can.
+    if (can_fail_over_ && move_off_down_ports()) return watch(now);
     return fail(health_.explain(health_.stalled(bytes, now - posted_at, where()), qps_.lanes(), oob_));
+  }
   return watch(now);
+}
+
+bool Connection::move_off_down_ports() {
+  bool moved = false;
+  for (size_t lane = 0; lane < qps_.lanes().size() && lane < 64; ++lane) {
+    if ((moved_lanes_ >> lane & 1) != 0 || !qps_.lanes()[lane].health->is_down()) continue;
+    if (!on_port_lost(lane)) return false;
+    moved_lanes_ |= uint64_t{1} << lane;
+    moved = true;
+  }
+  return moved;
 }
 
 Status Connection::fail(Status st) {

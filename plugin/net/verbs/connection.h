@@ -74,6 +74,9 @@ class Connection {
   void set_remote(EndInfo remote) { remote_ = std::move(remote); }
   void set_oob(Channel oob) { oob_ = std::move(oob); }
   void set_profiler(ncclProfilerCallback_t profiler) { telemetry_.set_profiler(profiler); }
+  // The protocol moves traffic off a failed port (the eager protocol; docs/failover.md): decided with
+  // RAILSCOPE_NET_FAILOVER and the QP count at connect_qps (can_fail_over).
+  void offer_failover() { failover_offered_ = true; }
   const LinkParams& link() const { return link_; }
   const EndInfo& local() const { return local_; }
   const EndInfo& remote() const { return remote_; }
@@ -105,6 +108,19 @@ class Connection {
   bool stats_on() const { return telemetry_.stats_on(); }
   bool profiler_on() const { return telemetry_.profiler_on(); }
   std::chrono::microseconds stall_budget() const { return health_.stall_budget(); }
+
+  // Failover (docs/failover.md), all off the data path. Whether this connection may fail over
+  // (offer_failover, RAILSCOPE_NET_FAILOVER, at most failover::kMaxQps QPs, more than one port).
+  bool can_fail_over() const { return can_fail_over_; }
+  // The index of the QP of lane `lane` whose number is `qpn`; qps().size() when none is.
+  size_t qp_index(size_t lane, uint32_t qpn) const;
+  // The QPs that use local lane `lane`.
+  uint64_t lane_qps(size_t lane) const;
+  // Moves the QPs of `mask` to the error state: their queues flush, and nothing more lands through them.
+  Status stop_qps(uint64_t mask);
+  // "rxe2:1" for the local port of QP q; the ports of the QPs not in `failed`, joined by "+".
+  std::string qp_port(size_t q) const;
+  std::string live_ports(uint64_t failed) const;
 
   // Data-path helpers.
   // Drains every lane's CQ, handing each completion to the comm's on_completion(). Fails on the first
@@ -195,6 +211,12 @@ class Connection {
   // Called once, when the connection records its first error and a profiler is present: every
   // request in flight with a profiler event calls profile_failure().
   virtual void profile_in_flight_failure() {}
+  // The port of lane `lane` failed (its health recorded it): true when the protocol moves, or has
+  // moved, its traffic elsewhere, so that the failure no longer fails the connection.
+  virtual bool on_port_lost(size_t /*lane*/) { return false; }
+  // Reads what the peer sent out of band since the handshake (a failover notice), at the peer-liveness
+  // checks' pace.
+  virtual Status poll_notices() { return Status::success(); }
   // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only).
   void note_failed_completion(size_t lane, const ibv_wc& wc) { health_.note_failed_completion(lane, wc); }
   // Every lane's CQ until it is empty, each completion to the comm's on_completion (virtual).
@@ -219,6 +241,9 @@ class Connection {
   };
   // A drain's failures: the connection fails; false.
   bool poll_failed();
+  // A stall past the budget: the lanes whose port is down (and not moved yet) handed to on_port_lost.
+  // True when at least one moved and every one could.
+  bool move_off_down_ports();
   bool completion_failed(size_t lane, const ibv_wc& wc, Status st);
 
   const char* role_;  // "send" / "recv" (statistics)
@@ -226,6 +251,8 @@ class Connection {
   EndInfo local_, remote_;
   Channel oob_;
   int path_mtu_ = 0;
+  bool failover_offered_ = false, can_fail_over_ = false;
+  uint64_t moved_lanes_ = 0;  // lanes whose traffic the protocol moved (on_port_lost)
   QpSet qps_;
   ConnectionHealth health_;
   ConnectionTelemetry telemetry_;

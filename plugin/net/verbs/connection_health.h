@@ -54,6 +54,10 @@ class ConnectionHealth {
   }
   // The first lane whose port recorded a failure since watch_ports; null when none did.
   const PortHealth* failed_port() const;
+  // The failure lane's port recorded is taken care of (its traffic moved): healthy() looks past it.
+  void accept_port_failure(size_t lane) {
+    if (lane < ports_.size()) ports_[lane].generation = ports_[lane].health->generation();
+  }
   bool port_failed(size_t lane) const {
     return lane < ports_.size() && ports_[lane].health->generation() != ports_[lane].generation;
   }

@@ -47,6 +47,9 @@ class RecvProtocol {
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: tell the sender what it needs to know (bounded wait).
   virtual void close() {}
+  // Failover (Connection::on_port_lost, poll_notices): nothing where the protocol does not fail over.
+  virtual bool on_port_lost(size_t /*lane*/) { return false; }
+  virtual Status poll_notices() { return Status::success(); }
 };
 
 class VerbsRecvComm final : public RecvComm, public Connection {
@@ -91,6 +94,8 @@ class VerbsRecvComm final : public RecvComm, public Connection {
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
+  bool on_port_lost(size_t lane) override { return protocol_->on_port_lost(lane); }
+  Status poll_notices() override { return protocol_->poll_notices(); }
   void profile_in_flight_failure() override {
     for (auto& r : slots_)
       if (r.in_use)

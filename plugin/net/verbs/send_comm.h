@@ -51,6 +51,13 @@ struct SendReq : Request {
   uint32_t mailbox = 0;  // request-to-send: the mailbox entry its clear-to-send is written to
   int pending = 0;       // data parts still to complete
   bool posted = false;   // data parts posted
+  // Eager, data posted and not yet reported done: what its clear-to-send said, for a failover's
+  // replays (docs/failover.md).
+  bool data_live = false;
+  uint32_t target = 0;   // the receive target its parts' immediates name
+  uint32_t cts_seq = 0;  // low 32 bits of its clear-to-send's seq
+  uint64_t dest = 0;     // the receive buffer
+  uint32_t dest_rkey[kMaxDevsPerEnd] = {};
   Connection::Clock::time_point posted_at{};
   // Striped connections: when each lane's last data part completed (Connection::record_parts).
   Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
@@ -68,6 +75,8 @@ class SendProtocol {
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: what was reported done but may still be in flight (bounded wait).
   virtual void drain() {}
+  // Failover (Connection::on_port_lost): false where the protocol does not fail over.
+  virtual bool on_port_lost(size_t /*lane*/) { return false; }
 };
 
 // Send requests per connection, from isend until test() reports them done. NCCL keeps at most
@@ -115,6 +124,7 @@ class VerbsSendComm final : public SendComm, public Connection {
 
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
+  bool on_port_lost(size_t lane) override { return protocol_->on_port_lost(lane); }
   void profile_in_flight_failure() override {
     for (size_t i = 0; i < pool_.capacity(); ++i)
       if (profiling(i)) profile_failure(i, pool_.at(i).phandle, pool_.at(i).size);

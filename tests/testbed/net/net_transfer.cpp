@@ -4,7 +4,7 @@
 //   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE] [--vdevice]   both ends in this process
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
-//   net_transfer rails SECONDS [--expect-ports-down]
+//   net_transfer rails SECONDS [--expect-ports-down | --expect-failover]
 //                                 (--rails 2) a virtual NIC rxe0+rxe2 -> rxe1+rxe3, 1 MiB messages
 //   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
@@ -666,8 +666,12 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
 // run logs no warning. `ports_down` (rails_down.sh took rails down once streaming): the stream must end
 // with an error within the QPs' retry budget (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; at most 10 s expected)
 // and a margin, and the error must name a port that is down (async.port_error), not blame the peer
-// (progress.stalled).
-int rails(int seconds, bool ports_down) {
+// (progress.stalled). `failover` (rails_down.sh took rail 1 down, 5 s into the stream): the stream goes
+// on to its end, every byte checked, with exactly one link.failover naming host A's port of that rail
+// (rxe2), and the rate from 3 s after the pull on is at least 0.4x the rate before it.
+enum class RailsExpect { kHealthy, kPortsDown, kFailover };
+int rails(int seconds, RailsExpect expect) {
+  const bool ports_down = expect == RailsExpect::kPortsDown, failover = expect == RailsExpect::kFailover;
   Net net;
   if (!net.open()) return 1;
   int a[2] = {net.device("rxe0"), net.device("rxe2")};
@@ -705,6 +709,10 @@ int rails(int seconds, bool ports_down) {
   uint64_t seed = 1;
   bool told = false;
   Clock::time_point told_at{};
+  size_t before_bytes = 0, after_bytes = 0;
+  double before_s = 0, after_s = 0;
+  // The failover case pulls the rail after 5 s of healthy stream, its baseline.
+  const auto tell_after = std::chrono::seconds(failover ? 5 : 1);
   while (g_failures == 0 && Clock::now() - start < std::chrono::seconds(seconds)) {
     transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, kMessage, seed++);
     window_bytes += kMessage;
@@ -715,18 +723,50 @@ int rails(int seconds, bool ports_down) {
       std::printf("rate t=%.1f MB/s=%.2f\n", std::chrono::duration<double>(now - start).count(),
                   static_cast<double>(window_bytes) / s / 1e6);
       std::fflush(stdout);
+      if (!told) {
+        before_bytes += window_bytes;
+        before_s += s;
+      } else if (now - told_at >= std::chrono::seconds(3)) {
+        after_bytes += window_bytes;
+        after_s += s;
+      }
       window = now;
       window_bytes = 0;
-      if (!told) {
+      if (!told && now - start >= tell_after) {
         sync_touch("streaming");
         told_at = now;
+        told = true;
       }
-      told = true;
     }
   }
   const double all = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("rails: %zu messages of 1 MiB in %.1f s, %.2f MB/s (%d failures)\n", total / kMessage, all,
               static_cast<double>(total) / all / 1e6, g_failures);
+  if (failover) {
+    const double healthy = before_s > 0 ? static_cast<double>(before_bytes) / before_s / 1e6 : 0;
+    const double moved = after_s > 0 ? static_cast<double>(after_bytes) / after_s / 1e6 : 0;
+    std::printf("rails: healthy %.2f MB/s, after the failover %.2f MB/s (%.2fx)\n", healthy, moved,
+                healthy > 0 ? moved / healthy : 0.0);
+    CHECK(told && after_s >= 3, "the stream did not run long enough after the rail went down");
+    CHECK(moved >= 0.4 * healthy, "after the failover %.2f MB/s, below 0.4x the healthy %.2f MB/s", moved,
+          healthy);
+    int findings = 0;
+    for (const auto& l : CapturedLog::lines())
+      if (l.text.find("[link.failover]") != std::string::npos) {
+        ++findings;
+        std::printf("finding: %s\n", l.text.c_str());
+        CHECK(l.level == NCCL_LOG_WARN && l.text.find("port rxe2:1") != std::string::npos,
+              "link.failover does not name rxe2:1 at WARN: %s", l.text.c_str());
+      }
+    CHECK(findings == 1, "%d link.failover findings, 1 expected", findings);
+    CHECK(!CapturedLog::contains("[progress.stalled]") && !CapturedLog::contains("[peer.bad_handshake]"),
+          "the failover logged an error");
+    CHECK(net.t->deregMr(sc, smr) == ncclSuccess && net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr");
+    CHECK(net.t->closeSend(sc) == ncclSuccess, "closeSend");
+    CHECK(net.t->closeRecv(rc) == ncclSuccess, "closeRecv");
+    CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
+    return g_failures == 0 ? 0 : 1;
+  }
   if (ports_down) {
     const double after = std::chrono::duration<double>(Clock::now() - told_at).count();
     std::printf("rails: the stream ended %.1f s after the rails were taken down\n", after);
@@ -910,7 +950,11 @@ int main(int argc, char** argv) {
     return loopback(mtu, stats, vdev);
   }
   if (mode == "rails" && argc >= 3)
-    return rails(std::atoi(argv[2]), argc >= 4 && std::strcmp(argv[3], "--expect-ports-down") == 0);
+    return rails(std::atoi(argv[2]),
+                 argc < 4                                           ? RailsExpect::kHealthy
+                 : std::strcmp(argv[3], "--expect-ports-down") == 0 ? RailsExpect::kPortsDown
+                 : std::strcmp(argv[3], "--expect-failover") == 0   ? RailsExpect::kFailover
+                                                                    : RailsExpect::kHealthy);
   bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
   if (mode == "server" && argc >= 3) return server(argv[2], loop);
   if (mode == "client" && argc >= 3) return client(argv[2], loop);

@@ -36,8 +36,21 @@ class EagerSend final : public SendProtocol {
   inline Status on_completion(const ibv_wc& wc) override;
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
+  bool on_port_lost(size_t lane) override;
 
  private:
+  // Failover (docs/failover.md; eager_failover.cpp), off the data path. A completion in error: true when
+  // it belongs to, or starts, a failover (the connection goes on).
+  bool failover_absorbs(const ibv_wc& wc);
+  // Moves the traffic of QPs `mask` elsewhere: they go to ERR, the receiver gets MOVE, and every large
+  // message in flight is held until its HELD. False when it cannot (the connection fails as before).
+  bool start_failover(uint64_t mask, const std::string& cause);
+  // The receiver's HELD, once it came: the parts it lacks are sent again on live QPs.
+  Status poll_held();
+  // Part `part` of req's message (chunk_of) on QP `on_qp`, with immediate `imm`.
+  Status post_part(SendReq* req, size_t part, size_t on_qp, uint32_t imm);
+  // The live QP that carries parts of failed QP `part`.
+  size_t live_qp_for(size_t part) const;
   // Posts req's data into its clear-to-send's checked copy (send_ahead, progress).
   inline Status post_data(SendReq* req, const eager::ClearToSend& c);
   // Posts every waiting request whose clear-to-send arrived. Inline: with no request-to-send waiting
@@ -71,8 +84,12 @@ class EagerSend final : public SendProtocol {
   // Mailbox entries held by large messages, from isend until their data parts completed (one bit each);
   // a message sent into a clear-to-send written ahead holds one too, so the budget stays the same.
   uint64_t mailbox_used_ = 0;
-  eager::TagCounts sent_;  // per tag, the sends posted (the next one's ordinal is one more)
-  size_t ahead_next_ = 0;  // the entry after the one last used: where the next match is looked for first
+  eager::TagCounts sent_;       // per tag, the sends posted (the next one's ordinal is one more)
+  size_t ahead_next_ = 0;       // the entry after the one last used: where the next match is looked for first
+  uint64_t failed_qps_ = 0;     // QPs whose traffic moved (failover); their parts go on live QPs
+  uint32_t epoch_ = 0;          // failovers of this connection (at most one)
+  bool awaiting_held_ = false;  // MOVE sent, HELD not yet taken
+  size_t moved_ = 0;            // large messages in flight when the port failed
 };
 
 class EagerRecv final : public RecvProtocol {
@@ -92,8 +109,14 @@ class EagerRecv final : public RecvProtocol {
   // Tells the sender out of band how many ring messages were taken (CLOSING), so a sender still
   // closing knows every message it sent arrived without an RDMA acknowledgement from this end.
   void close() override;
+  bool on_port_lost(size_t lane) override;
+  Status poll_notices() override;
 
  private:
+  // Failover (docs/failover.md; eager_failover.cpp): the sender's MOVE, answered with HELD.
+  Status on_move(const Message& m);
+  // Flushed receives on a failed QP: dropped (they say that every arrival before them was polled).
+  Status on_failed_completion(const ibv_wc& wc);
   // Per receive slot, per buffer where it stands; matched by tag and ordinal (the k-th buffer posted
   // with a tag takes the k-th message sent with it). kAsked: matched to a request-to-send whose
   // clear-to-send waits for room (eager_queues.h). kAhead: a clear-to-send was written ahead (eager.h);
@@ -110,11 +133,14 @@ class EagerRecv final : public RecvProtocol {
     uint8_t state[kMaxRecvs] = {};
     bool counted[kMaxRecvs] = {};   // data written ahead: its size is what the parts' completions say
     uint8_t entry[kMaxRecvs] = {};  // kAhead: the entry ahead its clear-to-send is in
+    // The data parts taken (bit p: part p, chunk_of), each once; 0 when none is coming.
+    uint64_t have[kMaxRecvs] = {};
+    uint32_t cts_seq[kMaxRecvs] = {};  // low 32 bits of the seq of its clear-to-send (failover's HELD)
   };
   // Why irecv refuses buffers (one without a memory handle, or in device memory).
   Status refuse_buffers(std::span<const RecvBuffer> bufs) const;
   Status on_ring_message(uint32_t imm);
-  Status on_data_part(uint32_t target, uint32_t bytes);
+  Status on_data_part(uint32_t target, uint32_t bytes, uint64_t qp);
   // The posted buffer the send `ordinal` of `tag` is for (any state), if it is posted.
   inline bool find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buffer);
   // Writes a clear-to-send ahead for each buffer of receive slot r that is large, while there is room;
@@ -210,6 +236,9 @@ class EagerRecv final : public RecvProtocol {
   // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
   std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};
   int reposts_pending_ = 0;  // their sum
+  uint64_t failed_qps_ = 0;  // QPs the sender's MOVE named (failover): moved to ERR, not reposted
+  uint64_t flushed_ = 0;     // those of them whose standing receives were seen flushed
+  uint32_t epoch_ = 0;       // the last failover epoch taken
 };
 
 }  // namespace railscope::net::verbs

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "plugin/net/verbs/eager/eager_protocol.h"
+#include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/rdma_write.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
 #include "plugin/net/verbs/watch/diagnosis_map.h"
@@ -46,6 +47,7 @@ void fill_clear_to_send(eager::ClearToSend* c, const RecvSlot& r, size_t index, 
 
 Status EagerRecv::prepare() {
   c_.set_receiver(&protocol_receiver<EagerRecv>);
+  c_.offer_failover();
   ahead_ = params::get_bool("RAILSCOPE_NET_EAGER_AHEAD");
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(eager::ring_bytes(c_.eager_max()), remote_write, &ring_); !st.ok())
@@ -73,6 +75,11 @@ Status EagerRecv::repost_receives() {
   for (size_t q = 0; q < c_.qps().size(); ++q) {
     const int n = reposts_due_[q];
     if (n == 0) continue;
+    if (failed_qps_ != 0 && q < failover::kMaxQps && (failed_qps_ >> q & 1) != 0) {  // in ERR: none
+      reposts_pending_ -= n;
+      reposts_due_[q] = 0;
+      continue;
+    }
     std::array<ibv_recv_wr, eager::kRepostBatch> wrs;  // the first n are filled
     for (int i = 0; i < n; ++i)
       wrs[static_cast<size_t>(i)] =
@@ -213,6 +220,7 @@ inline uint64_t EagerRecv::stage_ahead(RecvSlot& r, Targets& t, int i, uint32_t 
   c->ordinal = t.ordinals[i];
   c->tag = t.tags[i];
   c->seq = t.seq;
+  t.cts_seq[i] = static_cast<uint32_t>(t.seq);
   t.state[i] = kAhead;
   t.entry[i] = static_cast<uint8_t>(entry);
   t.parts[i] = static_cast<int>(c_.qps().size());
@@ -310,10 +318,8 @@ bool EagerRecv::find_buffer(int tag, uint64_t ordinal, RecvSlot** slot, int* buf
 Status EagerRecv::on_completion(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kWrKindMask;
   const uint64_t low = wc.wr_id & ~kWrKindMask;
-  if (wc.status != IBV_WC_SUCCESS)
-    return Status::fail(
-        ncclRemoteError,
-        wc_finding(wc.status, wc.vendor_err, kind == kWrCts ? Phase::Cts : Phase::Recv, 0, c_.where()));
+  if (wc.status != IBV_WC_SUCCESS) [[unlikely]]
+    return on_failed_completion(wc);
   if (kind == kWrCts) {  // a signalled control write: it and every one before it left the send queue
     if (!control_.retire(low))
       return Status::fail(
@@ -330,7 +336,7 @@ Status EagerRecv::on_completion(const ibv_wc& wc) {
   if (++reposts_due_[low] == eager::kRepostBatch)
     if (Status st = repost_receives(); !st.ok()) return st;
   const uint32_t imm = ntohl(wc.imm_data);
-  if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData, wc.byte_len);
+  if (imm & eager::kImmData) return on_data_part(imm & ~eager::kImmData, wc.byte_len, low);
   if (low != 0) return bad_peer(fmt::format("ring message on QP {} of {}", low, c_.where()));
   return on_ring_message(imm);
 }
@@ -402,6 +408,7 @@ inline Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
     fill_clear_to_send(&c, r, index, i, t.data[i], t.mrs[i]);
     if (h.size > r.sizes[i]) c.status = eager::kTooSmall;
     c.seq = h.seq;
+    t.cts_seq[i] = static_cast<uint32_t>(h.seq);
     r.got[i] = h.size;
     t.parts[i] = static_cast<int>(c_.qps().size());
     t.counted[i] = false;  // the request-to-send said the size
@@ -434,13 +441,25 @@ inline Status EagerRecv::deliver(RecvSlot& r, int i, uint64_t seq) {
 
 Status EagerRecv::deliver_held(RecvSlot& r, int i, uint64_t seq) { return deliver(r, i, seq); }
 
-Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
+Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes, uint64_t qp) {
+  // A part sent again after a failover names itself in its immediate; any other is its QP's (chunk_of).
+  uint64_t part = qp;
+  if ((target & failover::kImmReplayed) != 0) [[unlikely]] {
+    const std::optional<failover::ReplayedPart> p = failover::replayed_part(target);
+    if (!p) return bad_peer(fmt::format("data immediate {:#x} on {}", target, c_.where()));
+    target = p->target;
+    part = p->part;
+  }
   const size_t s = target / kMaxRecvs, i = target % kMaxRecvs;
   RecvSlot* r = s < c_.slots().size() ? &c_.slots()[s] : nullptr;
   Targets* t = s < targets_.size() ? &targets_[s] : nullptr;
   if (r == nullptr || t == nullptr || !r->in_use || static_cast<int>(i) >= r->n ||
       (t->state[i] != kIncoming && t->state[i] != kAhead) || t->parts[i] <= 0)
     return bad_peer(fmt::format("data for receive target {}, which expects none, on {}", target, c_.where()));
+  // Each part once (docs/failover.md): a second copy cannot count twice or end a message early.
+  if (!failover::take_part(&t->have[i], part, c_.qps().size()))
+    return bad_peer(fmt::format("part {} of receive target {} again, or not one of its {} parts, on {}", part,
+                                target, c_.qps().size(), c_.where()));
   if (t->state[i] == kAhead) {  // the first part of a message written into the clear-to-send ahead
     // The sender copied the entry before it wrote this: the entry is free again. The message still
     // counts among those coming until its last part.
@@ -457,6 +476,7 @@ Status EagerRecv::on_data_part(uint32_t target, uint32_t bytes) {
     r->got[i] += bytes;
   }
   if (--t->parts[i] == 0) {
+    t->have[i] = 0;
     t->state[i] = kDone;
     --t->unfinished;
     --large_incoming_;

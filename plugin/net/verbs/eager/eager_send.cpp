@@ -12,6 +12,7 @@
 
 #include "plugin/net/verbs/eager/eager_protocol.h"
 #include "plugin/net/verbs/eager/eager_queues.h"
+#include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/rdma_write.h"
 #include "plugin/net/verbs/watch/diagnosis_map.h"
 #include "railscope/core/log.h"
@@ -53,6 +54,7 @@ std::string_view pointer_kind(int type) {
 
 Status EagerSend::prepare() {
   c_.set_sender(&protocol_sender<EagerSend>);
+  c_.offer_failover();
   ring_ = eager::SenderRing(eager::ring_bytes(c_.eager_max()));
   return c_.register_buffer(ring_.size(), IBV_ACCESS_LOCAL_WRITE, &stage_);
 }
@@ -113,7 +115,11 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   // A large message holds a mailbox entry and a data part in every QP's send queue until it
   // completes: their number is bounded so the queues can be (eager_queues.h).
   const bool whole = size <= c_.eager_max();
-  if (!whole && mailbox_full()) return c_.not_ready();
+  if (!whole && (mailbox_full() || awaiting_held_)) [[unlikely]] {
+    if (awaiting_held_)  // a failover: nothing new until the receiver said what it holds
+      if (Status st = poll_held(); !st.ok()) return st;
+    return c_.not_ready();
+  }
   uint64_t& sent = sent_.of(tag);
   // The receiver wrote a clear-to-send for this very send ahead: the data goes now, no ring message.
   if (!whole)
@@ -212,6 +218,7 @@ std::optional<Status> EagerSend::send_ahead(int tag, void* data, size_t size, Ve
 // Posts the data of every waiting request whose clear-to-send arrived, oldest first: QP 0 carries the
 // parts in posting order, and NCCL waits on its requests in the order it made them.
 Status EagerSend::progress_now() {
+  if (awaiting_held_) return Status::success();  // data waits for the failover's HELD
   size_t kept = 0;
   Status result = Status::success();
   for (size_t i = 0; i < nwaiting_; ++i) {
@@ -230,7 +237,6 @@ Status EagerSend::progress_now() {
 }
 
 Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
-  const auto index = c_.pool().index_of(req);
   if (c.status == eager::kTooSmall || req->size > c.size)
     return Status::fail(ncclInvalidUsage, "internal.bad_argument",
                         fmt::format("isend of {} bytes but the receiver posted only {} bytes on {}",
@@ -239,27 +245,39 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
     return Status::fail(
         ncclRemoteError, "peer.bad_handshake",
         fmt::format("clear-to-send with status {} for target {} on {}", c.status, c.target, c_.where()));
-  const uint64_t addr = c.addr;
-  const uint32_t target = c.target;
+  req->dest = c.addr;
+  req->target = c.target;
+  req->cts_seq = static_cast<uint32_t>(c.seq);
+  for (int d = 0; d < eager::kMaxDevs; ++d) req->dest_rkey[d] = c.rkey[d];
+  req->data_live = true;
   const size_t nqps = c_.qps().size();
   for (size_t q = 0; q < nqps; ++q) {
-    const QpLane& ql = c_.qps()[q];
-    size_t off = 0, len = 0;
-    chunk_of(req->size, q, nqps, &off, &len);
-    ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
-                len > 0 ? req->mr->mr[static_cast<size_t>(ql.lane)]->lkey : 0};
-    ibv_send_wr wr;
-    fill_rdma_write_imm(&wr, kWrSend | index, len > 0 ? &sge : nullptr, addr + off,
-                        c.rkey[static_cast<size_t>(ql.remote_dev)],
-                        IBV_SEND_SIGNALED | (len > 0 && len <= ql.max_inline ? IBV_SEND_INLINE : 0),
-                        eager::imm_target(target));
-    ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
-      return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
-    ++req->pending;
+    // After a failover a failed QP's part goes on a live one, its immediate naming the part.
+    const bool moved = failed_qps_ != 0 && q < failover::kMaxQps && (failed_qps_ >> q & 1) != 0;
+    const uint32_t imm = moved ? failover::replay_immediate(eager::kImmData, static_cast<uint16_t>(c.target),
+                                                            static_cast<uint8_t>(q))
+                               : eager::imm_target(c.target);
+    if (Status st = post_part(req, q, moved ? live_qp_for(q) : q, imm); !st.ok()) return st;
   }
   req->posted = true;
   req->posted_at = Clock::now();
+  return Status::success();
+}
+
+Status EagerSend::post_part(SendReq* req, size_t part, size_t on_qp, uint32_t imm) {
+  const QpLane& ql = c_.qps()[on_qp];
+  size_t off = 0, len = 0;
+  chunk_of(req->size, part, c_.qps().size(), &off, &len);
+  ibv_sge sge{reinterpret_cast<uint64_t>(req->data) + off, static_cast<uint32_t>(len),
+              len > 0 ? req->mr->mr[static_cast<size_t>(ql.lane)]->lkey : 0};
+  ibv_send_wr wr;
+  fill_rdma_write_imm(&wr, kWrSend | c_.pool().index_of(req), len > 0 ? &sge : nullptr, req->dest + off,
+                      req->dest_rkey[static_cast<size_t>(ql.remote_dev)],
+                      IBV_SEND_SIGNALED | (len > 0 && len <= ql.max_inline ? IBV_SEND_INLINE : 0), imm);
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(ql.qp.get(), &wr, &bad); rc != 0)
+    return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
+  ++req->pending;
   return Status::success();
 }
 
@@ -267,9 +285,11 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kWrKindMask;
   const uint64_t low = wc.wr_id & ~kWrKindMask;
   const bool data = kind == kWrSend && low < c_.pool().capacity();
-  if (wc.status != IBV_WC_SUCCESS)
+  if (wc.status != IBV_WC_SUCCESS) [[unlikely]] {
+    if (failover_absorbs(wc)) return Status::success();
     return Status::fail(ncclRemoteError, wc_finding(wc.status, wc.vendor_err, Phase::Send,
                                                     data ? c_.pool().at(low).size : 0, c_.where()));
+  }
   if (kind == kWrRing && low <= ring_.posted()) {
     ring_retired_ = std::max(ring_retired_, low);
     return Status::success();
@@ -349,8 +369,11 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.drain_cqs(*this)) return c_.error_result();
+  if (awaiting_held_) [[unlikely]]
+    if (Status st = poll_held(); !st.ok()) return tested_result(st);
   if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
+    req->data_live = false;
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);
     return ncclSuccess;
   }

@@ -35,6 +35,16 @@ inline std::optional<ReplayedPart> replayed_part(uint32_t imm) {
   return ReplayedPart{static_cast<uint16_t>(imm & 0xffffu), static_cast<uint8_t>((imm >> 16) & 63u)};
 }
 
+// The receiver's data path keeps, per receive target, one bit per part taken (`*have`): part `part` of
+// a message of `nparts` parts is taken when it is one of them and not taken yet. False: a copy, or no
+// part of this message; *have unchanged.
+inline bool take_part(uint64_t* have, uint64_t part, size_t nparts) {
+  const uint64_t bit = uint64_t{1} << (part & 63);
+  if (part >= nparts || part >= kMaxQps || (*have & bit) != 0) return false;
+  *have |= bit;
+  return true;
+}
+
 enum class Arrival : uint8_t { Taken, Complete, Refused };
 
 class PartLedger {
@@ -50,9 +60,8 @@ class PartLedger {
   Arrival arrive(uint16_t target, size_t part) {
     if (target >= kMaxHeld || part >= kMaxQps) return Arrival::Refused;
     Entry& e = entries_[target];
-    const uint64_t bit = uint64_t{1} << part;
-    if ((e.want & bit) == 0 || (e.got & bit) != 0) return Arrival::Refused;
-    e.got |= bit;
+    // want is the first nparts bits (expect): the data path's rule, on the ledger's record.
+    if (!take_part(&e.got, part, static_cast<size_t>(std::popcount(e.want)))) return Arrival::Refused;
     if (e.got != e.want) return Arrival::Taken;
     e = Entry{};
     return Arrival::Complete;
