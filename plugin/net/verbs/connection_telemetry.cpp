@@ -54,10 +54,10 @@ void ConnectionTelemetry::emit(ConnIdentity who, const std::vector<Lane>& lanes)
     const RailRateAccumulator::Totals d = now.since(marks_[l].rate_at_line);
     marks_[l].rate_at_line = now;
     const node::RailRate r{"", d.bytes, d.busy_ns, d.transfers};
-    rates += fmt::format(
-        "{}{{\"port\":\"{}:{}\",\"GBps\":{:.6g},\"bytes\":{},\"busy_s\":{:.6f},\"transfers\":{}}}",
-        rates.empty() ? "" : ",", lane.port->dev_name, lane.port->port, r.bytes_per_second() / 1e9, d.bytes,
-        static_cast<double>(d.busy_ns) / 1e9, d.transfers);
+    rates +=
+        fmt::format("{}{{\"port\":\"{}:{}\",\"gbs\":{:.6g},\"bytes\":{},\"busy_s\":{:.6f},\"transfers\":{}}}",
+                    rates.empty() ? "" : ",", lane.port->dev_name, lane.port->port,
+                    r.bytes_per_second() / 1e9, d.bytes, static_cast<double>(d.busy_ns) / 1e9, d.transfers);
   }
   if (sampled) who.extra_json = fmt::format(",\"rail_rate\":[{}]", rates);
   emit_stats_line(stats_json(who, stats_));

@@ -31,7 +31,7 @@ TEST(PeriodicStats, EngineMembersAreAppended) {
   who.role = "send";
   who.fabric = {{"loss", 0}};
   who.extra_json =
-      R"(,"rail_rate":[{"port":"rxe1:1","GBps":0.0135,"bytes":25165824,"busy_s":1.86,"transfers":24}])";
+      R"(,"rail_rate":[{"port":"rxe1:1","gbs":0.0135,"bytes":25165824,"busy_s":1.86,"transfers":24}])";
   ConnStats s;
   const auto j = nlohmann::json::parse(stats_json(who, s));
   ASSERT_EQ(j["rail_rate"].size(), 1u);
