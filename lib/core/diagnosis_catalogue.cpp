@@ -238,8 +238,8 @@ constexpr Entry kEntries[] = {
      "out-of-range fields): a different railscope version, a truncated handle, or a stray connection",
      "Run the same railscope build on every node"},
     {"async.port_error", S::Error, "Port went down", "the RDMA port reported IBV_EVENT_PORT_ERR",
-     "Check the cable/switch/netdev; connections on this port fail unless their virtual NIC has another "
-     "live port to fail over to (then [link.failover] names each one that moved)"},
+     "Check the cable/switch/netdev; connections on this port fail, except those whose virtual NIC has "
+     "another live port: they move their traffic there (link.failover)"},
     {"async.device_fatal", S::Error, "Device fatal error", "the RDMA device reported a fatal error",
      "Reset the NIC/driver; check dmesg"},
     {"async.gid_change", S::Warning, "GID table changed",
