@@ -60,7 +60,7 @@ void check_values(const rv::Message& m) {
   RS_FUZZ_CHECK(e.qpns.size() <= rv::kMaxQps, "%zu QPNs", e.qpns.size());
   RS_FUZZ_CHECK(e.eager_max <= rv::kMaxEagerBytes, "eager_max %u", e.eager_max);
   for (const auto& [d, rkey] : e.devs) {
-    RS_FUZZ_CHECK(node::ib_mtu_enum(d.active_mtu) != 0, "active MTU %d bytes", d.active_mtu);
+    RS_FUZZ_CHECK(railscope::node::ib_mtu_enum(d.active_mtu) != 0, "active MTU %d bytes", d.active_mtu);
     RS_FUZZ_CHECK(d.netdev_mtu >= 0 && d.netdev_mtu <= (1 << 20), "netdev MTU %d", d.netdev_mtu);
     RS_FUZZ_CHECK(d.pci_path.empty(), "a peer's record names a PCI path");
   }
