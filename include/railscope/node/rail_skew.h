@@ -29,12 +29,11 @@ inline constexpr uint64_t kRailSkewMinBusyNs = 100'000'000;
 // (soft-RoCE test bed, two rails driven by one process: docs/fabric-health-net.md gives the spread
 // measured); a rail at half its siblings' pace holds the whole job at half speed.
 inline constexpr double kRailSkewRatio = 0.5;
-// ... and only when it cost the window this much: the slow rail's busy time beyond what its bytes take
+// ... and only when that cost the window this much: the slow rail's busy time beyond what its bytes take
 // at the others' median pace, as a fraction of the window. Lockstep collectives wait that long on it, so
-// it bounds what the slow rail held the job back. A rail that is slow but mostly idle holds back little:
-// on the soft-RoCE test bed a healthy two-port virtual NIC, busy 4 % of the time with 512 KiB parts, read
-// 0.49x when one port's completions waited on a busy emulated CPU for 6 s (0.23 s of a 6.1 s window, 3.8 %);
-// a rail behind a rate limit is busy most of the window (its cost over 50 %).
+// it bounds how much the slow rail held the job back. A rail that is slow while mostly idle (an emulated
+// NIC whose completions wait on a busy CPU, a job between collectives) holds back little; a rail behind a
+// bad link is busy for most of the window (docs/fabric-health-net.md gives the test bed's figures).
 inline constexpr double kRailSkewMinCost = 0.1;
 
 // One rail's large transfers in a window.
