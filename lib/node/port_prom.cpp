@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "railscope/core/prom_textfile.h"
 #include "railscope/node/sysfs.h"
 
@@ -51,34 +53,31 @@ void append_port_series(std::string& out, std::string_view prefix, const std::ve
                s += fmt::format("{}{{{},category=\"{}\"}} {}\n", name, labels(p), kCategories[i],
                                 p.by_category[i]);
          });
-  family("transmit_bytes_total", "counter",
-         "Bytes the port sent since this process began sampling (port_xmit_data).",
-         [&](std::string& s, const std::string& name) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("{}{{{}}} {}\n", name, labels(p), p.transmit_bytes);
-         });
-  family("receive_bytes_total", "counter",
-         "Bytes the port received since this process began sampling (port_rcv_data).",
-         [&](std::string& s, const std::string& name) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("{}{{{}}} {}\n", name, labels(p), p.receive_bytes);
-         });
-  family("up", "gauge", "1 when the port's state is ACTIVE, else 0.",
-         [&](std::string& s, const std::string& name) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("{}{{{}}} {}\n", name, labels(p), p.state == "ACTIVE" ? 1 : 0);
-         });
-  family("state_changes_total", "counter",
-         "Sampling windows that ended with the port in another state than the window before (link flaps).",
-         [&](std::string& s, const std::string& name) {
-           for (const PromPortSeries& p : ports)
-             s += fmt::format("{}{{{}}} {}\n", name, labels(p), p.state_changes);
-         });
-  family("rate_bytes_per_second", "gauge", "The port's link rate, bytes per second.",
-         [&](std::string& s, const std::string& name) {
-           for (const PromPortSeries& p : ports)
-             if (p.speed_mbps > 0) s += fmt::format("{}{{{}}} {}\n", name, labels(p), p.speed_mbps * 125000);
-         });
+  // One sample per port: `value` gives it, or nullopt where the port has none.
+  auto port_family = [&](std::string_view suffix, const char* type, const char* help, auto&& value) {
+    family(suffix, type, help, [&](std::string& s, const std::string& name) {
+      for (const PromPortSeries& p : ports)
+        if (const std::optional<uint64_t> v = value(p))
+          s += fmt::format("{}{{{}}} {}\n", name, labels(p), *v);
+    });
+  };
+  port_family("transmit_bytes_total", "counter",
+              "Bytes the port sent since this process began sampling (port_xmit_data).",
+              [](const PromPortSeries& p) -> std::optional<uint64_t> { return p.transmit_bytes; });
+  port_family("receive_bytes_total", "counter",
+              "Bytes the port received since this process began sampling (port_rcv_data).",
+              [](const PromPortSeries& p) -> std::optional<uint64_t> { return p.receive_bytes; });
+  port_family("up", "gauge", "1 when the port's state is ACTIVE, else 0.",
+              [](const PromPortSeries& p) -> std::optional<uint64_t> { return p.state == "ACTIVE" ? 1 : 0; });
+  port_family(
+      "state_changes_total", "counter",
+      "Sampling windows that ended with the port in another state than the window before (link flaps).",
+      [](const PromPortSeries& p) -> std::optional<uint64_t> { return p.state_changes; });
+  port_family("rate_bytes_per_second", "gauge", "The port's link rate, bytes per second.",
+              [](const PromPortSeries& p) -> std::optional<uint64_t> {
+                if (p.speed_mbps <= 0) return std::nullopt;
+                return static_cast<uint64_t>(p.speed_mbps) * 125000;
+              });
 }
 
 void add_port_interval(PromPortSeries& p, const std::vector<CounterDelta>& deltas, const std::string& state,
