@@ -354,10 +354,11 @@ constexpr Entry kEntries[] = {
     {"link.failover", S::Warning, "Traffic moved off a failed port",
      "a port of a virtual NIC failed (went down, or its QPs exceeded their retry budget) and the "
      "connection moved its traffic to its other ports; the job goes on at their bandwidth",
-     "Check the cable/optic/switch port of the failed port; the connection keeps the remaining ports "
-     "until it closes"},
+     "Check the cable/optic/switch port of the failed port; once it is ACTIVE again and passes a probe, "
+     "traffic returns to it (link.recovered), unless it failed RAILSCOPE_NET_FAILOVER_LIMIT times"},
     {"link.recovered", S::Warning, "Link back after going down",
-     "the port is ACTIVE again and receiving after a link-down: the link flapped",
+     "the port is ACTIVE again and receiving after a link-down: the link flapped; connections over a "
+     "virtual NIC that had moved their traffic off it (link.failover) probed it and moved traffic back",
      "Nothing for the job; a port that flaps again needs its cable/optic or switch port looked at"},
 
     // --- tuner, profiler (filled by their issues)

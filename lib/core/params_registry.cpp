@@ -74,6 +74,10 @@ constexpr Spec kSpecs[] = {
      "Verbs eager protocol over a virtual NIC: when a port other than the first fails, its traffic moves "
      "to the connection's other ports (link.failover; docs/failover.md); 0 = the connection fails "
      "(async.port_error)"},
+    {"RAILSCOPE_NET_FAILOVER_LIMIT", T::Int, "3", 1, 1000, "net",
+     "Failures of one port (failovers and failed probes) after which a connection keeps its traffic off "
+     "that port until it closes (link.failover says so); before that, a port ACTIVE again is probed and "
+     "traffic returns to it (link.recovered; docs/failover.md)"},
     {"RAILSCOPE_NET_STATS", T::Path, "", 0, 0, "net",
      "File or folder receiving one JSON line of statistics per net connection at close; unset = off"},
     {"RAILSCOPE_NET_STATS_INTERVAL", T::Int, "10", 0, 86400, "net",

@@ -114,8 +114,7 @@ void plan(Input& in, size_t nqps) {
   std::set<std::pair<uint16_t, uint8_t>> seen;
   for (const fo::Replay& r : replays) {
     RS_FUZZ_CHECK(r.on_qp < nqps && (failed & (uint64_t{1} << r.on_qp)) == 0, "replay on QP %u", r.on_qp);
-    RS_FUZZ_CHECK(r.part < nqps && (failed & (uint64_t{1} << r.part)) != 0, "part %u not of a failed QP",
-                  r.part);
+    RS_FUZZ_CHECK(r.part < nqps, "part %u of a message of %zu QPs", r.part, nqps);
     RS_FUZZ_CHECK(seen.insert({r.target, r.part}).second, "part %u of target %u twice", r.part, r.target);
     bool held_it = false, awaited = false;
     for (const auto& p : held->held)

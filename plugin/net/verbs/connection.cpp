@@ -30,6 +30,7 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
   if (Status st = qps_.connect(remote_qpns, local_, remote_, link_, oob_.peer(), where(), &path_mtu_);
       !st.ok())
     return st;
+  remote_qpns_ = remote_qpns;
   telemetry_.start(qps_.lanes());
   health_.attach(qps_.lanes(), link_);
   failover::Eligibility e;
@@ -67,6 +68,16 @@ Status Connection::stop_qps(uint64_t mask) {
                           fmt::format("ibv_modify_qp(QP {} to ERR) failed ({}) on {}", q, rc, where()));
   }
   return Status::success();
+}
+
+void Connection::ports_restored(uint64_t mask) {
+  for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q)
+    if ((mask >> q & 1) != 0)
+      moved_lanes_ &= ~(uint64_t{1} << (static_cast<size_t>(qps_.qps()[q].lane) & 63));
+}
+
+bool Connection::lane_down(size_t lane) const {
+  return lane < qps_.lanes().size() && qps_.lanes()[lane].health->is_down();
 }
 
 std::string Connection::qp_port(size_t q) const {

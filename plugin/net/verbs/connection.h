@@ -33,7 +33,8 @@ struct QpCaps;   // qp.h
 inline constexpr int kFifoDepth = 32;
 inline constexpr int kMaxRecvs = 8;
 inline constexpr uint64_t kWrSend = 1ull << 56, kWrRecv = 2ull << 56, kWrCts = 3ull << 56;
-inline constexpr uint64_t kWrRing = 4ull << 56;  // eager protocol: a ring message
+inline constexpr uint64_t kWrRing = 4ull << 56;   // eager protocol: a ring message
+inline constexpr uint64_t kWrProbe = 5ull << 56;  // failover: the probe of a recovered port's QP
 inline constexpr uint64_t kWrKindMask = 0xffull << 56;
 
 // The tester (transport.h) of a protocol's requests: a request of type Req (SendReq, RecvSlot) names
@@ -118,6 +119,14 @@ class Connection {
   uint64_t lane_qps(size_t lane) const;
   // Moves the QPs of `mask` to the error state: their queues flush, and nothing more lands through them.
   Status stop_qps(uint64_t mask);
+  // Brings the stopped QPs of `mask` back to RTS towards the same peer QPs (a recovered port).
+  Status restart_qps(uint64_t mask) {
+    return qps_.reconnect(mask, remote_qpns_, local_, remote_, link_, where());
+  }
+  // Traffic is back on the QPs of `mask`: a later failure of their ports fails over again.
+  void ports_restored(uint64_t mask);
+  // Whether local lane `lane`'s port is down now (its last async event).
+  bool lane_down(size_t lane) const;
   // "rxe2:1" for the local port of QP q; the ports of the QPs not in `failed`, joined by "+".
   std::string qp_port(size_t q) const;
   std::string live_ports(uint64_t failed) const;
@@ -214,8 +223,8 @@ class Connection {
   // The port of lane `lane` failed (its health recorded it): true when the protocol moves, or has
   // moved, its traffic elsewhere, so that the failure no longer fails the connection.
   virtual bool on_port_lost(size_t /*lane*/) { return false; }
-  // Reads what the peer sent out of band since the handshake (a failover notice), at the peer-liveness
-  // checks' pace.
+  // Reads what the peer sent out of band since the handshake (a failover notice), and moves a failover
+  // or a recovery on, at the peer-liveness checks' pace.
   virtual Status poll_notices() { return Status::success(); }
   // Remembers the failed completion `wc` polled from lane `lane`'s CQ (the first one only).
   void note_failed_completion(size_t lane, const ibv_wc& wc) { health_.note_failed_completion(lane, wc); }
@@ -252,7 +261,8 @@ class Connection {
   Channel oob_;
   int path_mtu_ = 0;
   bool failover_offered_ = false, can_fail_over_ = false;
-  uint64_t moved_lanes_ = 0;  // lanes whose traffic the protocol moved (on_port_lost)
+  uint64_t moved_lanes_ = 0;           // lanes whose traffic the protocol moved (on_port_lost)
+  std::vector<uint32_t> remote_qpns_;  // the peer's QP numbers, in QP order (restart_qps)
   QpSet qps_;
   ConnectionHealth health_;
   ConnectionTelemetry telemetry_;

@@ -104,22 +104,55 @@ Status QpSet::connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& l
         fmt::format("peer {} announced {} QPs, {} expected", peer, remote_qpns.size(), qps_.size()));
   *path_mtu = 0;
   for (size_t q = 0; q < qps_.size(); ++q) {
-    const auto l = static_cast<size_t>(qps_[q].lane);
-    const Lane& lane = lanes_[l];
-    const node::PortRecord& rdev = remote.devs[static_cast<size_t>(qps_[q].remote_dev)].record;
-    const node::PortRecord& ldev = local.devs[l].record;
-    PathChoice path;
-    if (Status st = check_link(ldev, local.host, rdev, remote.host, &path); !st.ok()) return st;
-    for (const auto& w : path.warnings) warn_once_per_port_pair(ldev, rdev, remote.host, w);
-    if (*path_mtu == 0 || path.path_mtu < *path_mtu) *path_mtu = path.path_mtu;
-    std::string at = fmt::format("{} (QP {} -> remote QPN {:#x})", where, qps_[q].qp->qp_num, remote_qpns[q]);
-    if (Status st = qp_to_rtr(qps_[q].qp.get(), *lane.port, rdev, remote_qpns[q], path.path_mtu, link, at);
-        !st.ok())
+    int mtu = 0;
+    if (Status st = connect_one(q, remote_qpns[q], local, remote, link, where, true, &mtu); !st.ok())
       return st;
-    if (Status st = qp_to_rts(qps_[q].qp.get(), link, at); !st.ok()) return st;
-    int& lane_mtu = lanes_[l].path_mtu;
-    if (path.path_mtu > lane_mtu) lane_mtu = path.path_mtu;
+    if (*path_mtu == 0 || mtu < *path_mtu) *path_mtu = mtu;
+    int& lane_mtu = lanes_[static_cast<size_t>(qps_[q].lane)].path_mtu;
+    if (mtu > lane_mtu) lane_mtu = mtu;
   }
+  return Status::success();
+}
+
+Status QpSet::reconnect(uint64_t mask, const std::vector<uint32_t>& remote_qpns, const EndInfo& local,
+                        const EndInfo& remote, const LinkParams& link, const std::string& where) {
+  for (size_t q = 0; q < qps_.size() && q < 64; ++q) {
+    if ((mask >> q & 1) == 0) continue;
+    if (q >= remote_qpns.size())
+      return Status::fail(ncclInternalError, "internal.bad_argument",
+                          fmt::format("QP {} has no remote QP number on {}", q, where));
+    // Any state may go to RESET: what the QP held is dropped without completions, and it keeps its number,
+    // so the peer's record of it stays right.
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RESET;
+    if (int rc = ibv::api()->modify_qp(qps_[q].qp.get(), &attr, IBV_QP_STATE); rc != 0)
+      return Status::fail(ncclSystemError, "wc.error",
+                          fmt::format("ibv_modify_qp(QP {} to RESET) failed ({}) on {}", q, rc, where));
+    const Lane& lane = lanes_[static_cast<size_t>(qps_[q].lane)];
+    if (Status st = qp_to_init(qps_[q].qp.get(), *lane.port, where); !st.ok()) return st;
+    int mtu = 0;
+    if (Status st = connect_one(q, remote_qpns[q], local, remote, link, where, false, &mtu); !st.ok())
+      return st;
+  }
+  return Status::success();
+}
+
+Status QpSet::connect_one(size_t q, uint32_t remote_qpn, const EndInfo& local, const EndInfo& remote,
+                          const LinkParams& link, const std::string& where, bool warn, int* path_mtu) {
+  const auto l = static_cast<size_t>(qps_[q].lane);
+  const Lane& lane = lanes_[l];
+  const node::PortRecord& rdev = remote.devs[static_cast<size_t>(qps_[q].remote_dev)].record;
+  const node::PortRecord& ldev = local.devs[l].record;
+  PathChoice path;
+  if (Status st = check_link(ldev, local.host, rdev, remote.host, &path); !st.ok()) return st;
+  if (warn)
+    for (const auto& w : path.warnings) warn_once_per_port_pair(ldev, rdev, remote.host, w);
+  std::string at = fmt::format("{} (QP {} -> remote QPN {:#x})", where, qps_[q].qp->qp_num, remote_qpn);
+  if (Status st = qp_to_rtr(qps_[q].qp.get(), *lane.port, rdev, remote_qpn, path.path_mtu, link, at);
+      !st.ok())
+    return st;
+  if (Status st = qp_to_rts(qps_[q].qp.get(), link, at); !st.ok()) return st;
+  *path_mtu = path.path_mtu;
   return Status::success();
 }
 

@@ -77,6 +77,10 @@ class QpSet {
   // returned in *path_mtu.
   Status connect(const std::vector<uint32_t>& remote_qpns, const EndInfo& local, const EndInfo& remote,
                  const LinkParams& link, const std::string& peer, const std::string& where, int* path_mtu);
+  // Brings the QPs of `mask` (bit q: QP q) back from the error state to RTS towards the same remote QPs,
+  // the path checked again: a port that failed and is ACTIVE again (docs/failover.md, recovery).
+  Status reconnect(uint64_t mask, const std::vector<uint32_t>& remote_qpns, const EndInfo& local,
+                   const EndInfo& remote, const LinkParams& link, const std::string& where);
   std::vector<uint32_t> qpns() const;
 
   const std::vector<Lane>& lanes() const { return lanes_; }
@@ -138,6 +142,9 @@ class QpSet {
   }
 
  private:
+  // QP q to RTR and RTS towards remote_qpn; *path_mtu the path's (bytes); `warn`: log path warnings.
+  Status connect_one(size_t q, uint32_t remote_qpn, const EndInfo& local, const EndInfo& remote,
+                     const LinkParams& link, const std::string& where, bool warn, int* path_mtu);
   static constexpr int kPollBatch = 16;  // completions taken per ibv_poll_cq
   std::vector<Lane> lanes_;
   std::vector<QpLane> qps_;

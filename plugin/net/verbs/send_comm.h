@@ -75,8 +75,9 @@ class SendProtocol {
   virtual Status on_completion(const ibv_wc& wc) = 0;
   // Before close: what was reported done but may still be in flight (bounded wait).
   virtual void drain() {}
-  // Failover (Connection::on_port_lost): false where the protocol does not fail over.
+  // Failover (Connection::on_port_lost, poll_notices): nothing where the protocol does not fail over.
   virtual bool on_port_lost(size_t /*lane*/) { return false; }
+  virtual Status poll_notices() { return Status::success(); }
 };
 
 // Send requests per connection, from isend until test() reports them done. NCCL keeps at most
@@ -125,6 +126,7 @@ class VerbsSendComm final : public SendComm, public Connection {
  protected:
   Status on_completion(const ibv_wc& wc) override { return protocol_->on_completion(wc); }
   bool on_port_lost(size_t lane) override { return protocol_->on_port_lost(lane); }
+  Status poll_notices() override { return protocol_->poll_notices(); }
   void profile_in_flight_failure() override {
     for (size_t i = 0; i < pool_.capacity(); ++i)
       if (profiling(i)) profile_failure(i, pool_.at(i).phandle, pool_.at(i).size);

@@ -4,7 +4,8 @@
 //   net_transfer loopback [--expect-mtu-warning] [--check-stats FILE] [--vdevice]   both ends in this process
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
-//   net_transfer rails SECONDS [--expect-ports-down | --expect-failover]
+//   net_transfer rails SECONDS [--expect-ports-down | --expect-failover | --expect-recovery |
+//                               --expect-keep-out]
 //                                 (--rails 2) a virtual NIC rxe0+rxe2 -> rxe1+rxe3, 1 MiB messages
 //   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
@@ -667,11 +668,41 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
 // with an error within the QPs' retry budget (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; at most 10 s expected)
 // and a margin, and the error must name a port that is down (async.port_error), not blame the peer
 // (progress.stalled). `failover` (rails_down.sh took rail 1 down, 5 s into the stream): the stream goes
-// on to its end, every byte checked, with exactly one link.failover naming host A's port of that rail
-// (rxe2), and the rate from 3 s after the pull on is at least 0.4x the rate before it.
-enum class RailsExpect { kHealthy, kPortsDown, kFailover };
+// on to its end, every byte checked, with one link.failover from each end, the sender's naming host
+// A's port of that rail (rxe2) and the receiver's host B's (rxe3), and the rate from 3 s after the pull
+// on is at least 0.4x the rate before it. `recovery` (rails_down.sh with RAILS_DOWN_FOR: the rail is
+// down that long, then back, `rail_up` touched in the sync folder): the same through the outage, then
+// one link.recovered from each end of the connection, and rail 1 carries the stream again (rxe2's
+// sent packets grow after the recovery). `keep_out` (RAILSCOPE_NET_FAILOVER_LIMIT=2, rails_down.sh with
+// RAILS_DOWN_CYCLES=2: rail 1 down, back, down and back again): the stream goes on to its end, every
+// byte checked; two link.failover from each end, the sender's second saying the port is kept out; one
+// link.recovered from each end, after the first outage only.
+enum class RailsExpect { kHealthy, kPortsDown, kFailover, kRecovery, kKeepOut };
+namespace {
+bool sync_exists(const char* name) {
+  const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR");
+  return dir != nullptr && std::ifstream(std::string(dir) + "/" + name).good();
+}
+long rxe_sent_pkts(const char* dev) {
+  std::ifstream f(std::string("/sys/class/infiniband/") + dev + "/ports/1/hw_counters/sent_pkts");
+  long v = -1;
+  f >> v;
+  return v;
+}
+// A connection's own link.recovered (the port watcher says it of the port too, without "connection").
+bool connection_recovered_lines(int* n) {
+  *n = 0;
+  for (const auto& l : CapturedLog::lines())
+    if (l.text.find("[link.recovered]") != std::string::npos &&
+        l.text.find("connection") != std::string::npos)
+      ++*n;
+  return *n > 0;
+}
+}  // namespace
 int rails(int seconds, RailsExpect expect) {
-  const bool ports_down = expect == RailsExpect::kPortsDown, failover = expect == RailsExpect::kFailover;
+  const bool ports_down = expect == RailsExpect::kPortsDown, recovery = expect == RailsExpect::kRecovery;
+  const bool keep_out = expect == RailsExpect::kKeepOut;
+  const bool failover = expect == RailsExpect::kFailover || recovery || keep_out;
   Net net;
   if (!net.open()) return 1;
   int a[2] = {net.device("rxe0"), net.device("rxe2")};
@@ -709,8 +740,11 @@ int rails(int seconds, RailsExpect expect) {
   uint64_t seed = 1;
   bool told = false;
   Clock::time_point told_at{};
-  size_t before_bytes = 0, after_bytes = 0;
-  double before_s = 0, after_s = 0;
+  size_t before_bytes = 0, after_bytes = 0, back_bytes = 0;
+  double before_s = 0, after_s = 0, back_s = 0;
+  bool rail_up = false, recovered = false;
+  long sent_at_recovery = -1;
+  Clock::time_point recovered_at{};
   // The failover case pulls the rail after 5 s of healthy stream, its baseline.
   const auto tell_after = std::chrono::seconds(failover ? 5 : 1);
   while (g_failures == 0 && Clock::now() - start < std::chrono::seconds(seconds)) {
@@ -723,10 +757,24 @@ int rails(int seconds, RailsExpect expect) {
       std::printf("rate t=%.1f MB/s=%.2f\n", std::chrono::duration<double>(now - start).count(),
                   static_cast<double>(window_bytes) / s / 1e6);
       std::fflush(stdout);
+      if (recovery && told && !rail_up) rail_up = sync_exists("rail_up");
+      if (recovery && rail_up && !recovered) {
+        int n = 0;
+        if (connection_recovered_lines(&n)) {
+          recovered = true;
+          recovered_at = now;
+          sent_at_recovery = rxe_sent_pkts("rxe2");
+          std::printf("rails: traffic back on rail 1 %.1f s into the stream\n",
+                      std::chrono::duration<double>(now - start).count());
+        }
+      }
       if (!told) {
         before_bytes += window_bytes;
         before_s += s;
-      } else if (now - told_at >= std::chrono::seconds(3)) {
+      } else if (recovered && now - recovered_at >= std::chrono::seconds(1)) {
+        back_bytes += window_bytes;
+        back_s += s;
+      } else if (!rail_up && now - told_at >= std::chrono::seconds(3)) {
         after_bytes += window_bytes;
         after_s += s;
       }
@@ -748,17 +796,58 @@ int rails(int seconds, RailsExpect expect) {
     std::printf("rails: healthy %.2f MB/s, after the failover %.2f MB/s (%.2fx)\n", healthy, moved,
                 healthy > 0 ? moved / healthy : 0.0);
     CHECK(told && after_s >= 3, "the stream did not run long enough after the rail went down");
-    CHECK(moved >= 0.4 * healthy, "after the failover %.2f MB/s, below 0.4x the healthy %.2f MB/s", moved,
-          healthy);
-    int findings = 0;
+    if (recovery) CHECK(back_s >= 3, "the stream did not run long enough after the recovery");
+    // keep_out's windows mix the outages and the time between them: its rate is not judged.
+    if (!keep_out)
+      CHECK(moved >= 0.4 * healthy, "after the failover %.2f MB/s, below 0.4x the healthy %.2f MB/s", moved,
+            healthy);
+    // One from each end: the sender's names host A's port of rail 1, the receiver's host B's.
+    int sender = 0, receiver = 0, others = 0;
     for (const auto& l : CapturedLog::lines())
       if (l.text.find("[link.failover]") != std::string::npos) {
-        ++findings;
         std::printf("finding: %s\n", l.text.c_str());
-        CHECK(l.level == NCCL_LOG_WARN && l.text.find("port rxe2:1") != std::string::npos,
-              "link.failover does not name rxe2:1 at WARN: %s", l.text.c_str());
+        CHECK(l.level == NCCL_LOG_WARN, "link.failover not at WARN: %s", l.text.c_str());
+        if (l.text.find("port rxe2:1 of connection") != std::string::npos)
+          ++sender;
+        else if (l.text.find("(this end's port rxe3:1)") != std::string::npos)
+          ++receiver;
+        else
+          ++others;
       }
-    CHECK(findings == 1, "%d link.failover findings, 1 expected", findings);
+    const int want = keep_out ? 2 : 1;
+    CHECK(sender == want && receiver == want && others == 0,
+          "link.failover: %d from the sender naming rxe2:1, %d from the receiver naming rxe3:1, %d other; "
+          "%d, %d and 0 expected",
+          sender, receiver, others, want, want);
+    int back = 0;
+    connection_recovered_lines(&back);
+    if (keep_out) {
+      for (const auto& l : CapturedLog::lines())
+        if (l.text.find("[link.recovered]") != std::string::npos)
+          std::printf("finding: %s\n", l.text.c_str());
+      int kept = 0;
+      for (const auto& l : CapturedLog::lines())
+        if (l.text.find("[link.failover] port rxe2:1") != std::string::npos &&
+            l.text.find("kept out until the connection closes") != std::string::npos)
+          ++kept;
+      CHECK(kept == 1, "%d link.failover saying rxe2:1 is kept out, 1 expected (the second)", kept);
+      CHECK(back == 2, "%d link.recovered of the connection, 2 expected (the first outage's)", back);
+    } else if (recovery) {
+      for (const auto& l : CapturedLog::lines())
+        if (l.text.find("[link.recovered]") != std::string::npos)
+          std::printf("finding: %s\n", l.text.c_str());
+      const double again = back_s > 0 ? static_cast<double>(back_bytes) / back_s / 1e6 : 0;
+      const long sent_after = rxe_sent_pkts("rxe2") - sent_at_recovery;
+      std::printf("rails: after the recovery %.2f MB/s (%.2fx healthy); rxe2 sent %ld packets since\n", again,
+                  healthy > 0 ? again / healthy : 0.0, sent_after);
+      CHECK(rail_up, "the rail never came back (rail_up)");
+      CHECK(recovered && back == 2, "%d link.recovered of the connection, 2 expected (one from each end)",
+            back);
+      CHECK(sent_at_recovery >= 0 && sent_after >= 1000,
+            "rxe2 sent %ld packets after the recovery: the stream did not return to rail 1", sent_after);
+    } else {
+      CHECK(back == 0, "%d link.recovered of the connection while the rail stayed down", back);
+    }
     CHECK(!CapturedLog::contains("[progress.stalled]") && !CapturedLog::contains("[peer.bad_handshake]"),
           "the failover logged an error");
     CHECK(net.t->deregMr(sc, smr) == ncclSuccess && net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr");
@@ -964,6 +1053,8 @@ int main(int argc, char** argv) {
                  argc < 4                                           ? RailsExpect::kHealthy
                  : std::strcmp(argv[3], "--expect-ports-down") == 0 ? RailsExpect::kPortsDown
                  : std::strcmp(argv[3], "--expect-failover") == 0   ? RailsExpect::kFailover
+                 : std::strcmp(argv[3], "--expect-recovery") == 0   ? RailsExpect::kRecovery
+                 : std::strcmp(argv[3], "--expect-keep-out") == 0   ? RailsExpect::kKeepOut
                                                                     : RailsExpect::kHealthy);
   bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
   if (mode == "server" && argc >= 3) return server(argv[2], loop);

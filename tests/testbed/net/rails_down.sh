@@ -7,7 +7,8 @@
 # link.failover) or --expect-ports-down (the stream ends with a clear error naming a port that is down,
 # within the budget and a margin, no hang). Then the links come back. RAILS_DOWN_SIDE=A takes vethA<i>
 # down instead: host A's (the sender's) port fails its sends at once, so the sender sees its completions
-# in error rather than a stall.
+# in error rather than a stall. RAILS_DOWN_FOR=S brings the links back S seconds after they went down,
+# mid-stream, and touches `rail_up` in the sync folder (--expect-recovery: traffic returns to the rail).
 #   rails_down.sh NET_TRANSFER EXPECT SECONDS RAIL...
 set -uo pipefail
 . "$TESTBED_LIB"
@@ -30,7 +31,23 @@ for rail in "$@"; do tb_link_down "veth$side$rail"; done
 for rail in "$@"; do
     echo "rails_down: veth$side$rail down; rxe$((2 * rail)) $(cat /sys/class/infiniband/rxe$((2 * rail))/ports/1/state)"
 done
+# RAILS_DOWN_CYCLES=N (with RAILS_DOWN_FOR): N outages of RAILS_DOWN_FOR s, RAILS_UP_FOR s (8) apart.
+if [[ -n ${RAILS_DOWN_FOR:-} ]]; then
+    for cycle in $(seq 1 "${RAILS_DOWN_CYCLES:-1}"); do
+        if [[ $cycle -gt 1 ]]; then
+            tb_sleep "${RAILS_UP_FOR:-8}"
+            for rail in "$@"; do tb_link_down "veth$side$rail"; done
+            echo "rails_down: outage $cycle: veth$side${*: -1} down"
+        fi
+        tb_sleep "$RAILS_DOWN_FOR"
+        for rail in "$@"; do tb_link_up "veth$side$rail"; done
+        for rail in "$@"; do
+            echo "rails_down: veth$side$rail up after ${RAILS_DOWN_FOR} s; rxe$((2 * rail)) $(cat /sys/class/infiniband/rxe$((2 * rail))/ports/1/state)"
+        done
+        touch "$TESTBED_SCRATCH/rail_up"
+    done
+fi
 wait "$pid"
 rc=$?
-for rail in "$@"; do tb_link_up "veth$side$rail"; done
+[[ -n ${RAILS_DOWN_FOR:-} ]] || for rail in "$@"; do tb_link_up "veth$side$rail"; done
 exit "$rc"

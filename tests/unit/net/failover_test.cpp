@@ -140,14 +140,18 @@ TEST(NetFailoverLedger, TakesEachPartOnceAndCompletesWithTheLast) {
   EXPECT_FALSE(l.expect(1, 1, 65));
 }
 
-TEST(NetFailoverPlan, SendsAgainOnlyTheFailedPartsTheReceiverLacks) {
-  // Four QPs, QPs 0 and 2 (one port) failed; three large messages in flight.
+TEST(NetFailoverPlan, SendsAgainEveryPartTheReceiverLacksOnLiveQps) {
+  // Four QPs, QPs 0 and 2 (one port) failed; three large messages in flight, every part of them
+  // completed at the sender (acknowledged or flushed) before MOVE, so a part not held is on no wire,
+  // whichever QP carried it (QP 3's part of message 3 went before an earlier failover moved it).
   const std::vector<InFlight> flight = {{3, 7, 4}, {9, 8, 4}, {20, 5, 4}};
   Notice h = held_notice();
-  h.held = {{3, 7, 0b0011}, {9, 8, 0}, {20, 4, 0}};  // target 20 awaits another message: 5 came whole
+  h.held = {{3, 7, 0b0011}, {9, 8, 0b1010}, {20, 4, 0}};  // target 20 awaits another message: 5 came whole
   const auto r = plan_replays(flight, h, 0b0101, 4);
-  const std::vector<Replay> want = {{3, 2, 1}, {9, 0, 3}, {9, 2, 1}};
+  const std::vector<Replay> want = {{3, 2, 1}, {3, 3, 3}, {9, 0, 1}, {9, 2, 3}};
   EXPECT_EQ(r, want);
+  // A part beyond the connection's QPs is no part of its messages.
+  EXPECT_EQ(plan_replays(std::vector<InFlight>{{3, 7, 9}}, h, 0b0101, 4).size(), 2u);
   EXPECT_EQ(ring_qp(0b0101, 4), 1u);
   EXPECT_EQ(ring_qp(0b1111, 4), 4u);
   EXPECT_TRUE(plan_replays(flight, h, 0b1111, 4).empty());

@@ -17,6 +17,7 @@
 #include "plugin/net/verbs/watch/diagnosis_map.h"
 #include "railscope/core/diagnosis.h"
 #include "railscope/core/log.h"
+#include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {
@@ -37,6 +38,27 @@ void send_notice(Connection& c, const failover::Notice& n) {
   // A few bytes into a socket idle since the handshake: the kernel takes them at once; what it does
   // not is written by the next flush (poll_held, or the next notice).
   (void)c.oob().flush(&done);
+}
+
+// The sender's next notice from the receiver, decoded once (*out; nullopt when none came yet). An
+// answer to a PROBE the sender gave up (an older epoch) is dropped: the receiver may answer late.
+Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional<failover::Notice>* out) {
+  out->reset();
+  bool flushed = false;
+  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
+  for (;;) {
+    std::optional<Message> m;
+    if (Status st = c.oob().receive(&m); !st.ok()) return st;
+    if (!m) return Status::success();
+    if (m->type != MessageType::Failover)
+      return bad_notice(fmt::format("out-of-band message of type {} when {} was due on {}",
+                                    static_cast<int>(m->type), due, c.where()));
+    std::string why;
+    *out = failover::decode(m->failover, c.qps().size(), &why);  // the one copy used
+    if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
+    if ((*out)->kind == failover::Kind::Probe && (*out)->epoch < epoch) continue;
+    return Status::success();
+  }
 }
 
 // The first QP of `mask`, for naming its port.
@@ -64,6 +86,8 @@ bool EagerSend::on_port_lost(size_t lane) {
 
 bool EagerSend::failover_absorbs(const ibv_wc& wc) {
   if (!c_.can_fail_over()) return false;
+  const uint64_t kind = wc.wr_id & kWrKindMask, low = wc.wr_id & ~kWrKindMask;
+  if (kind == kWrProbe) return on_probe_done(low, false).ok();
   const size_t lane = c_.completion_lane();
   const size_t q = c_.qp_index(lane, wc.qp_num);
   if (q >= c_.qps().size() || q >= failover::kMaxQps) return false;
@@ -75,66 +99,111 @@ bool EagerSend::failover_absorbs(const ibv_wc& wc) {
     if (!start_failover(path, ibv::wc_status_text(wc.status))) return false;
   }
   // A work request of a QP whose traffic moved: flushed (or failed) with it.
-  const uint64_t kind = wc.wr_id & kWrKindMask, low = wc.wr_id & ~kWrKindMask;
   if (kind != kWrSend || low >= c_.pool().capacity()) return false;
   SendReq& r = c_.pool().at(low);
   if (r.pending > 0 && --r.pending == 0) mailbox_used_ &= ~(uint64_t{1} << r.mailbox);
   return true;
 }
 
+bool EagerSend::strike(uint64_t mask, Clock::time_point now) {
+  if (strikes_.empty()) {
+    const auto limit = static_cast<int>(params::get_int("RAILSCOPE_NET_FAILOVER_LIMIT"));
+    for (size_t l = 0; l < c_.lanes().size(); ++l) strikes_.emplace_back(limit, std::chrono::seconds(1));
+  }
+  bool kept_out = false;
+  uint64_t lanes = 0;
+  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q)
+    if ((mask >> q & 1) != 0) lanes |= uint64_t{1} << (static_cast<size_t>(c_.qps()[q].lane) & 63);
+  for (size_t l = 0; l < strikes_.size() && l < kMaxDevsPerEnd; ++l)
+    if ((lanes >> l & 1) != 0) {
+      kept_out = strikes_[l].failed(now) || kept_out;
+      out_since_[l] = now;
+    }
+  return kept_out;
+}
+
 bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
   const size_t nqps = c_.qps().size();
-  if (!c_.can_fail_over() || epoch_ != 0 || !failover::movable(mask, nqps)) return false;
+  mask &= ~failed_qps_;
+  if (mask == 0) return true;  // moved already
+  // A failure while MOVE or PROBE waits for its answer is one exchange too many: the connection fails.
+  if (!c_.can_fail_over() || awaiting_held_ || exchange_ == Exchange::kAwaitingProbe ||
+      !failover::movable(failed_qps_ | mask, nqps))
+    return false;
+  if (exchange_ == Exchange::kProbing) probe_failed("another port of the connection failed during the probe");
   if (!c_.stop_qps(mask).ok()) return false;
-  failed_qps_ = mask;
-  epoch_ = 1;
+  const auto now = Clock::now();
+  const bool kept_out = strike(mask, now);
+  failed_qps_ |= mask;
+  exchange_qps_ = mask;
+  ++epoch_;
+  exchange_ = Exchange::kDraining;
   awaiting_held_ = true;
   moved_ = 0;
   // Every large message in flight is held (one more pending) until the receiver's HELD says what of it
-  // arrived: its parts on the failed QPs may have to go again.
-  // Their stall budget starts again: the exchange and what it sends again must fit in it.
-  const auto now = Clock::now();
+  // arrived. Their stall budget starts again: the exchange and what it sends again must fit in it.
   for (size_t i = 0; i < c_.pool().capacity(); ++i)
     if (SendReq& r = c_.pool().at(i); r.data_live) {
       ++r.pending;
       r.posted_at = now;
       ++moved_;
     }
-  send_notice(c_, failover::Notice{failover::Kind::Move, epoch_, mask, 0, {}});
-  const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(mask)));
+  const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed_qps_)));
+  const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
   RS_WARN("NET/railscope : {}",
           diag::one_line(diag::make(
               "link.failover",
               fmt::format("port {} of connection {} failed ({}): its QPs {:#x} stopped; traffic moves to {} "
                           "({} of {} QPs, about {}% of the connection's bandwidth), {} large message(s) in "
-                          "flight checked with the receiver",
-                          c_.qp_port(first_qp(mask)), c_.where(), cause, mask, c_.live_ports(mask), live,
-                          nqps, live * 100 / nqps, moved_))));
+                          "flight checked with the receiver; {}",
+                          c_.qp_port(first_qp(mask)), c_.where(), cause, mask, c_.live_ports(failed_qps_),
+                          live, nqps, live * 100 / nqps, moved_,
+                          kept_out ? fmt::format("its failure {} on this connection: kept out until the "
+                                                 "connection closes",
+                                                 failures)
+                                   : fmt::format("failure {}: traffic returns once the port is ACTIVE "
+                                                 "again and passes a probe",
+                                                 failures)))));
   return true;
 }
 
+Status EagerSend::failover_progress() {
+  switch (exchange_) {
+    case Exchange::kDraining: return send_move_when_drained();
+    case Exchange::kAwaitingHeld: return poll_held();
+    case Exchange::kAwaitingProbe: return poll_probe_answer();
+    case Exchange::kProbing:
+      // The probe writes complete through the drains; only the deadline is this check's.
+      if (Clock::now() > exchange_deadline_) probe_failed("the probe writes did not complete in time");
+      return Status::success();
+    case Exchange::kNone: break;
+  }
+  return Status::success();
+}
+
+Status EagerSend::send_move_when_drained() {
+  if (Status st = c_.poll(); !st.ok()) return st;
+  for (size_t i = 0; i < c_.pool().capacity(); ++i)
+    if (const SendReq& r = c_.pool().at(i); r.data_live && r.pending > 1) return Status::success();
+  // Every part posted before the failure completed here: on a live QP it was acknowledged, so the
+  // receiver has its completion, and on a stopped one it flushed. The receiver's HELD then names all
+  // that arrived, and every part it lacks can go again without a copy still in flight.
+  send_notice(c_, failover::Notice{failover::Kind::Move, epoch_, exchange_qps_, 0, {}});
+  exchange_ = Exchange::kAwaitingHeld;
+  return Status::success();
+}
+
 Status EagerSend::poll_held() {
-  bool flushed = false;
-  if (Status st = c_.oob().flush(&flushed); !st.ok()) return c_.fail(std::move(st));
-  std::optional<Message> m;
-  if (Status st = c_.oob().receive(&m); !st.ok()) return c_.fail(std::move(st));
-  if (!m) return Status::success();
-  if (m->type != MessageType::Failover)
-    return c_.fail(
-        bad_notice(fmt::format("out-of-band message of type {} while the failover waits for HELD on {}",
-                               static_cast<int>(m->type), c_.where())));
+  std::optional<failover::Notice> n;
+  if (Status st = next_notice(c_, epoch_, "HELD", &n); !st.ok()) return c_.fail(std::move(st));
+  if (!n) return Status::success();
   const size_t nqps = c_.qps().size();
-  std::string why;
-  const std::optional<failover::Notice> n = failover::decode(m->failover, nqps, &why);  // the one copy used
-  if (!n) return c_.fail(bad_notice(fmt::format("{} on {}", why, c_.where())));
-  if (n->kind != failover::Kind::Held || n->epoch != epoch_ || n->qps != failed_qps_ ||
+  if (n->kind != failover::Kind::Held || n->epoch != epoch_ || n->qps != exchange_qps_ ||
       n->ring_next > ring_.posted() + 1)
     return c_.fail(bad_notice(fmt::format(
         "failover notice kind {} epoch {} QPs {:#x} ring message {} when HELD of "
         "epoch {} for QPs {:#x} was due on {}",
-        static_cast<int>(n->kind), n->epoch, n->qps, n->ring_next, epoch_, failed_qps_, c_.where())));
-  // Every completion of the failed QPs polled: what completed there is with the receiver, in its HELD.
-  if (Status st = c_.poll(); !st.ok()) return st;
+        static_cast<int>(n->kind), n->epoch, n->qps, n->ring_next, epoch_, exchange_qps_, c_.where())));
   std::vector<failover::InFlight> in_flight;
   for (size_t i = 0; i < c_.pool().capacity(); ++i) {
     const SendReq& r = c_.pool().at(i);
@@ -163,11 +232,139 @@ Status EagerSend::poll_held() {
     if (r.data_live && r.pending > 0 && --r.pending == 0) mailbox_used_ &= ~(uint64_t{1} << r.mailbox);
   }
   awaiting_held_ = false;
+  exchange_ = Exchange::kNone;
   RS_INFO(NCCL_NET,
           "NET/railscope : failover of {}: the receiver holds what arrived; {} part(s) of {} message(s) sent "
           "again on {}",
           c_.where(), replays.size(), moved_, c_.live_ports(failed_qps_));
   return Status::success();
+}
+
+Status EagerSend::poll_notices() {
+  if (exchange_ != Exchange::kNone) return failover_progress();
+  if (failed_qps_ == 0) return Status::success();
+  return maybe_probe(Clock::now());
+}
+
+Status EagerSend::maybe_probe(Clock::time_point now) {
+  uint64_t mask = 0;
+  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q) {
+    if ((failed_qps_ >> q & 1) == 0) continue;
+    const auto lane = static_cast<size_t>(c_.qps()[q].lane);
+    if (lane < strikes_.size() && !c_.lane_down(lane) && strikes_[lane].may_probe(now))
+      mask |= uint64_t{1} << q;
+  }
+  if (mask == 0) return Status::success();
+  if (Status st = c_.restart_qps(mask); !st.ok()) {
+    // The port is not usable yet (its GID or path not back): it counts as a failed probe.
+    RS_INFO(NCCL_NET, "NET/railscope : probe of port {} on {} not started: {}", c_.qp_port(first_qp(mask)),
+            c_.where(), st.finding().detail);
+    (void)c_.stop_qps(mask);
+    strike(mask, now);
+    return Status::success();
+  }
+  ++epoch_;
+  exchange_qps_ = mask;
+  exchange_ = Exchange::kAwaitingProbe;
+  // The receiver answers at its own liveness checks; a receiver that does not is no failure: traffic
+  // stays on the other ports, and the port is probed again after its backoff.
+  exchange_deadline_ = now + std::max<Clock::duration>(c_.stall_budget(), std::chrono::seconds(10));
+  send_notice(c_, failover::Notice{failover::Kind::Probe, epoch_, mask, 0, {}});
+  RS_INFO(NCCL_NET, "NET/railscope : port {} is ACTIVE again: QPs {:#x} of {} restarted and probed",
+          c_.qp_port(first_qp(mask)), mask, c_.where());
+  return Status::success();
+}
+
+Status EagerSend::poll_probe_answer() {
+  if (Clock::now() > exchange_deadline_) {
+    // PROBE stays unanswered: the receiver may still answer it, so the epoch cannot be reused; the
+    // connection goes on without the port.
+    probe_failed("the receiver did not answer the probe");
+    return Status::success();
+  }
+  std::optional<failover::Notice> n;
+  if (Status st = next_notice(c_, epoch_, "the answer to PROBE", &n); !st.ok()) return c_.fail(std::move(st));
+  if (!n) return Status::success();
+  if (n->kind != failover::Kind::Probe || n->epoch != epoch_ || n->qps != exchange_qps_)
+    return c_.fail(bad_notice(
+        fmt::format("failover notice kind {} epoch {} QPs {:#x} when the answer to "
+                    "PROBE of epoch {} for QPs {:#x} was due on {}",
+                    static_cast<int>(n->kind), n->epoch, n->qps, epoch_, exchange_qps_, c_.where())));
+  // Both ends' QPs are in RTS: a zero-byte write on each, signalled, completes only if the path carries
+  // it both ways (the write and its acknowledgement).
+  exchange_ = Exchange::kProbing;
+  probes_left_ = exchange_qps_;
+  probe_ok_ = true;
+  exchange_deadline_ = Clock::now() + std::max<Clock::duration>(c_.stall_budget(), std::chrono::seconds(2));
+  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q) {
+    if ((exchange_qps_ >> q & 1) == 0) continue;
+    const QpLane& ql = c_.qps()[q];
+    ibv_send_wr wr{};
+    wr.wr_id = kWrProbe | q;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = c_.remote().addr;
+    wr.wr.rdma.rkey = c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey;
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) {
+      probe_failed("a probe write could not be posted");
+      return Status::success();
+    }
+  }
+  return Status::success();
+}
+
+Status EagerSend::on_probe_done(size_t q, bool ok) {
+  if (exchange_ != Exchange::kProbing || q >= failover::kMaxQps || (probes_left_ >> q & 1) == 0)
+    return ok ? Status::fail(ncclInternalError, "internal.bad_argument",
+                             fmt::format("unexpected probe completion of QP {} on {}", q, c_.where()))
+              : Status::success();  // flushed after the probe was given up
+  probes_left_ &= ~(uint64_t{1} << q);
+  probe_ok_ = probe_ok_ && ok;
+  if (probes_left_ != 0) return Status::success();
+  if (!probe_ok_) {
+    probe_failed("a probe write failed");
+    return Status::success();
+  }
+  const uint64_t mask = exchange_qps_;
+  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
+  const double out_for =
+      std::chrono::duration<double>(Clock::now() - out_since_[lane % kMaxDevsPerEnd]).count();
+  failed_qps_ &= ~mask;
+  for (size_t l = 0; l < strikes_.size(); ++l)
+    if ((c_.lane_qps(l) & mask) != 0) strikes_[l].restored();
+  c_.ports_restored(mask);
+  exchange_ = Exchange::kNone;
+  send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, mask, 0, {}});
+  RS_WARN(
+      "NET/railscope : {}",
+      diag::one_line(diag::make(
+          "link.recovered",
+          fmt::format("port {} of connection {} passed its probe after {:.1f} s without traffic: QPs {:#x} "
+                      "carry traffic again, over {}",
+                      c_.qp_port(first_qp(mask)), c_.where(), out_for, mask, c_.live_ports(failed_qps_)))));
+  return Status::success();
+}
+
+void EagerSend::probe_failed(const char* why) {
+  const uint64_t mask = exchange_qps_;
+  exchange_ = Exchange::kNone;
+  probes_left_ = 0;
+  (void)c_.stop_qps(mask);  // what is still posted on them flushes; on_probe_done ignores it
+  const bool kept_out = strike(mask, Clock::now());
+  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
+  if (kept_out)
+    RS_WARN("NET/railscope : {}",
+            diag::one_line(diag::make(
+                "link.failover",
+                fmt::format("port {} of connection {} failed its probe ({}): failure {} on this connection, "
+                            "kept out until the connection closes; traffic stays on {}",
+                            c_.qp_port(first_qp(mask)), c_.where(), why,
+                            lane < strikes_.size() ? strikes_[lane].failures() : 0,
+                            c_.live_ports(failed_qps_)))));
+  else
+    RS_INFO(NCCL_NET, "NET/railscope : port {} of connection {} failed its probe ({}); probed again later",
+            c_.qp_port(first_qp(mask)), c_.where(), why);
 }
 
 // --- receiver
@@ -197,32 +394,45 @@ Status EagerRecv::poll_notices() {
     if (m->type != MessageType::Failover)
       return bad_notice(fmt::format("out-of-band message of type {} during the transfer on {}",
                                     static_cast<int>(m->type), c_.where()));
-    if (Status st = on_move(*m); !st.ok()) return st;
+    if (Status st = on_notice(*m); !st.ok()) return st;
   }
 }
 
-Status EagerRecv::on_move(const Message& m) {
-  const size_t nqps = c_.qps().size();
+Status EagerRecv::on_notice(const Message& m) {
   std::string why;
-  const std::optional<failover::Notice> n = failover::decode(m.failover, nqps, &why);  // the one copy used
+  const std::optional<failover::Notice> n =
+      failover::decode(m.failover, c_.qps().size(), &why);  // the one copy used
   if (!n) return bad_notice(fmt::format("{} on {}", why, c_.where()));
-  if (n->kind != failover::Kind::Move || n->epoch != epoch_ + 1 || (n->qps & failed_qps_) != 0 ||
-      !failover::movable(n->qps | failed_qps_, nqps))
+  switch (n->kind) {
+    case failover::Kind::Move: return on_move(*n);
+    case failover::Kind::Probe: return on_probe(*n);
+    case failover::Kind::Restored: return on_restored(*n);
+    case failover::Kind::Held: break;
+  }
+  return bad_notice(fmt::format("failover notice kind {} epoch {} from the sender on {}",
+                                static_cast<int>(n->kind), n->epoch, c_.where()));
+}
+
+Status EagerRecv::on_move(const failover::Notice& n) {
+  const size_t nqps = c_.qps().size();
+  if (n.epoch != epoch_ + 1 || (n.qps & failed_qps_) != 0 || !failover::movable(n.qps | failed_qps_, nqps))
     return bad_notice(
         fmt::format("failover notice kind {} epoch {} QPs {:#x} when MOVE of epoch {} was due, "
-                    "leaving the ring's QP, on {}",
-                    static_cast<int>(n->kind), n->epoch, n->qps, epoch_ + 1, c_.where()));
-  if (Status st = c_.stop_qps(n->qps); !st.ok()) return st;
-  failed_qps_ |= n->qps;
-  epoch_ = n->epoch;
+                    "leaving the ring's QP and naming none moved already ({:#x}), on {}",
+                    static_cast<int>(n.kind), n.epoch, n.qps, epoch_ + 1, failed_qps_, c_.where()));
+  if (Status st = c_.stop_qps(n.qps); !st.ok()) return st;
+  failed_qps_ |= n.qps;
+  epoch_ = n.epoch;
   // A failed QP's standing receives flush after every arrival on it completed: once each QP showed a
-  // flushed one, every part that made it through is counted.
+  // flushed one, every part that made it through is counted. The sender sent MOVE once every part it
+  // posted completed there, so what arrived on the live QPs is in the completion queues too.
   const auto deadline = Clock::now() + std::chrono::milliseconds(500);
-  while ((flushed_ & n->qps) != n->qps && Clock::now() < deadline) {
+  for (;;) {
     if (Status st = c_.poll(); !st.ok()) return st;
-    if ((flushed_ & n->qps) != n->qps) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if ((flushed_ & n.qps) == n.qps || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
-  failover::Notice held{failover::Kind::Held, epoch_, n->qps, ring_arrived_.messages + 1, {}};
+  failover::Notice held{failover::Kind::Held, epoch_, n.qps, ring_arrived_.messages + 1, {}};
   for (size_t index = 0; index < targets_.size(); ++index) {
     const RecvSlot& r = c_.slots()[index];
     const Targets& t = targets_[index];
@@ -233,9 +443,63 @@ Status EagerRecv::on_move(const Message& m) {
             {static_cast<uint16_t>(index * kMaxRecvs + static_cast<size_t>(i)), t.cts_seq[i], t.have[i]});
   }
   send_notice(c_, held);
-  RS_INFO(NCCL_NET,
-          "NET/railscope : failover of {}: QPs {:#x} stopped at the sender's request; {} message(s) awaited",
-          c_.where(), n->qps, held.held.size());
+  RS_WARN(
+      "NET/railscope : {}",
+      diag::one_line(diag::make(
+          "link.failover",
+          fmt::format("the sender of connection {} moved the traffic of QPs {:#x} (this end's port {}) to "
+                      "{}: {} message(s) awaited here, their missing parts sent again",
+                      c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_),
+                      held.held.size()))));
+  return Status::success();
+}
+
+Status EagerRecv::on_probe(const failover::Notice& n) {
+  if (n.epoch != epoch_ + 1 || (n.qps & ~failed_qps_) != 0)
+    return bad_notice(
+        fmt::format("PROBE of epoch {} for QPs {:#x} when epoch {} was due, for QPs moved "
+                    "already ({:#x}), on {}",
+                    n.epoch, n.qps, epoch_ + 1, failed_qps_, c_.where()));
+  epoch_ = n.epoch;
+  probing_qps_ = n.qps;
+  // Restarted from whatever state the QPs are in (RESET drops what they held, without completions):
+  // the receives counted against them are gone with it, and each gets its standing receives again.
+  // They stay out of the data path (failed_qps_) until RESTORED: only the probe's writes, which
+  // consume no receive, come through them before it.
+  if (Status st = c_.restart_qps(n.qps); !st.ok()) {
+    // Not answered: the sender gives the probe up at its deadline and counts a failure.
+    RS_INFO(NCCL_NET, "NET/railscope : PROBE of QPs {:#x} on {} not answered: {}", n.qps, c_.where(),
+            st.finding().detail);
+    return Status::success();
+  }
+  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q) {
+    if ((n.qps >> q & 1) == 0) continue;
+    reposts_pending_ -= reposts_due_[q];
+    reposts_due_[q] = 0;
+    for (uint32_t i = 0; i < eager::kReceiverRecvDepth; ++i)
+      if (Status st = c_.post_recv(c_.qps()[q], kWrRecv | q); !st.ok()) return st;
+  }
+  flushed_ &= ~n.qps;
+  send_notice(c_, failover::Notice{failover::Kind::Probe, epoch_, n.qps, 0, {}});
+  return Status::success();
+}
+
+Status EagerRecv::on_restored(const failover::Notice& n) {
+  if (n.epoch != epoch_ || n.qps != probing_qps_ || probing_qps_ == 0)
+    return bad_notice(
+        fmt::format("RESTORED of epoch {} for QPs {:#x} when the probe of epoch {} was for QPs "
+                    "{:#x}, on {}",
+                    n.epoch, n.qps, epoch_, probing_qps_, c_.where()));
+  failed_qps_ &= ~n.qps;
+  probing_qps_ = 0;
+  c_.ports_restored(n.qps);
+  RS_WARN(
+      "NET/railscope : {}",
+      diag::one_line(diag::make(
+          "link.recovered",
+          fmt::format("the sender of connection {} probed QPs {:#x} (this end's port {}): traffic is back "
+                      "on them, over {}",
+                      c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_)))));
   return Status::success();
 }
 

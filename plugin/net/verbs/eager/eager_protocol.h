@@ -5,9 +5,12 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "plugin/net/verbs/eager/eager.h"
 #include "plugin/net/verbs/eager/eager_queues.h"
+#include "plugin/net/verbs/failover/failover_message.h"
+#include "plugin/net/verbs/failover/port_strikes.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
@@ -22,6 +25,7 @@ static_assert(eager::kAheadEntries >= eager::kMaxLargeInFlight,
 
 class EagerSend final : public SendProtocol {
  public:
+  using Clock = Connection::Clock;
   explicit EagerSend(VerbsSendComm& c) : c_(c) {}
   Status prepare() override;
   // Inlined into its sender, protocol_sender (send_comm.h), which NCCL's isend calls. The always_inline
@@ -37,16 +41,39 @@ class EagerSend final : public SendProtocol {
   // Eager sends are reported done once posted: wait (bounded) until the receiver has them.
   void drain() override;
   bool on_port_lost(size_t lane) override;
+  // A failed port that is ACTIVE again is probed (recovery), and an exchange waiting on the clock ends.
+  Status poll_notices() override;
 
  private:
-  // Failover (docs/failover.md; eager_failover.cpp), off the data path. A completion in error: true when
-  // it belongs to, or starts, a failover (the connection goes on).
+  // Failover and recovery (docs/failover.md; eager_failover.cpp), off the data path. Where an exchange
+  // with the receiver stands: kDraining (QPs stopped, waiting for every part in flight to complete
+  // here before MOVE), kAwaitingHeld (MOVE sent), kAwaitingProbe (a recovered port's QPs restarted,
+  // PROBE sent), kProbing (the receiver restarted its own; a write on each QP tests the path).
+  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld, kAwaitingProbe, kProbing };
+  // A completion in error: true when it belongs to, or starts, a failover (the connection goes on).
   bool failover_absorbs(const ibv_wc& wc);
-  // Moves the traffic of QPs `mask` elsewhere: they go to ERR, the receiver gets MOVE, and every large
-  // message in flight is held until its HELD. False when it cannot (the connection fails as before).
+  // Moves the traffic of QPs `mask` elsewhere: they go to ERR, every large message in flight is held,
+  // and once their parts completed here the receiver gets MOVE. False when it cannot (the connection
+  // fails as before).
   bool start_failover(uint64_t mask, const std::string& cause);
-  // The receiver's HELD, once it came: the parts it lacks are sent again on live QPs.
+  // The exchange in progress, moved on (from test() and isend while one is).
+  Status failover_progress();
+  // kDraining: every held message's parts completed here (success or flushed), so the receiver's HELD
+  // will say all that arrived; MOVE goes.
+  Status send_move_when_drained();
+  // The receiver's HELD, once it came: every part of a held message it lacks is sent again on live QPs.
   Status poll_held();
+  // Recovery: the failed QPs whose port is ACTIVE again and whose keep-out allows it are restarted and
+  // the receiver asked to do the same (PROBE).
+  Status maybe_probe(Clock::time_point now);
+  // The receiver's answer to PROBE: a zero-byte write on each restarted QP tests the path.
+  Status poll_probe_answer();
+  // A probe write completed (`ok`) or failed; once every one did, traffic returns or stays away.
+  Status on_probe_done(size_t q, bool ok);
+  // The probe failed or ran out of time: its QPs stop again and their ports count a failure.
+  void probe_failed(const char* why);
+  // Counts a failure of each port of `mask`; true when one of them is now kept out.
+  bool strike(uint64_t mask, Clock::time_point now);
   // Part `part` of req's message (chunk_of) on QP `on_qp`, with immediate `imm`.
   Status post_part(SendReq* req, size_t part, size_t on_qp, uint32_t imm);
   // The live QP that carries parts of failed QP `part`.
@@ -84,12 +111,20 @@ class EagerSend final : public SendProtocol {
   // Mailbox entries held by large messages, from isend until their data parts completed (one bit each);
   // a message sent into a clear-to-send written ahead holds one too, so the budget stays the same.
   uint64_t mailbox_used_ = 0;
-  eager::TagCounts sent_;       // per tag, the sends posted (the next one's ordinal is one more)
-  size_t ahead_next_ = 0;       // the entry after the one last used: where the next match is looked for first
-  uint64_t failed_qps_ = 0;     // QPs whose traffic moved (failover); their parts go on live QPs
-  uint32_t epoch_ = 0;          // failovers of this connection (at most one)
-  bool awaiting_held_ = false;  // MOVE sent, HELD not yet taken
-  size_t moved_ = 0;            // large messages in flight when the port failed
+  eager::TagCounts sent_;      // per tag, the sends posted (the next one's ordinal is one more)
+  size_t ahead_next_ = 0;      // the entry after the one last used: where the next match is looked for first
+  uint64_t failed_qps_ = 0;    // QPs whose traffic moved (failover); their parts go on live QPs
+  uint64_t exchange_qps_ = 0;  // the QPs the exchange in progress is about
+  uint64_t probes_left_ = 0;   // kProbing: QPs whose probe write has not completed
+  uint32_t epoch_ = 0;         // failovers and recoveries of this connection (notices' epoch)
+  Exchange exchange_ = Exchange::kNone;
+  bool awaiting_held_ = false;             // kDraining or kAwaitingHeld: no new large message's data goes
+  bool probe_ok_ = true;                   // kProbing: no probe write failed
+  size_t moved_ = 0;                       // large messages in flight when the port failed
+  Clock::time_point exchange_deadline_{};  // kAwaitingProbe, kProbing: when the probe is given up
+  // Per local lane: its failures (keep-out, backoff) and when its traffic last left it.
+  std::vector<failover::PortStrikes> strikes_;
+  std::array<Clock::time_point, kMaxDevsPerEnd> out_since_{};
 };
 
 class EagerRecv final : public RecvProtocol {
@@ -113,8 +148,12 @@ class EagerRecv final : public RecvProtocol {
   Status poll_notices() override;
 
  private:
-  // Failover (docs/failover.md; eager_failover.cpp): the sender's MOVE, answered with HELD.
-  Status on_move(const Message& m);
+  // Failover and recovery (docs/failover.md; eager_failover.cpp): the sender's MOVE, answered with
+  // HELD; its PROBE (this end restarts the QPs named and answers PROBE); its RESTORED.
+  Status on_notice(const Message& m);
+  Status on_move(const failover::Notice& n);
+  Status on_probe(const failover::Notice& n);
+  Status on_restored(const failover::Notice& n);
   // Flushed receives on a failed QP: dropped (they say that every arrival before them was polled).
   Status on_failed_completion(const ibv_wc& wc);
   // Per receive slot, per buffer where it stands; matched by tag and ordinal (the k-th buffer posted
@@ -235,10 +274,11 @@ class EagerRecv final : public RecvProtocol {
   eager::TagCounts posted_;  // per tag, the buffers posted (the next one's ordinal is one more)
   // Per QP (at most kMaxQpsPerConn x kMaxDevsPerEnd): standing receives consumed, not yet given back.
   std::array<int, kMaxQpsPerConn * kMaxDevsPerEnd> reposts_due_{};
-  int reposts_pending_ = 0;  // their sum
-  uint64_t failed_qps_ = 0;  // QPs the sender's MOVE named (failover): moved to ERR, not reposted
-  uint64_t flushed_ = 0;     // those of them whose standing receives were seen flushed
-  uint32_t epoch_ = 0;       // the last failover epoch taken
+  int reposts_pending_ = 0;   // their sum
+  uint64_t failed_qps_ = 0;   // QPs the sender's MOVE named (failover): moved to ERR, not reposted
+  uint64_t flushed_ = 0;      // those of them whose standing receives were seen flushed
+  uint64_t probing_qps_ = 0;  // those of them restarted at the sender's PROBE, until its RESTORED
+  uint32_t epoch_ = 0;        // the last failover or recovery epoch taken
 };
 
 }  // namespace railscope::net::verbs

@@ -117,7 +117,7 @@ Status EagerSend::isend(void* data, size_t size, int tag, VerbsMr* mr, void* pha
   const bool whole = size <= c_.eager_max();
   if (!whole && (mailbox_full() || awaiting_held_)) [[unlikely]] {
     if (awaiting_held_)  // a failover: nothing new until the receiver said what it holds
-      if (Status st = poll_held(); !st.ok()) return st;
+      if (Status st = failover_progress(); !st.ok()) return st;
     return c_.not_ready();
   }
   uint64_t& sent = sent_.of(tag);
@@ -301,6 +301,7 @@ Status EagerSend::on_completion(const ibv_wc& wc) {
       c_.pool().at(low).lane_done[c_.completion_lane()] = c_.completion_time();
     return Status::success();
   }
+  if (kind == kWrProbe) return on_probe_done(low, true);
   return Status::fail(ncclInternalError, "internal.bad_argument",
                       fmt::format("unexpected send completion (wr_id {:#x}) on {}", wc.wr_id, c_.where()));
 }
@@ -369,8 +370,8 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.drain_cqs(*this)) return c_.error_result();
-  if (awaiting_held_) [[unlikely]]
-    if (Status st = poll_held(); !st.ok()) return tested_result(st);
+  if (exchange_ != Exchange::kNone) [[unlikely]]
+    if (Status st = failover_progress(); !st.ok()) return tested_result(st);
   if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
     req->data_live = false;

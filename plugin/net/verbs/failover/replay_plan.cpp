@@ -28,9 +28,9 @@ std::vector<Replay> plan_replays(std::span<const InFlight> in_flight, const Noti
     if (it == held.held.end() || it->target != m.target || it->seq != m.seq) continue;  // received whole
     if (planned.test(m.target)) continue;
     planned.set(m.target);
-    for (size_t part = 0; part < m.nparts && part < kMaxQps; ++part) {
+    for (size_t part = 0; part < m.nparts && part < nqps && part < kMaxQps; ++part) {
       const uint64_t bit = uint64_t{1} << part;
-      if ((failed & bit) == 0 || (it->parts & bit) != 0) continue;
+      if ((it->parts & bit) != 0) continue;
       out.push_back(Replay{m.target, static_cast<uint8_t>(part), live[next++ % live.size()]});
     }
   }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the sending end sends again after a failover (docs/failover.md): from its own record of the
-// large messages whose data completions it has not all seen and the receiver's HELD notice, the parts
-// that travelled on a failed QP and did not arrive, each assigned to a live QP in turn; and which eager
-// ring messages follow from the receiver's next expected one. The receiver's notice is trusted only
-// about the receiver itself: a target or seq the sender has no message for is ignored.
+// large messages it holds and the receiver's HELD notice, the parts that did not arrive, each assigned
+// to a live QP in turn. The sender asks for HELD only once every part it posted completed locally
+// (acknowledged, or flushed on a stopped QP), so a part HELD lacks is on no wire: it goes again
+// whichever QP carried it, which keeps a second or third failover of a connection as simple as the
+// first. The receiver's notice is trusted only about the receiver itself: a target or seq the sender
+// has no message for is ignored.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +35,8 @@ struct Replay {
 size_t ring_qp(uint64_t failed, size_t nqps);
 
 // The parts to send again: for each message in flight that the receiver still awaits under the same
-// seq, the parts whose QP is in `failed` and that the receiver does not hold, round robin over the QPs
-// not in `failed`; each part once, however often the list names the message. Empty when no QP is left.
+// seq, the parts the receiver does not hold, round robin over the QPs not in `failed`; each part once,
+// however often the list names the message. Empty when no QP is left.
 std::vector<Replay> plan_replays(std::span<const InFlight> in_flight, const Notice& held, uint64_t failed,
                                  size_t nqps);
 
