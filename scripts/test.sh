@@ -12,7 +12,10 @@ t_deps=$(date +%s)
 # Release (-O3): the tests run what users and packagers build, and GCC's optimizer-dependent warnings
 # (-Wrestrict, -Wstringop-*, -Warray-bounds: GCC bug 105329 broke the Release build of the profiler once)
 # show up here rather than in a user's build.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILSCOPE_WERROR=ON
+# RAILSCOPE_UNITY_BUILD=ON (CI sets it): each target's sources compiled in batches, about 2.4x faster
+# (CMakeLists.txt); the default compiles each file on its own, as developers build.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRAILSCOPE_WERROR=ON \
+  -DRAILSCOPE_UNITY_BUILD="${RAILSCOPE_UNITY_BUILD:-OFF}"
 cmake --build build
 t_build=$(date +%s)
 cd build

@@ -40,9 +40,16 @@ std::string logged_warnings() {
   return out;
 }
 
-std::vector<size_t> integrity_sizes() {
-  std::vector<size_t> s = {0, 3, 4095, 8193, 65537, 1000003, 7777777, (size_t{64} << 20) - 1};
-  for (size_t p = 1; p <= (size_t{64} << 20); p <<= 1) s.push_back(p);
+// Every size up to 64 MiB through the newest ABI; the older ones, whose adapters differ only in how
+// they pass the same calls, up to 1 MiB (the large sizes took four fifths of the test, and under the
+// sanitizers several minutes, without reaching any code the newest version does not).
+std::vector<size_t> integrity_sizes(int version) {
+  const size_t top = version >= 12 ? size_t{64} << 20 : size_t{1} << 20;
+  std::vector<size_t> s;
+  for (size_t v : {size_t{0}, size_t{3}, size_t{4095}, size_t{8193}, size_t{65537}, size_t{1000003},
+                   size_t{7777777}, (size_t{64} << 20) - 1})
+    if (v <= top) s.push_back(v);
+  for (size_t p = 1; p <= top; p <<= 1) s.push_back(p);
   return s;
 }
 
@@ -55,7 +62,7 @@ int send_all_sizes(int fd, int version) {
   std::vector<unsigned char> buf(size_t{64} << 20);
   void* mh = nullptr;
   if (api->reg_mr(comm, buf.data(), buf.size(), &mh) != ncclSuccess) return 12;
-  for (size_t size : integrity_sizes()) {
+  for (size_t size : integrity_sizes(version)) {
     fill_pattern(buf, size, 7);
     void* req = nullptr;
     if (post_send(*api, comm, buf.data(), size, 1, mh, &req) != ncclSuccess) return 13;
@@ -322,7 +329,7 @@ TEST_P(DataIntegrity, EverySizeByteForByte) {
   } close_first{*api, rcomm};
   void* mh = nullptr;
   ASSERT_EQ(api->reg_mr(rcomm, buf.data(), buf.size(), &mh), ncclSuccess);
-  for (size_t size : integrity_sizes()) {
+  for (size_t size : integrity_sizes(version)) {
     std::fill(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(size + 64), 0xA5);
     void* data = buf.data();
     size_t cap = size + 64;  // room to spare: the reported size must be the sent size
