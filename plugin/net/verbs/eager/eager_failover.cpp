@@ -115,10 +115,7 @@ bool EagerSend::strike(uint64_t mask, Clock::time_point now) {
   for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q)
     if ((mask >> q & 1) != 0) lanes |= uint64_t{1} << (static_cast<size_t>(c_.qps()[q].lane) & 63);
   for (size_t l = 0; l < strikes_.size() && l < kMaxDevsPerEnd; ++l)
-    if ((lanes >> l & 1) != 0) {
-      kept_out = strikes_[l].failed(now) || kept_out;
-      out_since_[l] = now;
-    }
+    if ((lanes >> l & 1) != 0) kept_out = strikes_[l].failed(now) || kept_out;
   return kept_out;
 }
 
@@ -134,6 +131,8 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
   if (!c_.stop_qps(mask).ok()) return false;
   const auto now = Clock::now();
   const bool kept_out = strike(mask, now);
+  for (size_t q = 0; q < nqps && q < failover::kMaxQps; ++q)
+    if ((mask >> q & 1) != 0) out_since_[static_cast<size_t>(c_.qps()[q].lane) % kMaxDevsPerEnd] = now;
   failed_qps_ |= mask;
   exchange_qps_ = mask;
   ++epoch_;
