@@ -461,6 +461,9 @@ Status EagerRecv::on_probe(const failover::Notice& n) {
                     n.epoch, n.qps, epoch_ + 1, failed_qps_, c_.where()));
   epoch_ = n.epoch;
   probing_qps_ = n.qps;
+  // What the QPs' stop flushed is taken first, while they still count as failed: RESET may leave those
+  // completions in the queue, and polled after RESTORED they would read as errors.
+  if (Status st = c_.poll(); !st.ok()) return st;
   // Restarted from whatever state the QPs are in (RESET drops what they held, without completions):
   // the receives counted against them are gone with it, and each gets its standing receives again.
   // They stay out of the data path (failed_qps_) until RESTORED: only the probe's writes, which
