@@ -59,21 +59,17 @@ uint64_t Connection::lane_qps(size_t lane) const {
 }
 
 Status Connection::stop_qps(uint64_t mask) {
-  for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q) {
-    if ((mask & (uint64_t{1} << q)) == 0) continue;
-    ibv_qp_attr attr{};
-    attr.qp_state = IBV_QPS_ERR;
-    if (int rc = ibv::api()->modify_qp(qps_.qps()[q].qp.get(), &attr, IBV_QP_STATE); rc != 0)
-      return Status::fail(ncclSystemError, "wc.error",
-                          fmt::format("ibv_modify_qp(QP {} to ERR) failed ({}) on {}", q, rc, where()));
-  }
+  for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q)
+    if ((mask >> q & 1) != 0)
+      if (Status st = qps_.move_to(q, IBV_QPS_ERR, where()); !st.ok()) return st;
   return Status::success();
 }
 
-void Connection::ports_restored(uint64_t mask) {
+uint64_t Connection::qp_lanes(uint64_t mask) const {
+  uint64_t lanes = 0;
   for (size_t q = 0; q < qps_.qps().size() && q < failover::kMaxQps; ++q)
-    if ((mask >> q & 1) != 0)
-      moved_lanes_ &= ~(uint64_t{1} << (static_cast<size_t>(qps_.qps()[q].lane) & 63));
+    if ((mask >> q & 1) != 0) lanes |= uint64_t{1} << (static_cast<size_t>(qps_.qps()[q].lane) & 63);
+  return lanes;
 }
 
 bool Connection::lane_down(size_t lane) const {

@@ -123,8 +123,10 @@ class Connection {
   Status restart_qps(uint64_t mask) {
     return qps_.reconnect(mask, remote_qpns_, local_, remote_, link_, where());
   }
+  // The local lanes the QPs of `mask` use, one bit each.
+  uint64_t qp_lanes(uint64_t mask) const;
   // Traffic is back on the QPs of `mask`: a later failure of their ports fails over again.
-  void ports_restored(uint64_t mask);
+  void ports_restored(uint64_t mask) { moved_lanes_ &= ~qp_lanes(mask); }
   // Whether local lane `lane`'s port is down now (its last async event).
   bool lane_down(size_t lane) const;
   // "rxe2:1" for the local port of QP q; the ports of the QPs not in `failed`, joined by "+".

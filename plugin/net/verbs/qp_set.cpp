@@ -123,17 +123,26 @@ Status QpSet::reconnect(uint64_t mask, const std::vector<uint32_t>& remote_qpns,
                           fmt::format("QP {} has no remote QP number on {}", q, where));
     // Any state may go to RESET: what the QP held is dropped without completions, and it keeps its number,
     // so the peer's record of it stays right.
-    ibv_qp_attr attr{};
-    attr.qp_state = IBV_QPS_RESET;
-    if (int rc = ibv::api()->modify_qp(qps_[q].qp.get(), &attr, IBV_QP_STATE); rc != 0)
-      return Status::fail(ncclSystemError, "wc.error",
-                          fmt::format("ibv_modify_qp(QP {} to RESET) failed ({}) on {}", q, rc, where));
+    if (Status st = move_to(q, IBV_QPS_RESET, where); !st.ok()) return st;
     const Lane& lane = lanes_[static_cast<size_t>(qps_[q].lane)];
     if (Status st = qp_to_init(qps_[q].qp.get(), *lane.port, where); !st.ok()) return st;
     int mtu = 0;
     if (Status st = connect_one(q, remote_qpns[q], local, remote, link, where, false, &mtu); !st.ok())
       return st;
   }
+  return Status::success();
+}
+
+Status QpSet::move_to(size_t q, ibv_qp_state state, const std::string& where) {
+  ibv_qp_attr attr{};
+  attr.qp_state = state;
+  if (int rc = ibv::api()->modify_qp(qps_[q].qp.get(), &attr, IBV_QP_STATE); rc != 0)
+    return Status::fail(ncclSystemError, "wc.error",
+                        fmt::format("ibv_modify_qp(QP {} to {}) failed ({}) on {}", q,
+                                    state == IBV_QPS_ERR     ? "ERR"
+                                    : state == IBV_QPS_RESET ? "RESET"
+                                                             : "?",
+                                    rc, where));
   return Status::success();
 }
 

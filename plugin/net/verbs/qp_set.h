@@ -82,6 +82,8 @@ class QpSet {
   Status reconnect(uint64_t mask, const std::vector<uint32_t>& remote_qpns, const EndInfo& local,
                    const EndInfo& remote, const LinkParams& link, const std::string& where);
   std::vector<uint32_t> qpns() const;
+  // QP q to `state` alone (ERR: a failover stops it; RESET: a recovery restarts it).
+  Status move_to(size_t q, ibv_qp_state state, const std::string& where);
 
   const std::vector<Lane>& lanes() const { return lanes_; }
   std::vector<Lane>& lanes() { return lanes_; }

@@ -111,9 +111,7 @@ bool EagerSend::strike(uint64_t mask, Clock::time_point now) {
     for (size_t l = 0; l < c_.lanes().size(); ++l) strikes_.emplace_back(limit, std::chrono::seconds(1));
   }
   bool kept_out = false;
-  uint64_t lanes = 0;
-  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q)
-    if ((mask >> q & 1) != 0) lanes |= uint64_t{1} << (static_cast<size_t>(c_.qps()[q].lane) & 63);
+  const uint64_t lanes = c_.qp_lanes(mask);
   for (size_t l = 0; l < strikes_.size() && l < kMaxDevsPerEnd; ++l)
     if ((lanes >> l & 1) != 0) kept_out = strikes_[l].failed(now) || kept_out;
   return kept_out;
@@ -131,8 +129,9 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
   if (!c_.stop_qps(mask).ok()) return false;
   const auto now = Clock::now();
   const bool kept_out = strike(mask, now);
-  for (size_t q = 0; q < nqps && q < failover::kMaxQps; ++q)
-    if ((mask >> q & 1) != 0) out_since_[static_cast<size_t>(c_.qps()[q].lane) % kMaxDevsPerEnd] = now;
+  const uint64_t lanes = c_.qp_lanes(mask);
+  for (size_t l = 0; l < kMaxDevsPerEnd; ++l)
+    if ((lanes >> l & 1) != 0) out_since_[l] = now;
   failed_qps_ |= mask;
   exchange_qps_ = mask;
   ++epoch_;
@@ -330,8 +329,9 @@ Status EagerSend::on_probe_done(size_t q, bool ok) {
   const double out_for =
       std::chrono::duration<double>(Clock::now() - out_since_[lane % kMaxDevsPerEnd]).count();
   failed_qps_ &= ~mask;
+  const uint64_t lanes = c_.qp_lanes(mask);
   for (size_t l = 0; l < strikes_.size(); ++l)
-    if ((c_.lane_qps(l) & mask) != 0) strikes_[l].restored();
+    if ((lanes >> l & 1) != 0) strikes_[l].restored();
   c_.ports_restored(mask);
   exchange_ = Exchange::kNone;
   send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, mask, 0, {}});
