@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "tools/report/analysis.h"
 #include "tools/report/coll_line.h"
 #include "tools/report/render.h"
@@ -76,7 +78,11 @@ class ReportFastPath : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  const std::string dir_ = ::testing::TempDir() + "railscope-fast-path-unit";
+  // One directory per test and process: ctest runs this file's tests side by side, and a shared one was
+  // removed under the other test.
+  const std::string dir_ = ::testing::TempDir() + "railscope-fast-path-" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                           std::to_string(::getpid());
 };
 
 TEST_F(ReportFastPath, TakesWhatTheGeneralReaderTakesAndLeavesTheRest) {
