@@ -353,7 +353,8 @@ constexpr Entry kEntries[] = {
      "Check the cable/switch/netdev; if the link comes back within the budget, the job goes on"},
     {"link.failover", S::Warning, "Traffic moved off a failed port",
      "a port of a virtual NIC failed (went down, or its QPs exceeded their retry budget) and the "
-     "connection moved its traffic to its other ports; the job goes on at their bandwidth",
+     "connection moved its traffic to its other ports; the job goes on at their bandwidth (a process "
+     "warns once per port and outage; its other connections on the port say it at INFO)",
      "Check the cable/optic/switch port of the failed port; once it is ACTIVE again and passes a probe, "
      "traffic returns to it (link.recovered), unless it failed RAILSCOPE_NET_FAILOVER_LIMIT times"},
     {"link.recovered", S::Warning, "Link back after going down",

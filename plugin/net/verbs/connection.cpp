@@ -41,6 +41,13 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
   e.remote_devs = remote_.devs.size();
   std::string why;
   can_fail_over_ = failover::eligible(e, &why);
+  // The ports whose failure this connection outlives: all but the ring QP's (failover_policy.h).
+  if (can_fail_over_)
+    for (size_t l = 0; l < qps_.lanes().size(); ++l)
+      if (Lane& lane = qps_.lanes()[l]; lane.attached && (lane_qps(l) & failover::kRingQp) == 0) {
+        lane.health->attach_movable();
+        lane.movable = true;
+      }
   if (!why.empty())
     RS_INFO(NCCL_NET, "NET/railscope : connection {} cannot move its traffic off a failed port: {}", where(),
             why);

@@ -75,6 +75,8 @@ void ConnectionHealth::attach(std::vector<Lane>& lanes, const LinkParams& link) 
 void ConnectionHealth::detach(std::vector<Lane>& lanes) {
   for (auto& lane : lanes)
     if (lane.attached) {
+      if (lane.movable) lane.health->detach_movable();
+      lane.movable = false;
       lane.health->detach();
       lane.attached = false;
     }

@@ -46,6 +46,8 @@ struct Lane {
   int path_mtu = 0;  // bytes
   // The port knows this connection uses it (PortHealth::attach, ConnectionHealth::attach).
   bool attached = false;
+  // The connection moves its traffic off this lane's port when the port fails (PortHealth::movable_users).
+  bool movable = false;
 };
 
 struct QpLane {

@@ -667,16 +667,18 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
 // run logs no warning. `ports_down` (rails_down.sh took rails down once streaming): the stream must end
 // with an error within the QPs' retry budget (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT; at most 10 s expected)
 // and a margin, and the error must name a port that is down (async.port_error), not blame the peer
-// (progress.stalled). `failover` (rails_down.sh took rail 1 down, 5 s into the stream): the stream goes
-// on to its end, every byte checked, with one link.failover from each end, the sender's naming host
-// A's port of that rail (rxe2) and the receiver's host B's (rxe3), and the rate from 3 s after the pull
-// on is at least 0.4x the rate before it. `recovery` (rails_down.sh with RAILS_DOWN_FOR: the rail is
-// down that long, then back, `rail_up` touched in the sync folder): the same through the outage, then
-// one link.recovered from each end of the connection, and rail 1 carries the stream again (rxe2's
-// sent packets grow after the recovery). `keep_out` (RAILSCOPE_NET_FAILOVER_LIMIT=2, rails_down.sh with
-// RAILS_DOWN_CYCLES=2: rail 1 down, back, down and back again): the stream goes on to its end, every
-// byte checked; two link.failover from each end, the sender's second saying the port is kept out; one
-// link.recovered from each end, after the first outage only.
+// (progress.stalled). The failover cases stream over two connections, taking turns. `failover`
+// (rails_down.sh took rail 1 down, 5 s into the stream): the stream goes on to its end, every byte
+// checked, with one link.failover from each end of each connection, the senders' naming host A's port of
+// that rail (rxe2) and the receivers' host B's (rxe3), one of each at WARN and the other at INFO, and
+// the rate from 3 s after the pull on is at least 0.4x the rate before it. `recovery` (rails_down.sh
+// with RAILS_DOWN_FOR: the rail is down that long, then back, `rail_up` touched in the sync folder): the
+// same through the outage, then one link.recovered from each end of each connection, one per port at
+// WARN, and rail 1 carries the stream again (rxe2's sent packets grow after the recovery). `keep_out`
+// (RAILSCOPE_NET_FAILOVER_LIMIT=2, rails_down.sh with RAILS_DOWN_CYCLES=2: rail 1 down, back, down and
+// back again): the stream goes on to its end, every byte checked; two link.failover from each end of
+// each connection (one per port and outage at WARN), each sender's second saying the port is kept out;
+// one link.recovered from each end of each, after the first outage only.
 enum class RailsExpect { kHealthy, kPortsDown, kFailover, kRecovery, kKeepOut };
 namespace {
 bool sync_exists(const char* name) {
@@ -723,17 +725,32 @@ int rails(int seconds, RailsExpect expect) {
   };
   const int va = fuse(a, "rxe0+rxe2"), vb = fuse(b, "rxe1+rxe3");
   CapturedLog::clear();
-  void* sc = nullptr;
-  void* rc = nullptr;
-  if (!connect_pair(net, va, vb, &sc, &rc)) {
-    std::fprintf(stderr, "connection rxe0+rxe2 -> rxe1+rxe3 failed\n");
-    return 1;
-  }
+  // The failover cases stream over two connections, messages taking turns, as NCCL's channels share a
+  // NIC: each connection moves its own traffic, and each port's outage is one warning per end.
+  const size_t nconn = failover ? 2 : 1;
+  void* sc[2] = {};
+  void* rc[2] = {};
+  for (size_t i = 0; i < nconn; ++i)
+    if (!connect_pair(net, va, vb, &sc[i], &rc[i])) {
+      std::fprintf(stderr, "connection rxe0+rxe2 -> rxe1+rxe3 failed\n");
+      return 1;
+    }
   constexpr size_t kMessage = 1 << 20;
   std::vector<uint8_t> sbuf(kMessage + 4096), rbuf(kMessage + 4096);
-  void *smr = nullptr, *rmr = nullptr;
-  CHECK(net.t->regMr(sc, sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr) == ncclSuccess, "regMr send");
-  CHECK(net.t->regMr(rc, rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr) == ncclSuccess, "regMr recv");
+  void* smr[2] = {};
+  void* rmr[2] = {};
+  for (size_t i = 0; i < nconn; ++i) {
+    CHECK(net.t->regMr(sc[i], sbuf.data(), sbuf.size(), NCCL_PTR_HOST, &smr[i]) == ncclSuccess, "regMr send");
+    CHECK(net.t->regMr(rc[i], rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr[i]) == ncclSuccess, "regMr recv");
+  }
+  const auto close_all = [&] {
+    for (size_t i = 0; i < nconn; ++i) {
+      CHECK(net.t->deregMr(sc[i], smr[i]) == ncclSuccess && net.t->deregMr(rc[i], rmr[i]) == ncclSuccess,
+            "deregMr");
+      CHECK(net.t->closeSend(sc[i]) == ncclSuccess, "closeSend");
+      CHECK(net.t->closeRecv(rc[i]) == ncclSuccess, "closeRecv");
+    }
+  };
   const auto start = Clock::now();
   auto window = start;
   size_t window_bytes = 0, total = 0;
@@ -748,7 +765,8 @@ int rails(int seconds, RailsExpect expect) {
   // The failover case pulls the rail after 5 s of healthy stream, its baseline.
   const auto tell_after = std::chrono::seconds(failover ? 5 : 1);
   while (g_failures == 0 && Clock::now() - start < std::chrono::seconds(seconds)) {
-    transfer_one(net, sc, rc, sbuf, rbuf, smr, rmr, kMessage, seed++);
+    const size_t k = seed % nconn;
+    transfer_one(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, seed++);
     window_bytes += kMessage;
     total += kMessage;
     const auto now = Clock::now();
@@ -801,58 +819,82 @@ int rails(int seconds, RailsExpect expect) {
     if (!keep_out)
       CHECK(moved >= 0.4 * healthy, "after the failover %.2f MB/s, below 0.4x the healthy %.2f MB/s", moved,
             healthy);
-    // One from each end: the sender's names host A's port of rail 1, the receiver's host B's.
-    int sender = 0, receiver = 0, others = 0;
+    // One from each connection's end per outage: the senders' name host A's port of rail 1, the
+    // receivers' host B's. Per port and outage the first at WARN, the other connection's at INFO.
+    int sender = 0, receiver = 0, others = 0, sender_warn = 0, receiver_warn = 0;
     for (const auto& l : CapturedLog::lines())
       if (l.text.find("[link.failover]") != std::string::npos) {
-        std::printf("finding: %s\n", l.text.c_str());
-        CHECK(l.level == NCCL_LOG_WARN, "link.failover not at WARN: %s", l.text.c_str());
-        if (l.text.find("port rxe2:1 of connection") != std::string::npos)
+        std::printf("finding: %s%s\n", l.level == NCCL_LOG_WARN ? "" : "(INFO) ", l.text.c_str());
+        const bool warn = l.level == NCCL_LOG_WARN;
+        if (l.text.find("port rxe2:1 of connection") != std::string::npos) {
           ++sender;
-        else if (l.text.find("(this end's port rxe3:1)") != std::string::npos)
+          sender_warn += warn ? 1 : 0;
+        } else if (l.text.find("(this end's port rxe3:1)") != std::string::npos) {
           ++receiver;
-        else
+          receiver_warn += warn ? 1 : 0;
+        } else {
           ++others;
+        }
       }
-    const int want = keep_out ? 2 : 1;
+    const int outages = keep_out ? 2 : 1, want = outages * static_cast<int>(nconn);
     CHECK(sender == want && receiver == want && others == 0,
-          "link.failover: %d from the sender naming rxe2:1, %d from the receiver naming rxe3:1, %d other; "
+          "link.failover: %d from the senders naming rxe2:1, %d from the receivers naming rxe3:1, %d other; "
           "%d, %d and 0 expected",
           sender, receiver, others, want, want);
-    int back = 0;
+    CHECK(sender_warn == outages && receiver_warn == outages,
+          "link.failover at WARN: %d naming rxe2:1, %d naming rxe3:1; %d each expected (one per outage)",
+          sender_warn, receiver_warn, outages);
+    int back = 0, back_warn = 0;
     connection_recovered_lines(&back);
+    for (const auto& l : CapturedLog::lines())
+      if (l.level == NCCL_LOG_WARN && l.text.find("[link.recovered]") != std::string::npos &&
+          l.text.find("connection") != std::string::npos)
+        ++back_warn;
     if (keep_out) {
       for (const auto& l : CapturedLog::lines())
         if (l.text.find("[link.recovered]") != std::string::npos)
-          std::printf("finding: %s\n", l.text.c_str());
+          std::printf("finding: %s%s\n", l.level == NCCL_LOG_WARN ? "" : "(INFO) ", l.text.c_str());
       int kept = 0;
       for (const auto& l : CapturedLog::lines())
         if (l.text.find("[link.failover] port rxe2:1") != std::string::npos &&
             l.text.find("kept out until the connection closes") != std::string::npos)
           ++kept;
-      CHECK(kept == 1, "%d link.failover saying rxe2:1 is kept out, 1 expected (the second)", kept);
-      CHECK(back == 2, "%d link.recovered of the connection, 2 expected (the first outage's)", back);
+      CHECK(kept == static_cast<int>(nconn),
+            "%d link.failover saying rxe2:1 is kept out, %zu expected (each connection's second)", kept,
+            nconn);
+      CHECK(back == 2 * static_cast<int>(nconn) && back_warn == 2,
+            "%d link.recovered of the connections (%d at WARN), %zu (2) expected: the first outage's", back,
+            back_warn, 2 * nconn);
     } else if (recovery) {
       for (const auto& l : CapturedLog::lines())
         if (l.text.find("[link.recovered]") != std::string::npos)
-          std::printf("finding: %s\n", l.text.c_str());
+          std::printf("finding: %s%s\n", l.level == NCCL_LOG_WARN ? "" : "(INFO) ", l.text.c_str());
       const double again = back_s > 0 ? static_cast<double>(back_bytes) / back_s / 1e6 : 0;
       const long sent_after = rxe_sent_pkts("rxe2") - sent_at_recovery;
       std::printf("rails: after the recovery %.2f MB/s (%.2fx healthy); rxe2 sent %ld packets since\n", again,
                   healthy > 0 ? again / healthy : 0.0, sent_after);
       CHECK(rail_up, "the rail never came back (rail_up)");
-      CHECK(recovered && back == 2, "%d link.recovered of the connection, 2 expected (one from each end)",
-            back);
+      CHECK(recovered && back == 2 * static_cast<int>(nconn) && back_warn == 2,
+            "%d link.recovered of the connections (%d at WARN), %zu (2) expected: one from each end of each, "
+            "one per port at WARN",
+            back, back_warn, 2 * nconn);
       CHECK(sent_at_recovery >= 0 && sent_after >= 1000,
             "rxe2 sent %ld packets after the recovery: the stream did not return to rail 1", sent_after);
     } else {
-      CHECK(back == 0, "%d link.recovered of the connection while the rail stayed down", back);
+      CHECK(back == 0, "%d link.recovered of the connections while the rail stayed down", back);
     }
     CHECK(!CapturedLog::contains("[progress.stalled]") && !CapturedLog::contains("[peer.bad_handshake]"),
           "the failover logged an error");
-    CHECK(net.t->deregMr(sc, smr) == ncclSuccess && net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr");
-    CHECK(net.t->closeSend(sc) == ncclSuccess, "closeSend");
-    CHECK(net.t->closeRecv(rc) == ncclSuccess, "closeRecv");
+    // The port watcher's own lines about the port agree: its connections move, none fails.
+    for (const auto& l : CapturedLog::lines()) {
+      if (l.level != NCCL_LOG_WARN) continue;
+      CHECK(l.text.find("[async.port_error]") == std::string::npos,
+            "a port whose connections all moved their traffic logged an error: %s", l.text.c_str());
+      CHECK(l.text.find("[link.down]") == std::string::npos ||
+                l.text.find("move their traffic to their virtual NIC's other ports") != std::string::npos,
+            "link.down does not say that the connections move: %s", l.text.c_str());
+    }
+    close_all();
     CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
     return g_failures == 0 ? 0 : 1;
   }
@@ -867,8 +909,8 @@ int rails(int seconds, RailsExpect expect) {
           "the error does not name the port that is down");
     for (const auto& l : CapturedLog::lines())
       if (l.text.find("[async.port_error]") != std::string::npos) std::printf("error: %s\n", l.text.c_str());
-    (void)net.t->closeSend(sc);
-    (void)net.t->closeRecv(rc);
+    (void)net.t->closeSend(sc[0]);
+    (void)net.t->closeRecv(rc[0]);
     CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
     return g_failures == 0 ? 0 : 1;
   }
@@ -884,9 +926,7 @@ int rails(int seconds, RailsExpect expect) {
     }
     CHECK(l.level != NCCL_LOG_WARN, "a healthy stream logged: %s", l.text.c_str());
   }
-  CHECK(net.t->deregMr(sc, smr) == ncclSuccess && net.t->deregMr(rc, rmr) == ncclSuccess, "deregMr");
-  CHECK(net.t->closeSend(sc) == ncclSuccess, "closeSend");
-  CHECK(net.t->closeRecv(rc) == ncclSuccess, "closeRecv");
+  close_all();
   CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
   return g_failures == 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plugin/net/verbs/failover/failover_message.h"
+#include "plugin/net/verbs/failover/outage_findings.h"
 #include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/failover/port_strikes.h"
 #include "plugin/net/verbs/failover/replay_plan.h"
@@ -178,6 +179,43 @@ TEST(NetFailoverStrikes, APortThatKeepsFailingIsKeptOut) {
   EXPECT_TRUE(s.kept_out());
   EXPECT_FALSE(s.may_probe(t0 + 1000s));
   EXPECT_EQ(s.failures(), 3);
+}
+
+// Many connections over one port: one link.failover and one link.recovered at WARN per outage.
+TEST(NetFailoverFindings, OneWarningPerPortAndOutage) {
+  using namespace std::chrono_literals;
+  OutageFindings f;
+  const auto down = OutageFindings::Clock::time_point{} + 100s;
+  EXPECT_FALSE(f.first_recovery());                     // nothing was said to have failed
+  EXPECT_TRUE(f.first_failover(down + 2s, down));       // the first connection past its budget
+  EXPECT_FALSE(f.first_failover(down + 2500ms, down));  // the others of the same outage
+  EXPECT_FALSE(f.first_failover(down + 4s, down));
+  EXPECT_TRUE(f.first_recovery());
+  EXPECT_FALSE(f.first_recovery());
+  // The port goes down again: a new outage, and its recovery is news again.
+  const auto again = down + 20s;
+  EXPECT_TRUE(f.first_failover(again + 2s, again));
+  EXPECT_FALSE(f.first_failover(again + 3s, again));
+  EXPECT_TRUE(f.first_recovery());
+}
+
+TEST(NetFailoverFindings, ALinkEventReadAfterTheFailoverIsTheSameOutage) {
+  using namespace std::chrono_literals;
+  OutageFindings f;
+  const auto t = OutageFindings::Clock::time_point{} + 100s;
+  // A connection's writes failed first; the port's own link-down event is read 50 ms later.
+  EXPECT_TRUE(f.first_failover(t, OutageFindings::Clock::time_point{}));
+  EXPECT_FALSE(f.first_failover(t + 1s, t + 50ms));
+}
+
+TEST(NetFailoverFindings, WithoutLinkEventsAFailureAMinuteLaterIsANewOutage) {
+  using namespace std::chrono_literals;
+  OutageFindings f;
+  const OutageFindings::Clock::time_point never{};  // the peer's end fails: no link event here
+  const auto t = never + 100s;
+  EXPECT_TRUE(f.first_failover(t, never));
+  EXPECT_FALSE(f.first_failover(t + 59s, never));
+  EXPECT_TRUE(f.first_failover(t + kOutageSpan, never));
 }
 
 }  // namespace

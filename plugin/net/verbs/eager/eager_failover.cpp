@@ -15,6 +15,7 @@
 #include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/failover/replay_plan.h"
 #include "plugin/net/verbs/watch/diagnosis_map.h"
+#include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/core/diagnosis.h"
 #include "railscope/core/log.h"
 #include "railscope/core/params.h"
@@ -38,6 +39,23 @@ void send_notice(Connection& c, const failover::Notice& n) {
   // A few bytes into a socket idle since the handshake: the kernel takes them at once; what it does
   // not is written by the next flush (poll_held, or the next notice).
   (void)c.oob().flush(&done);
+}
+
+// A connection's link.failover or link.recovered about the port of QP q: at WARN when it is the first of
+// this process's connections to say it for the outage (PortHealth's outage findings), at INFO otherwise,
+// so that a port under many connections warns once.
+enum class PortNews { kFailover, kRecovered };
+void log_port_finding(const Connection& c, size_t q, PortNews news, const char* id, std::string text) {
+  PortHealth* health = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+  const bool first =
+      health == nullptr || (news == PortNews::kFailover ? health->first_failover_finding(Clock::now())
+                                                        : health->first_recovery_finding());
+  if (first) {
+    text += " (this process's other connections on the port log theirs at INFO)";
+    RS_WARN("NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
+  } else {
+    RS_INFO(NCCL_NET, "NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
+  }
 }
 
 // The sender's next notice from the receiver, decoded once (*out; nullopt when none came yet). An
@@ -148,20 +166,20 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
     }
   const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed_qps_)));
   const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
-  RS_WARN("NET/railscope : {}",
-          diag::one_line(diag::make(
-              "link.failover",
-              fmt::format("port {} of connection {} failed ({}): its QPs {:#x} stopped; traffic moves to {} "
-                          "({} of {} QPs, about {}% of the connection's bandwidth), {} large message(s) in "
-                          "flight checked with the receiver; {}",
-                          c_.qp_port(first_qp(mask)), c_.where(), cause, mask, c_.live_ports(failed_qps_),
-                          live, nqps, live * 100 / nqps, moved_,
-                          kept_out ? fmt::format("its failure {} on this connection: kept out until the "
-                                                 "connection closes",
-                                                 failures)
-                                   : fmt::format("failure {}: traffic returns once the port is ACTIVE "
-                                                 "again and passes a probe",
-                                                 failures)))));
+  log_port_finding(
+      c_, first_qp(mask), PortNews::kFailover, "link.failover",
+      fmt::format(
+          "port {} of connection {} failed ({}): its QPs {:#x} stopped; traffic moves to {} ({} of {} "
+          "QPs, about {}% of the connection's bandwidth), {} large message(s) in flight checked with "
+          "the receiver; {}",
+          c_.qp_port(first_qp(mask)), c_.where(), cause, mask, c_.live_ports(failed_qps_), live, nqps,
+          live * 100 / nqps, moved_,
+          kept_out ? fmt::format("its failure {} on this connection: kept out until the connection "
+                                 "closes",
+                                 failures)
+                   : fmt::format("failure {}: traffic returns once the port is ACTIVE again and passes "
+                                 "a probe",
+                                 failures)));
   return true;
 }
 
@@ -335,13 +353,11 @@ Status EagerSend::on_probe_done(size_t q, bool ok) {
   c_.ports_restored(mask);
   exchange_ = Exchange::kNone;
   send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, mask, 0, {}});
-  RS_WARN(
-      "NET/railscope : {}",
-      diag::one_line(diag::make(
-          "link.recovered",
-          fmt::format("port {} of connection {} passed its probe after {:.1f} s without traffic: QPs {:#x} "
-                      "carry traffic again, over {}",
-                      c_.qp_port(first_qp(mask)), c_.where(), out_for, mask, c_.live_ports(failed_qps_)))));
+  log_port_finding(
+      c_, first_qp(mask), PortNews::kRecovered, "link.recovered",
+      fmt::format("port {} of connection {} passed its probe after {:.1f} s without traffic: QPs "
+                  "{:#x} carry traffic again, over {}",
+                  c_.qp_port(first_qp(mask)), c_.where(), out_for, mask, c_.live_ports(failed_qps_)));
   return Status::success();
 }
 
@@ -353,14 +369,12 @@ void EagerSend::probe_failed(const char* why) {
   const bool kept_out = strike(mask, Clock::now());
   const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
   if (kept_out)
-    RS_WARN("NET/railscope : {}",
-            diag::one_line(diag::make(
-                "link.failover",
-                fmt::format("port {} of connection {} failed its probe ({}): failure {} on this connection, "
-                            "kept out until the connection closes; traffic stays on {}",
-                            c_.qp_port(first_qp(mask)), c_.where(), why,
-                            lane < strikes_.size() ? strikes_[lane].failures() : 0,
-                            c_.live_ports(failed_qps_)))));
+    log_port_finding(
+        c_, first_qp(mask), PortNews::kFailover, "link.failover",
+        fmt::format("port {} of connection {} failed its probe ({}): failure {} on this "
+                    "connection, kept out until the connection closes; traffic stays on {}",
+                    c_.qp_port(first_qp(mask)), c_.where(), why,
+                    lane < strikes_.size() ? strikes_[lane].failures() : 0, c_.live_ports(failed_qps_)));
   else
     RS_INFO(NCCL_NET, "NET/railscope : port {} of connection {} failed its probe ({}); probed again later",
             c_.qp_port(first_qp(mask)), c_.where(), why);
@@ -442,14 +456,11 @@ Status EagerRecv::on_move(const failover::Notice& n) {
             {static_cast<uint16_t>(index * kMaxRecvs + static_cast<size_t>(i)), t.cts_seq[i], t.have[i]});
   }
   send_notice(c_, held);
-  RS_WARN(
-      "NET/railscope : {}",
-      diag::one_line(diag::make(
-          "link.failover",
-          fmt::format("the sender of connection {} moved the traffic of QPs {:#x} (this end's port {}) to "
-                      "{}: {} message(s) awaited here, their missing parts sent again",
-                      c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_),
-                      held.held.size()))));
+  log_port_finding(c_, first_qp(n.qps), PortNews::kFailover, "link.failover",
+                   fmt::format("the sender of connection {} moved the traffic of QPs {:#x} (this end's port "
+                               "{}) to {}: {} message(s) awaited here, their missing parts sent again",
+                               c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_),
+                               held.held.size()));
   return Status::success();
 }
 
@@ -495,13 +506,11 @@ Status EagerRecv::on_restored(const failover::Notice& n) {
   failed_qps_ &= ~n.qps;
   probing_qps_ = 0;
   c_.ports_restored(n.qps);
-  RS_WARN(
-      "NET/railscope : {}",
-      diag::one_line(diag::make(
-          "link.recovered",
-          fmt::format("the sender of connection {} probed QPs {:#x} (this end's port {}): traffic is back "
-                      "on them, over {}",
-                      c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_)))));
+  log_port_finding(
+      c_, first_qp(n.qps), PortNews::kRecovered, "link.recovered",
+      fmt::format("the sender of connection {} probed QPs {:#x} (this end's port {}): traffic is "
+                  "back on them, over {}",
+                  c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_)));
   return Status::success();
 }
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <algorithm>
 
 #include "plugin/net/verbs/setup/link_params.h"
 #include "railscope/core/log.h"
@@ -101,15 +102,23 @@ void AsyncEvents::on_port_down(const Watched& w, int port, PortHealth* health) {
   if (!health->link_down(PortHealth::Clock::now())) return;  // once per outage
   int timeout = 0, retry_cnt = 0;
   const auto budget = port_budget(*health, &timeout, &retry_cnt);
+  const int users = health->users(), movable = std::min(health->movable_users(), users);
+  const std::string after =
+      movable == 0       ? "they fail only if the link is not back by then"
+      : movable == users ? "if the link is not back by then, they move their traffic to their virtual NIC's "
+                           "other ports (link.failover)"
+                         : fmt::format(
+                               "if the link is not back by then, {} of them move their traffic to "
+                               "their virtual NIC's other ports (link.failover) and the others fail",
+                               movable);
   const std::string line = diag::one_line(diag::make(
       "link.down",
       fmt::format("{}:{} reported IBV_EVENT_PORT_ERR (link down) at {}; the {} connection(s) on it keep "
                   "their QPs: retransmissions carry them for {:.1f} s (QP timeout {} = 4.096 us x 2^{} "
-                  "per try, retry_cnt {}: {} tries; railscope's budget is at least {} s), they fail "
-                  "only if the link is not back by then",
-                  w.dev, port, health->last_down_text(), health->users(), seconds(budget), timeout, timeout,
-                  retry_cnt, retry_cnt + 1,
-                  std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count())));
+                  "per try, retry_cnt {}: {} tries; railscope's budget is at least {} s); {}",
+                  w.dev, port, health->last_down_text(), users, seconds(budget), timeout, timeout, retry_cnt,
+                  retry_cnt + 1, std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(),
+                  after)));
   // A port no connection uses is news for the node, not for this job: information only.
   if (health->users() > 0)
     RS_WARN("NET/railscope : {}", line);
@@ -155,9 +164,19 @@ void AsyncEvents::check_budget(const Watched& w) {
             "the retransmission budget of {:.1f} s (QP timeout {}, retry_cnt {})",
             w.dev, port, health->last_down_text(), seconds(now - since), seconds(budget), timeout,
             retry_cnt));
+    // When every connection on the port moves its traffic elsewhere, none fails: each says so
+    // (link.failover), and the port's failure is information.
+    const int users = health->users();
+    const bool all_move = health->movable_users() >= users;
+    if (all_move)
+      f.detail +=
+          fmt::format("; its {} connection(s) move their traffic to their virtual NIC's other ports", users);
     const std::string line = diag::one_line(f);
     health->fail(std::move(f));  // visible to the data path before the line is
-    RS_WARN("NET/railscope : {}", line);
+    if (all_move)
+      RS_INFO(NCCL_NET, "NET/railscope : {}", line);
+    else
+      RS_WARN("NET/railscope : {}", line);
   }
 }
 

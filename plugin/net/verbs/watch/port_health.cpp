@@ -98,6 +98,17 @@ bool PortHealth::take_recovered(Clock::duration* down_for) {
   return true;
 }
 
+bool PortHealth::first_failover_finding(Clock::time_point now) {
+  const Clock::time_point down = last_down();
+  std::lock_guard lock(mutex_);
+  return outage_findings_.first_failover(now, down);
+}
+
+bool PortHealth::first_recovery_finding() {
+  std::lock_guard lock(mutex_);
+  return outage_findings_.first_recovery();
+}
+
 void PortHealth::attach(int path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget) {
   int cur = path_mtu_.load(std::memory_order_acquire);
   while (path_mtu > cur && !path_mtu_.compare_exchange_weak(cur, path_mtu, std::memory_order_acq_rel)) {

@@ -8,12 +8,15 @@
 //    link that goes down does not fail the connections by itself: the QPs retransmit for
 //    timeout x retries (InfiniBand Architecture Specification vol. 1, 9.7.6.1.3 "transport timer";
 //    ibv_modify_qp(3): timeout, retry_cnt), as NCCL's own IB transport lets them.
-//  - use: how many connections use the port, the largest path MTU their QPs were set up with and
-//    the longest retransmission budget among them (what the sampler compares against).
+//  - use: how many connections use the port, how many of them move their traffic off it when it fails
+//    (failover), the largest path MTU their QPs were set up with and the longest retransmission budget
+//    among them (what the sampler compares against).
 //  - counter totals by category since the sampler first read the port (per-connection statistics
 //    take differences of these);
 //  - the rate of its large transfers (rail_rate.h), added by every connection at completion, judged
-//    across ports by the sampler (fabric.rail_skew).
+//    across ports by the sampler (fabric.rail_skew);
+//  - which connection's link.failover and link.recovered speak at WARN for an outage
+//    (failover/outage_findings.h).
 #pragma once
 
 #include <array>
@@ -24,6 +27,7 @@
 #include <mutex>
 #include <string>
 
+#include "plugin/net/verbs/failover/outage_findings.h"
 #include "plugin/net/verbs/watch/rail_rate.h"
 #include "railscope/core/diagnosis.h"
 
@@ -64,6 +68,11 @@ class PortHealth {
   // Called (outside any lock of this object) when the first connection attaches; empty = none.
   void set_attach_hook(std::function<void()> hook);
   int users() const { return users_.load(std::memory_order_acquire); }
+  // Of the users, those that move their traffic to other ports when this one fails (docs/failover.md):
+  // counted by each such connection after attach, uncounted before detach.
+  void attach_movable() { movable_users_.fetch_add(1, std::memory_order_acq_rel); }
+  void detach_movable() { movable_users_.fetch_sub(1, std::memory_order_acq_rel); }
+  int movable_users() const { return movable_users_.load(std::memory_order_acquire); }
   int path_mtu() const { return path_mtu_.load(std::memory_order_acquire); }
   // The longest budget among the connections (and its timeout/retry_cnt); zero when none attached.
   std::chrono::microseconds budget(int* timeout, int* retry_cnt) const;
@@ -72,13 +81,18 @@ class PortHealth {
   void add_totals(const CategoryTotals& delta);
   CategoryTotals totals() const;
 
+  // A connection moved its traffic off the port, or back onto it: whether its finding is the one this
+  // process logs at WARN for the outage (failover::OutageFindings).
+  bool first_failover_finding(Clock::time_point now);
+  bool first_recovery_finding();
+
   // Large transfers' bytes and busy time (data path: lock-free; rail_rate.h).
   RailRateAccumulator& rail_rate() { return rail_rate_; }
   const RailRateAccumulator& rail_rate() const { return rail_rate_; }
 
  private:
   std::atomic<uint32_t> generation_{0};
-  mutable std::mutex mutex_;  // last_, down text, budget fields
+  mutable std::mutex mutex_;  // last_, down text, budget fields, outage findings
   diag::Finding last_;
   std::atomic<int64_t> down_since_ns_{0};  // steady clock; 0 = up
   std::atomic<int64_t> last_down_ns_{0};
@@ -88,10 +102,12 @@ class PortHealth {
   bool recovered_ = false;
   Clock::duration recovered_after_{};
   std::atomic<int> users_{0};
+  std::atomic<int> movable_users_{0};
   std::function<void()> attach_hook_;
   std::atomic<int> path_mtu_{0};
   std::chrono::microseconds budget_{0};
   int timeout_ = 0, retry_cnt_ = 0;
+  failover::OutageFindings outage_findings_;
   std::array<std::atomic<uint64_t>, kCounterCategories> totals_{};
   RailRateAccumulator rail_rate_;
 };
