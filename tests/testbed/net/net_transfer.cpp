@@ -826,6 +826,9 @@ int rails(int seconds, RailsExpect expect) {
       if (l.text.find("[link.failover]") != std::string::npos) {
         std::printf("finding: %s%s\n", l.level == NCCL_LOG_WARN ? "" : "(INFO) ", l.text.c_str());
         const bool warn = l.level == NCCL_LOG_WARN;
+        // When it happened, as the reader compares it with other logs ("at 01:02:03.456 UTC").
+        CHECK(l.text.find(" UTC") != std::string::npos, "link.failover does not say when: %s",
+              l.text.c_str());
         if (l.text.find("port rxe2:1 of connection") != std::string::npos) {
           ++sender;
           sender_warn += warn ? 1 : 0;

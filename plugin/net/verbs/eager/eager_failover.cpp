@@ -165,14 +165,20 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
       ++moved_;
     }
   const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed_qps_)));
-  const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
+  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
+  const size_t failures = strikes_[lane].failures();
+  const PortHealth* port = c_.lanes()[lane].health;
+  const std::string when =
+      port != nullptr && port->is_down()
+          ? fmt::format("at {} (its link went down at {})", wall_clock_now(), port->last_down_text())
+          : fmt::format("at {}", wall_clock_now());
   log_port_finding(
       c_, first_qp(mask), PortNews::kFailover, "link.failover",
       fmt::format(
-          "port {} of connection {} failed ({}): its QPs {:#x} stopped; traffic moves to {} ({} of {} "
+          "port {} of connection {} failed ({}) {}: its QPs {:#x} stopped; traffic moves to {} ({} of {} "
           "QPs, about {}% of the connection's bandwidth), {} large message(s) in flight checked with "
           "the receiver; {}",
-          c_.qp_port(first_qp(mask)), c_.where(), cause, mask, c_.live_ports(failed_qps_), live, nqps,
+          c_.qp_port(first_qp(mask)), c_.where(), cause, when, mask, c_.live_ports(failed_qps_), live, nqps,
           live * 100 / nqps, moved_,
           kept_out ? fmt::format("its failure {} on this connection: kept out until the connection "
                                  "closes",
@@ -458,9 +464,9 @@ Status EagerRecv::on_move(const failover::Notice& n) {
   send_notice(c_, held);
   log_port_finding(c_, first_qp(n.qps), PortNews::kFailover, "link.failover",
                    fmt::format("the sender of connection {} moved the traffic of QPs {:#x} (this end's port "
-                               "{}) to {}: {} message(s) awaited here, their missing parts sent again",
+                               "{}) to {} at {}: {} message(s) awaited here, their missing parts sent again",
                                c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_),
-                               held.held.size()));
+                               wall_clock_now(), held.held.size()));
   return Status::success();
 }
 

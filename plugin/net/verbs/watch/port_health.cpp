@@ -17,6 +17,8 @@ PortHealth::Clock::time_point from_ns(int64_t ns) {
   return PortHealth::Clock::time_point(std::chrono::nanoseconds(ns));
 }
 
+}  // namespace
+
 // "01:02:03.456 UTC": when a line says "the link went down at", the reader compares it with other logs.
 std::string wall_clock_now() {
   const auto now = std::chrono::system_clock::now();
@@ -27,8 +29,6 @@ std::string wall_clock_now() {
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   return fmt::format("{:02}:{:02}:{:02}.{:03} UTC", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
-
-}  // namespace
 
 void PortHealth::fail(diag::Finding f) {
   {

@@ -37,6 +37,9 @@ namespace railscope::net::verbs {
 inline constexpr size_t kCounterCategories = 7;
 using CategoryTotals = std::array<uint64_t, kCounterCategories>;
 
+// The wall-clock time of day, "01:02:03.456 UTC", for lines a reader compares with other logs.
+std::string wall_clock_now();
+
 class PortHealth {
  public:
   using Clock = std::chrono::steady_clock;
