@@ -71,9 +71,9 @@ constexpr Spec kSpecs[] = {
      "its clear-to-send at once, so its send needs no request-to-send when it comes after the receive; "
      "0 = large messages always ask first"},
     {"RAILSCOPE_NET_FAILOVER", T::Bool, "1", 0, 0, "net",
-     "Verbs eager protocol over a virtual NIC: when a port other than the first fails, its traffic moves "
-     "to the connection's other ports (link.failover; docs/failover.md); 0 = the connection fails "
-     "(async.port_error)"},
+     "Verbs over a virtual NIC: when a port other than the first fails, its traffic moves to the "
+     "connection's other ports (link.failover; docs/failover.md), once per connection with the "
+     "receiver-driven protocol (GPU memory); 0 = the connection fails (async.port_error)"},
     {"RAILSCOPE_NET_FAILOVER_LIMIT", T::Int, "3", 1, 1000, "net",
      "Failures of one port (failovers and failed probes) after which a connection keeps its traffic off "
      "that port until it closes (link.failover says so); before that, a port ACTIVE again is probed and "

@@ -35,7 +35,7 @@ Status Connection::connect_qps(const std::vector<uint32_t>& remote_qpns) {
   health_.attach(qps_.lanes(), link_);
   failover::Eligibility e;
   e.enabled = params::get_bool("RAILSCOPE_NET_FAILOVER");
-  e.eager = failover_offered_;
+  e.offered = failover_offered_;
   e.nqps = qps_.qps().size();
   e.nlanes = qps_.lanes().size();
   e.remote_devs = remote_.devs.size();

@@ -213,9 +213,19 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
     return ++g_failures, void();
   if (pause.count() > 0) std::this_thread::sleep_for(pause);
   void* sreq = nullptr;
-  if (!post_until([&] { return net.t->isend(sc, sbuf.data(), size, 7, smr, nullptr, &sreq); }, &sreq,
-                  "isend"))
+  // While the send waits, the receive is tested, as NCCL's proxy tests its posted receives between
+  // tries of a send: a receive comm reads what its peer sends out of band (a failover's MOVE) there.
+  int early = 0;
+  if (!post_until(
+          [&] {
+            const ncclResult_t r = net.t->isend(sc, sbuf.data(), size, 7, smr, nullptr, &sreq);
+            int ignored = 0;
+            if (r == ncclSuccess && sreq == nullptr && early == 0) return net.t->test(rreq, &early, &ignored);
+            return r;
+          },
+          &sreq, "isend"))
     return ++g_failures, void();
+  CHECK(early == 0, "the receive of %zu bytes completed before its send was posted", size);
   int ssize = -1, got = -1;
   if (!wait_all(net.t, {{sreq, &ssize}, {rreq, &got}}, "transfer")) return ++g_failures, void();
   CHECK(ssize == static_cast<int>(size), "send size %d != %zu", ssize, size);
@@ -847,6 +857,9 @@ int rails(int seconds, RailsExpect expect) {
     CHECK(sender_warn == outages && receiver_warn == outages,
           "link.failover at WARN: %d naming rxe2:1, %d naming rxe3:1; %d each expected (one per outage)",
           sender_warn, receiver_warn, outages);
+    for (const auto& l : CapturedLog::lines())
+      if (l.text.find("the receiver holds what arrived") != std::string::npos)
+        std::printf("rails: %s\n", l.text.c_str());
     int back = 0, back_warn = 0;
     connection_recovered_lines(&back);
     for (const auto& l : CapturedLog::lines())

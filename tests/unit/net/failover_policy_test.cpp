@@ -11,7 +11,7 @@ namespace {
 
 Eligibility eager_vnic(size_t nqps) {
   Eligibility e;
-  e.eager = true;
+  e.offered = true;
   e.nqps = nqps;
   e.nlanes = 2;
   e.remote_devs = 2;
@@ -42,9 +42,9 @@ TEST(NetFailoverPolicy, TheOffSwitchAndTheReceiverDrivenProtocolFailFast) {
   EXPECT_FALSE(eligible(off, &why));
   EXPECT_NE(why.find("RAILSCOPE_NET_FAILOVER=0"), std::string::npos) << why;
   Eligibility rd = eager_vnic(2);
-  rd.eager = false;
+  rd.offered = false;
   EXPECT_FALSE(eligible(rd, &why));
-  EXPECT_NE(why.find("receiver-driven"), std::string::npos) << why;
+  EXPECT_NE(why.find("does not move traffic"), std::string::npos) << why;
 }
 
 TEST(NetFailoverPolicy, OnePortAtBothEndsHasNowhereToMoveAndNothingToSay) {

@@ -132,5 +132,23 @@ TEST(NetReceiverDrivenQueues, CtsWindowFullAlwaysHoldsASignalledWrite) {
   }
 }
 
+// Failover: the replayed immediate is never one the protocol sends otherwise (a size, or the sizes
+// record's flag), and a standing receive's wr_id gives back its slot and QP.
+TEST(NetReceiverDrivenQueues, ReplayedImmediateIsNoSizeAndNoRecordFlag) {
+  for (uint32_t size : {0u, 1u, 4096u, 0x3fffffffu, 0x40000000u, 0x7fffffffu})
+    EXPECT_FALSE(is_replay_imm(size)) << size;
+  EXPECT_FALSE(is_replay_imm(kSizesInArea));
+  for (uint32_t slot = 0; slot < kFifoSlots; ++slot) {
+    EXPECT_TRUE(is_replay_imm(kReplayImm | slot));
+    EXPECT_EQ((kReplayImm | slot) & ~kReplayImmMask, slot);
+  }
+  for (size_t q : {size_t{0}, size_t{1}, size_t{63}, size_t{127}})
+    for (size_t slot : {size_t{0}, size_t{31}}) {
+      EXPECT_EQ(recv_wr_slot(recv_wr_low(q, slot)), slot);
+      EXPECT_EQ(recv_wr_qp(recv_wr_low(q, slot)), q);
+      EXPECT_EQ(recv_wr_low(q, slot) & kWrKindMask, 0u);  // the kind's byte stays free
+    }
+}
+
 }  // namespace
 }  // namespace railscope::net::verbs::receiver_driven

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "plugin/net/verbs/eager/eager_protocol.h"
+#include "plugin/net/verbs/failover/connection_notices.h"
 #include "plugin/net/verbs/failover/failover_policy.h"
 #include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/failover/replay_plan.h"
@@ -23,65 +24,13 @@
 
 namespace railscope::net::verbs {
 namespace {
-
 using Clock = Connection::Clock;
-
-Status bad_notice(std::string text) {
-  return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
-}
-
-void send_notice(Connection& c, const failover::Notice& n) {
-  Message m;
-  m.type = MessageType::Failover;
-  m.failover = failover::encode(n);
-  c.oob().send(m);
-  bool done = false;
-  // A few bytes into a socket idle since the handshake: the kernel takes them at once; what it does
-  // not is written by the next flush (poll_held, or the next notice).
-  (void)c.oob().flush(&done);
-}
-
-// A connection's link.failover or link.recovered about the port of QP q: at WARN when it is the first of
-// this process's connections to say it for the outage (PortHealth's outage findings), at INFO otherwise,
-// so that a port under many connections warns once.
-enum class PortNews { kFailover, kRecovered };
-void log_port_finding(const Connection& c, size_t q, PortNews news, const char* id, std::string text) {
-  PortHealth* health = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
-  const bool first =
-      health == nullptr || (news == PortNews::kFailover ? health->first_failover_finding(Clock::now())
-                                                        : health->first_recovery_finding());
-  if (first) {
-    text += " (this process's other connections on the port log theirs at INFO)";
-    RS_WARN("NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
-  } else {
-    RS_INFO(NCCL_NET, "NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
-  }
-}
-
-// The sender's next notice from the receiver, decoded once (*out; nullopt when none came yet). An
-// answer to a PROBE the sender gave up (an older epoch) is dropped: the receiver may answer late.
-Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional<failover::Notice>* out) {
-  out->reset();
-  bool flushed = false;
-  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
-  for (;;) {
-    std::optional<Message> m;
-    if (Status st = c.oob().receive(&m); !st.ok()) return st;
-    if (!m) return Status::success();
-    if (m->type != MessageType::Failover)
-      return bad_notice(fmt::format("out-of-band message of type {} when {} was due on {}",
-                                    static_cast<int>(m->type), due, c.where()));
-    std::string why;
-    *out = failover::decode(m->failover, c.qps().size(), &why);  // the one copy used
-    if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
-    if ((*out)->kind == failover::Kind::Probe && (*out)->epoch < epoch) continue;
-    return Status::success();
-  }
-}
-
-// The first QP of `mask`, for naming its port.
-size_t first_qp(uint64_t mask) { return static_cast<size_t>(std::countr_zero(mask)); }
-
+using failover::bad_notice;
+using failover::first_qp;
+using failover::log_port_finding;
+using failover::next_notice;
+using failover::PortNews;
+using failover::send_notice;
 }  // namespace
 
 // --- sender
@@ -106,16 +55,10 @@ bool EagerSend::failover_absorbs(const ibv_wc& wc) {
   if (!c_.can_fail_over()) return false;
   const uint64_t kind = wc.wr_id & kWrKindMask, low = wc.wr_id & ~kWrKindMask;
   if (kind == kWrProbe) return on_probe_done(low, false).ok();
-  const size_t lane = c_.completion_lane();
-  const size_t q = c_.qp_index(lane, wc.qp_num);
-  if (q >= c_.qps().size() || q >= failover::kMaxQps) return false;
-  if ((failed_qps_ >> q & 1) == 0) {
-    const QpLane& ql = c_.qps()[q];
-    const uint64_t path =
-        c_.lane_qps(lane) & failover::remote_dev_qps(static_cast<size_t>(ql.remote_dev),
-                                                     c_.remote().devs.size(), c_.qps().size());
-    if (!start_failover(path, ibv::wc_status_text(wc.status))) return false;
-  }
+  uint64_t path = 0;
+  const size_t q = failover::completion_path(c_, wc, &path);
+  if (q >= c_.qps().size()) return false;
+  if ((failed_qps_ >> q & 1) == 0 && !start_failover(path, ibv::wc_status_text(wc.status))) return false;
   // A work request of a QP whose traffic moved: flushed (or failed) with it.
   if (kind != kWrSend || low >= c_.pool().capacity()) return false;
   SendReq& r = c_.pool().at(low);
@@ -165,13 +108,8 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
       ++moved_;
     }
   const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed_qps_)));
-  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
-  const size_t failures = strikes_[lane].failures();
-  const PortHealth* port = c_.lanes()[lane].health;
-  const std::string when =
-      port != nullptr && port->is_down()
-          ? fmt::format("at {} (its link went down at {})", wall_clock_now(), port->last_down_text())
-          : fmt::format("at {}", wall_clock_now());
+  const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
+  const std::string when = failover::failure_time(c_, first_qp(mask));
   log_port_finding(
       c_, first_qp(mask), PortNews::kFailover, "link.failover",
       fmt::format(
@@ -405,31 +343,21 @@ Status EagerRecv::on_failed_completion(const ibv_wc& wc) {
 
 Status EagerRecv::poll_notices() {
   for (;;) {
-    std::optional<Message> m;
-    if (Status st = c_.oob().receive(&m); !st.ok())
-      // A peer gone is the liveness check's to report, in its words.
-      return st.finding().id() == "peer.closed" ? Status::success() : st;
-    if (!m) return Status::success();
-    if (m->type != MessageType::Failover)
-      return bad_notice(fmt::format("out-of-band message of type {} during the transfer on {}",
-                                    static_cast<int>(m->type), c_.where()));
-    if (Status st = on_notice(*m); !st.ok()) return st;
+    std::optional<failover::Notice> n;
+    if (Status st = failover::next_sender_notice(c_, &n); !st.ok() || !n) return st;
+    if (Status st = on_notice(*n); !st.ok()) return st;
   }
 }
 
-Status EagerRecv::on_notice(const Message& m) {
-  std::string why;
-  const std::optional<failover::Notice> n =
-      failover::decode(m.failover, c_.qps().size(), &why);  // the one copy used
-  if (!n) return bad_notice(fmt::format("{} on {}", why, c_.where()));
-  switch (n->kind) {
-    case failover::Kind::Move: return on_move(*n);
-    case failover::Kind::Probe: return on_probe(*n);
-    case failover::Kind::Restored: return on_restored(*n);
+Status EagerRecv::on_notice(const failover::Notice& n) {
+  switch (n.kind) {
+    case failover::Kind::Move: return on_move(n);
+    case failover::Kind::Probe: return on_probe(n);
+    case failover::Kind::Restored: return on_restored(n);
     case failover::Kind::Held: break;
   }
   return bad_notice(fmt::format("failover notice kind {} epoch {} from the sender on {}",
-                                static_cast<int>(n->kind), n->epoch, c_.where()));
+                                static_cast<int>(n.kind), n.epoch, c_.where()));
 }
 
 Status EagerRecv::on_move(const failover::Notice& n) {

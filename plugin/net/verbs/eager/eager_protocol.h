@@ -150,7 +150,7 @@ class EagerRecv final : public RecvProtocol {
  private:
   // Failover and recovery (docs/failover.md; eager_failover.cpp): the sender's MOVE, answered with
   // HELD; its PROBE (this end restarts the QPs named and answers PROBE); its RESTORED.
-  Status on_notice(const Message& m);
+  Status on_notice(const failover::Notice& n);
   Status on_move(const failover::Notice& n);
   Status on_probe(const failover::Notice& n);
   Status on_restored(const failover::Notice& n);

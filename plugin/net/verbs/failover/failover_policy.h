@@ -13,7 +13,7 @@ namespace railscope::net::verbs::failover {
 
 struct Eligibility {
   bool enabled = true;     // RAILSCOPE_NET_FAILOVER
-  bool eager = false;      // the connection runs the eager protocol (the only one that fails over)
+  bool offered = false;    // the connection's protocol moves traffic (both do; a test may say not)
   size_t nqps = 0;         // the connection's QPs
   size_t nlanes = 0;       // its local ports
   size_t remote_devs = 0;  // the peer's ports
@@ -26,8 +26,8 @@ inline bool eligible(const Eligibility& e, std::string* why) {
   if (e.nlanes < 2 && e.remote_devs < 2) return false;
   if (!e.enabled) {
     *why = "RAILSCOPE_NET_FAILOVER=0";
-  } else if (!e.eager) {
-    *why = "the receiver-driven protocol (GPU memory or RAILSCOPE_NET_EAGER_MAX=0) does not fail over";
+  } else if (!e.offered) {
+    *why = "its protocol does not move traffic off a failed port";
   } else if (e.nqps > kMaxQps) {
     *why = "the connection has " + std::to_string(e.nqps) + " QPs; a failover notice names at most " +
            std::to_string(kMaxQps);

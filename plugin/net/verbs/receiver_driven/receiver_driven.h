@@ -6,12 +6,16 @@
 // a signalled RDMA write with immediate that completes the receive. Sizes travel in the immediate
 // (one buffer) or in a sizes record written into the receiver's sizes area (grouped receives).
 // Used whenever one end carries GPU memory, or RAILSCOPE_NET_EAGER_MAX=0. What may be in flight, and
-// so how deep each queue is, is bounded in receiver_driven_queues.h.
+// so how deep each queue is, is bounded in receiver_driven_queues.h. Over a virtual NIC the traffic of
+// a failed port moves to the others once per connection (docs/failover.md; receiver_driven_failover.cpp);
+// the clear-to-sends of such a connection then all go on QP 0, the port that does not move.
 #pragma once
 
 #include <array>
 #include <span>
+#include <string>
 
+#include "plugin/net/verbs/failover/failover_message.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven_queues.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven_targets.h"
 #include "plugin/net/verbs/recv_comm.h"
@@ -71,6 +75,9 @@ class ReceiverDrivenSend final : public SendProtocol {
   // Called only by its requests' tester, protocol_tester (connection.h).
   [[gnu::always_inline]] inline ncclResult_t test(SendReq* req, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
+  // Failover (receiver_driven_failover.cpp), off the data path.
+  bool on_port_lost(size_t lane) override;
+  Status poll_notices() override;
 
  private:
   // The sender's copy of one clear-to-send slot (the FIFO is read once per slot, then only this).
@@ -82,6 +89,7 @@ class ReceiverDrivenSend final : public SendProtocol {
     int pending = 0;    // signalled completions still expected
     uint32_t wrs = 0;   // work requests posted on each QP at most (SendBudget)
     bool posted = false;
+    bool held = false;  // failover: in flight when QPs failed, not reported done before the receiver's HELD
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
     Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
@@ -92,14 +100,30 @@ class ReceiverDrivenSend final : public SendProtocol {
   // what this use reads: a whole Slot{} is ~600 bytes, written per message.
   static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
   Status post(Slot& s, int slot_index);
+  // A slot's writes are posted, `chains` of them signalled: its completions are awaited.
+  void mark_posted(Slot& s, int chains);
   // on_completion()'s failures.
   Status failed_completion(const ibv_wc& wc) const;
   Status beyond_budget(size_t index) const;
+  // Failover: the work requests a matched slot posts on a live QP at most once QPs failed, and its
+  // posting there (each live QP also writes the parts of the failed QPs assigned to it).
+  uint32_t moved_work_requests(uint32_t nreqs, bool sizes_record) const;
+  Status post_moved(Slot& s, int slot_index);
+  // A completion in error: true when it belongs to, or starts, the failover (the connection goes on).
+  bool failover_absorbs(const ibv_wc& wc);
+  bool start_failover(uint64_t mask, const std::string& cause);
+  Status send_move_when_drained();
+  Status poll_held();
+  // Writes again on QP 0 the parts of `missing` QPs of held slot s, then the replayed immediate.
+  Status post_replay(Slot& s, int slot_index, uint64_t missing);
+  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld };
   VerbsSendComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
   std::array<Slot, kCtsSlots> slots_{};
   uint64_t head_ = 0;                   // slots fully matched so far
   receiver_driven::SendBudget budget_;  // work requests of posted slots, per QP at most
+  uint64_t failed_qps_ = 0;             // failover: the QPs whose traffic moved (one port, once)
+  Exchange exchange_ = Exchange::kNone;
 };
 
 class ReceiverDrivenRecv final : public RecvProtocol {
@@ -113,17 +137,28 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   // Called only by its slots' tester, protocol_tester (connection.h).
   [[gnu::always_inline]] inline ncclResult_t test(RecvSlot* slot, int* done, int* sizes);
   Status on_completion(const ibv_wc& wc) override;
+  // Failover (receiver_driven_failover.cpp), off the data path.
+  bool on_port_lost(size_t lane) override;
+  Status poll_notices() override;
 
  private:
   struct Progress {
-    int pending = 0;   // QPs whose immediate has not arrived yet
-    uint32_t imm = 0;  // the last immediate: the size, or kSizesInArea
+    int pending = 0;          // immediates not arrived yet (one per QP; after a failover, per live QP)
+    uint32_t imm = 0;         // the last immediate: the size, or kSizesInArea
+    uint64_t arrived = 0;     // the QPs whose immediate arrived (failover's HELD; bit q & 63)
+    bool replay_due = false;  // failover: the sender writes this receive's lost parts again
   };
   // on_completion()'s failures.
   Status failed_completion(const ibv_wc& wc) const;
   Status unexpected_completion(const ibv_wc& wc) const;
   Status cts_beyond_window(size_t qp) const;
   Status recv_post_failed(int rc) const;
+  // Failover (receiver_driven_failover.cpp): the standing receives of a receive on the live QPs only;
+  // a receive's replayed immediate; a completion of a QP whose traffic moved; the sender's MOVE.
+  Status post_live_receives(size_t index);
+  Status on_replay(size_t index, uint32_t imm);
+  Status on_failed_completion(const ibv_wc& wc);
+  Status on_move(const failover::Notice& n);
   // test()'s failures: the peer's sizes do not fit the receive.
   Status no_sizes_record(int n) const;
   Status oversized(size_t got, size_t capacity) const;
@@ -133,6 +168,8 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   std::array<Progress, kCtsSlots> progress_{};
   std::array<receiver_driven::CtsWindow, kMaxQps> cts_windows_{};  // per QP
   uint64_t tail_ = 0;                                              // receives posted so far
+  uint64_t failed_qps_ = 0;  // failover: the QPs the sender's MOVE named (moved to ERR)
+  uint64_t flushed_ = 0;     // failover: failed QPs that showed a flushed receive
 };
 
 }  // namespace railscope::net::verbs

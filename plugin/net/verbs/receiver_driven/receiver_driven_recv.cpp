@@ -17,6 +17,7 @@ using Clock = Connection::Clock;
 
 Status ReceiverDrivenRecv::prepare() {
   c_.set_receiver(&protocol_receiver<ReceiverDrivenRecv>);
+  c_.offer_failover();
   const int remote_write = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   if (Status st = c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, remote_write, &sizes_); !st.ok())
     return st;
@@ -39,7 +40,9 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
   const auto index = static_cast<size_t>(tail_ % kCtsSlots);
   RecvSlot& r = c_.slots()[index];
   if (r.in_use) return c_.not_ready();
-  const auto q = static_cast<size_t>(tail_ % c_.qps().size());
+  // A connection that can fail over writes them all on QP 0, whose port's traffic never moves: a
+  // clear-to-send is never lost with a port.
+  const auto q = c_.can_fail_over() ? size_t{0} : static_cast<size_t>(tail_ % c_.qps().size());
   receiver_driven::CtsWindow& window = cts_windows_[q];
   if (!window.has_room()) {
     if (!c_.drain_cqs(*this)) return c_.error();
@@ -51,16 +54,21 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
     if (b.size > 0 && b.mr == nullptr) return VerbsRecvComm::check_buffers(bufs);
   // One zero-length receive per QP: each QP ends the message with a write with immediate. Posted
   // here, not through VerbsRecvComm::post_recv: a call and a Status per QP and message less.
-  for (const auto& ql : c_.qps()) {
-    ibv_recv_wr wr{};
-    wr.wr_id = kWrRecv | index;
-    ibv_recv_wr* bad = nullptr;
-    if (int rc = ibv_post_recv(ql.qp.get(), &wr, &bad); rc != 0) return c_.fail(recv_post_failed(rc));
+  if (failed_qps_ == 0) [[likely]] {
+    const auto& qps = c_.qps();
+    for (size_t k = 0; k < qps.size(); ++k) {
+      ibv_recv_wr wr{};
+      wr.wr_id = kWrRecv | recv_wr_low(k, index);
+      ibv_recv_wr* bad = nullptr;
+      if (int rc = ibv_post_recv(qps[k].qp.get(), &wr, &bad); rc != 0) return c_.fail(recv_post_failed(rc));
+    }
+    progress_[index] = Progress{static_cast<int>(qps.size()), 0};
+  } else if (Status st = post_live_receives(index); !st.ok()) {
+    return c_.fail(std::move(st));
   }
   r.in_use = true;
   r.tester = &protocol_tester<ReceiverDrivenRecv, RecvSlot>;
   r.n = n;
-  progress_[index] = Progress{static_cast<int>(c_.qps().size()), 0};
   r.posted_at = c_.stats_on() ? Clock::now() : Clock::time_point{};  // for the stats line only
   const uint64_t seq = tail_ + 1;
   CtsSlot& cts = static_cast<CtsSlot*>(cts_.get())[index];
@@ -106,17 +114,23 @@ Status ReceiverDrivenRecv::irecv(std::span<const RecvBuffer> bufs, Request** out
 
 Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
   const uint64_t kind = wc.wr_id & kWrKindMask;
-  const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
-  if (wc.status != IBV_WC_SUCCESS || index >= c_.slots().size()) return failed_completion(wc);
-  if (kind == kWrCts) {  // index: the QP; its oldest signalled clear-to-send write completed
-    if (index < c_.qps().size() && cts_windows_[index].retire()) return Status::success();
-    return cts_beyond_window(index);
+  const uint64_t low = wc.wr_id & ~kWrKindMask;
+  if (wc.status != IBV_WC_SUCCESS) [[unlikely]]
+    return on_failed_completion(wc);
+  if (kind == kWrCts) {  // low: the QP; its oldest signalled clear-to-send write completed
+    if (low < c_.qps().size() && cts_windows_[low].retire()) return Status::success();
+    return cts_beyond_window(low);
   }
+  const size_t index = recv_wr_slot(low);
   if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||
       !c_.slots()[index].in_use)
     return unexpected_completion(wc);
+  const uint32_t imm = ntohl(wc.imm_data);
+  if (is_replay_imm(imm)) [[unlikely]]
+    return on_replay(index, imm);
   Progress& p = progress_[index];
-  p.imm = ntohl(wc.imm_data);
+  p.imm = imm;
+  p.arrived |= uint64_t{1} << (recv_wr_qp(low) & 63);
   --p.pending;
   return Status::success();
 }

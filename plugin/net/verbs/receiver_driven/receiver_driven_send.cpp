@@ -17,6 +17,7 @@ using Clock = Connection::Clock;
 
 Status ReceiverDrivenSend::prepare() {
   c_.set_sender(&protocol_sender<ReceiverDrivenSend>);
+  c_.offer_failover();
   return c_.register_buffer(sizeof(SizesSlot) * kCtsSlots, IBV_ACCESS_LOCAL_WRITE, &sizes_);
 }
 
@@ -83,8 +84,14 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   // Completions retire posted slots' work requests: poll for them when the budget is short.
   if (s.matched + 1 == s.nreqs) {
     const size_t first = entry == 0 ? size : s.reqs[0]->size;
-    s.wrs = receiver_driven::slot_work_requests(
-        nreqs, receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first));
+    const bool record = receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first);
+    if (failed_qps_ == 0) [[likely]] {
+      s.wrs = receiver_driven::slot_work_requests(nreqs, record);
+    } else {
+      // While the two ends agree on the failover, no new slot is posted.
+      if (exchange_ != Exchange::kNone) return c_.not_ready();
+      s.wrs = moved_work_requests(nreqs, record);
+    }
     if (!budget_.fits(s.wrs)) {
       if (!c_.drain_cqs(*this)) return c_.error();
       if (!budget_.fits(s.wrs)) return c_.not_ready();
@@ -115,6 +122,8 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 }
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
+  if (failed_qps_ != 0) [[unlikely]]
+    return post_moved(s, index);
   const size_t nqps = c_.qps().size();
   const auto nreqs = static_cast<size_t>(s.nreqs);
   SizesWrite sizes{};
@@ -143,18 +152,25 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
     if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
   }
-  s.pending = static_cast<int>(nqps);
+  mark_posted(s, static_cast<int>(nqps));
+  return Status::success();
+}
+
+void ReceiverDrivenSend::mark_posted(Slot& s, int chains) {
+  s.pending = chains;
   budget_.posted(s.wrs);
   s.posted = true;
   s.posted_at = Clock::now();
-  for (size_t i = 0; i < nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
-  return Status::success();
+  for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
 }
 
 Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
   const auto index = static_cast<size_t>(wc.wr_id & ~kWrKindMask);
   if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size())
+      [[unlikely]] {
+    if (wc.status != IBV_WC_SUCCESS && failover_absorbs(wc)) return Status::success();
     return failed_completion(wc);
+  }
   Slot& s = slots_[index];
   // The slot's last QP completed: every work request it posted is retired.
   if (s.pending > 0 && --s.pending == 0 && !budget_.retired(s.wrs)) return beyond_budget(index);

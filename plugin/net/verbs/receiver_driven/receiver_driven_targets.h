@@ -3,6 +3,7 @@
 // sizes record one QP writes for it (receiver_driven_writes.h builds the writes from both).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "plugin/net/verbs/setup/wire_limits.h"
@@ -10,6 +11,17 @@
 namespace railscope::net::verbs {
 
 inline constexpr uint32_t kSizesInArea = 0x80000000u;  // immediate flag: sizes are in the sizes area
+// Failover (docs/failover.md): the immediate that ends the parts of a receive written again on QP 0 after
+// its QPs failed, naming the receive slot. A size (31 bits) never has bit 31 set, and kSizesInArea has
+// no other bit, so no immediate of the protocol's own is one.
+inline constexpr uint32_t kReplayImm = 0xC0000000u;
+inline constexpr uint32_t kReplayImmMask = 0xC0000000u;
+inline constexpr bool is_replay_imm(uint32_t imm) { return (imm & kReplayImmMask) == kReplayImm; }
+// A receive's standing receive on QP q names its slot and the QP (the receiver's HELD lists the QPs
+// whose immediate arrived).
+inline constexpr uint64_t recv_wr_low(size_t q, size_t slot) { return static_cast<uint64_t>(q) << 8 | slot; }
+inline constexpr size_t recv_wr_slot(uint64_t low) { return static_cast<size_t>(low & 0xff); }
+inline constexpr size_t recv_wr_qp(uint64_t low) { return static_cast<size_t>(low >> 8); }
 
 // What the sender keeps of one clear-to-send entry, copied once from the FIFO: where the receive buffer
 // is (its rkey per remote device), how large, its tag.

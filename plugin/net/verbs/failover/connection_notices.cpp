@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plugin/net/verbs/failover/connection_notices.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "plugin/net/verbs/failover/failover_policy.h"
+#include "plugin/net/verbs/watch/port_health.h"
+#include "railscope/core/diagnosis.h"
+#include "railscope/core/log.h"
+
+namespace railscope::net::verbs::failover {
+
+Status bad_notice(std::string text) {
+  return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
+}
+
+void send_notice(Connection& c, const Notice& n) {
+  Message m;
+  m.type = MessageType::Failover;
+  m.failover = encode(n);
+  c.oob().send(m);
+  bool done = false;
+  // A few bytes into a socket idle since the handshake: the kernel takes them at once; what it does
+  // not is written by the next flush (poll_held, or the next notice).
+  (void)c.oob().flush(&done);
+}
+
+void log_port_finding(const Connection& c, size_t q, PortNews news, const char* id, std::string text) {
+  PortHealth* health = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+  const bool first = health == nullptr ||
+                     (news == PortNews::kFailover ? health->first_failover_finding(Connection::Clock::now())
+                                                  : health->first_recovery_finding());
+  if (first) {
+    text += " (this process's other connections on the port log theirs at INFO)";
+    RS_WARN("NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
+  } else {
+    RS_INFO(NCCL_NET, "NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
+  }
+}
+
+Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional<Notice>* out) {
+  out->reset();
+  bool flushed = false;
+  if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
+  for (;;) {
+    std::optional<Message> m;
+    if (Status st = c.oob().receive(&m); !st.ok()) return st;
+    if (!m) return Status::success();
+    if (m->type != MessageType::Failover)
+      return bad_notice(fmt::format("out-of-band message of type {} when {} was due on {}",
+                                    static_cast<int>(m->type), due, c.where()));
+    std::string why;
+    *out = decode(m->failover, c.qps().size(), &why);  // the one copy used
+    if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
+    if ((*out)->kind == failover::Kind::Probe && (*out)->epoch < epoch) continue;
+    return Status::success();
+  }
+}
+
+Status next_sender_notice(Connection& c, std::optional<Notice>* out) {
+  out->reset();
+  std::optional<Message> m;
+  if (Status st = c.oob().receive(&m); !st.ok())
+    return st.finding().id() == "peer.closed" ? Status::success() : st;
+  if (!m) return Status::success();
+  if (m->type != MessageType::Failover)
+    return bad_notice(fmt::format("out-of-band message of type {} during the transfer on {}",
+                                  static_cast<int>(m->type), c.where()));
+  std::string why;
+  *out = decode(m->failover, c.qps().size(), &why);  // the one copy used
+  if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
+  return Status::success();
+}
+
+size_t first_qp(uint64_t mask) { return static_cast<size_t>(std::countr_zero(mask)); }
+
+size_t completion_path(const Connection& c, const ibv_wc& wc, uint64_t* path) {
+  const size_t lane = c.completion_lane();
+  const size_t q = c.qp_index(lane, wc.qp_num);
+  if (q >= c.qps().size() || q >= kMaxQps) return c.qps().size();
+  *path = c.lane_qps(lane) &
+          remote_dev_qps(static_cast<size_t>(c.qps()[q].remote_dev), c.remote().devs.size(), c.qps().size());
+  return q;
+}
+
+std::string failure_time(const Connection& c, size_t q) {
+  const PortHealth* port = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+  if (port != nullptr && port->is_down())
+    return fmt::format("at {} (its link went down at {})", wall_clock_now(), port->last_down_text());
+  return fmt::format("at {}", wall_clock_now());
+}
+
+}  // namespace railscope::net::verbs::failover
