@@ -75,7 +75,7 @@ class Connection {
   void set_remote(EndInfo remote) { remote_ = std::move(remote); }
   void set_oob(Channel oob) { oob_ = std::move(oob); }
   void set_profiler(ncclProfilerCallback_t profiler) { telemetry_.set_profiler(profiler); }
-  // The protocol moves traffic off a failed port (the eager protocol; docs/failover.md): decided with
+  // The protocol moves traffic off a failed port (both do, from prepare(); docs/failover.md): decided with
   // RAILSCOPE_NET_FAILOVER and the QP count at connect_qps (can_fail_over).
   void offer_failover() { failover_offered_ = true; }
   const LinkParams& link() const { return link_; }

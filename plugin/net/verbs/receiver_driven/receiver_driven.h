@@ -107,7 +107,7 @@ class ReceiverDrivenSend final : public SendProtocol {
   Status beyond_budget(size_t index) const;
   // Failover: the work requests a matched slot posts on a live QP at most once QPs failed, and its
   // posting there (each live QP also writes the parts of the failed QPs assigned to it).
-  uint32_t moved_work_requests(uint32_t nreqs, bool sizes_record) const;
+  uint32_t moved_work_requests(uint32_t nreqs) const;
   Status post_moved(Slot& s, int slot_index);
   // A completion in error: true when it belongs to, or starts, the failover (the connection goes on).
   bool failover_absorbs(const ibv_wc& wc);

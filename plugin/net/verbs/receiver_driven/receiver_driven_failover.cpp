@@ -79,7 +79,7 @@ void link_chain(std::vector<ibv_send_wr>* wrs, std::vector<ibv_sge>* sges) {
 
 // --- sender
 
-uint32_t ReceiverDrivenSend::moved_work_requests(uint32_t nreqs, bool sizes_record) const {
+uint32_t ReceiverDrivenSend::moved_work_requests(uint32_t nreqs) const {
   const size_t nqps = c_.qps().size();
   const uint64_t live = all_qps(nqps) & ~failed_qps_;
   size_t most = 0;
@@ -90,8 +90,8 @@ uint32_t ReceiverDrivenSend::moved_work_requests(uint32_t nreqs, bool sizes_reco
       if ((failed_qps_ >> q & 1) != 0 && carrier_of(q, live) == l) ++parts;
     most = std::max(most, parts);
   }
-  // A write per buffer and part it carries, and the write with immediate (the sizes record on QP 0).
-  (void)sizes_record;
+  // A write per buffer and part it carries, and the write with immediate (the sizes record on QP 0),
+  // with or without a sizes record.
   return static_cast<uint32_t>(most * nreqs + 1);
 }
 

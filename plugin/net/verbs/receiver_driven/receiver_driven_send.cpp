@@ -90,7 +90,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
     } else {
       // While the two ends agree on the failover, no new slot is posted.
       if (exchange_ != Exchange::kNone) return c_.not_ready();
-      s.wrs = moved_work_requests(nreqs, record);
+      s.wrs = moved_work_requests(nreqs);
     }
     if (!budget_.fits(s.wrs)) {
       if (!c_.drain_cqs(*this)) return c_.error();
