@@ -107,23 +107,15 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
       r.posted_at = now;
       ++moved_;
     }
-  const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed_qps_)));
   const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
-  const std::string when = failover::failure_time(c_, first_qp(mask));
   log_port_finding(
       c_, first_qp(mask), PortNews::kFailover, "link.failover",
-      fmt::format(
-          "port {} of connection {} failed ({}) {}: its QPs {:#x} stopped; traffic moves to {} ({} of {} "
-          "QPs, about {}% of the connection's bandwidth), {} large message(s) in flight checked with "
-          "the receiver; {}",
-          c_.qp_port(first_qp(mask)), c_.where(), cause, when, mask, c_.live_ports(failed_qps_), live, nqps,
-          live * 100 / nqps, moved_,
-          kept_out ? fmt::format("its failure {} on this connection: kept out until the connection "
-                                 "closes",
-                                 failures)
-                   : fmt::format("failure {}: traffic returns once the port is ACTIVE again and passes "
-                                 "a probe",
-                                 failures)));
+      failover::moved_off_text(c_, mask, failed_qps_, cause, moved_, "large message(s)") +
+          (kept_out ? fmt::format("; its failure {} on this connection: kept out until the connection closes",
+                                  failures)
+                    : fmt::format("; failure {}: traffic returns once the port is ACTIVE again and passes a "
+                                  "probe",
+                                  failures)));
   return true;
 }
 

@@ -85,6 +85,18 @@ size_t completion_path(const Connection& c, const ibv_wc& wc, uint64_t* path) {
   return q;
 }
 
+std::string moved_off_text(const Connection& c, uint64_t mask, uint64_t failed, const std::string& cause,
+                           size_t in_flight, const char* messages) {
+  const size_t nqps = c.qps().size();
+  const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(failed)));
+  return fmt::format(
+      "port {} of connection {} failed ({}) {}: its QPs {:#x} stopped; traffic moves to {} ({} of {} QPs, "
+      "about "
+      "{}% of the connection's bandwidth), {} {} in flight checked with the receiver",
+      c.qp_port(first_qp(mask)), c.where(), cause, failure_time(c, first_qp(mask)), mask,
+      c.live_ports(failed), live, nqps, live * 100 / nqps, in_flight, messages);
+}
+
 std::string failure_time(const Connection& c, size_t q) {
   const PortHealth* port = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
   if (port != nullptr && port->is_down())

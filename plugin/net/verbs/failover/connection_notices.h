@@ -30,6 +30,11 @@ size_t first_qp(uint64_t mask);
 // its local port and peer device: what a completion in error takes down. c.qps().size() when it names
 // no QP of the connection, or one beyond a notice's mask.
 size_t completion_path(const Connection& c, const ibv_wc& wc, uint64_t* path);
+// The sender's link.failover up to what follows for its protocol: "port P of connection C failed (cause)
+// at T: its QPs M stopped; traffic moves to the ports left (their share), K <messages> in flight checked
+// with the receiver". `failed`: every QP moved so far, M among them.
+std::string moved_off_text(const Connection& c, uint64_t mask, uint64_t failed, const std::string& cause,
+                           size_t in_flight, const char* messages);
 // When the port of QP q failed, for a finding: "at 01:02:03.456 UTC", and when its link went down if it
 // is down ("... (its link went down at ...)").
 std::string failure_time(const Connection& c, size_t q);

@@ -187,17 +187,10 @@ bool ReceiverDrivenSend::start_failover(uint64_t mask, const std::string& cause)
       s.posted_at = now;
       ++held;
     }
-  const auto live = static_cast<size_t>(nqps - static_cast<size_t>(std::popcount(mask)));
-  const std::string when = failover::failure_time(c_, first_qp(mask));
-  log_port_finding(
-      c_, first_qp(mask), PortNews::kFailover, "link.failover",
-      fmt::format(
-          "port {} of connection {} failed ({}) {}: its QPs {:#x} stopped; traffic moves to {} ({} of "
-          "{} QPs, about {}% of the connection's bandwidth), {} message(s) in flight checked with "
-          "the receiver; kept out until the connection closes (the receiver-driven protocol moves "
-          "once and does not probe a port again)",
-          c_.qp_port(first_qp(mask)), c_.where(), cause, when, mask, c_.live_ports(failed_qps_), live, nqps,
-          live * 100 / nqps, held));
+  log_port_finding(c_, first_qp(mask), PortNews::kFailover, "link.failover",
+                   failover::moved_off_text(c_, mask, failed_qps_, cause, held, "message(s)") +
+                       "; kept out until the connection closes (the receiver-driven protocol moves once and "
+                       "does not probe a port again)");
   return true;
 }
 
