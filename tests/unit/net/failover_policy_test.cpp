@@ -93,5 +93,18 @@ TEST(NetFailoverPolicy, EachPartIsTakenOnceAndOnlyIfTheMessageHasIt) {
   EXPECT_EQ(all, ~uint64_t{0});
 }
 
+// The parts of failed QPs go to the live ones round robin, whichever protocol moves them.
+TEST(NetFailoverPolicy, LiveQpsCarryTheFailedPartsRoundRobin) {
+  EXPECT_EQ(live_qp_for(1, 0b10, 2), 0u);  // two QPs, QP 1 failed: QP 0 carries it
+  // Four QPs, QPs 1 and 3 failed: the live ones are 0 and 2.
+  EXPECT_EQ(live_qp_for(0, 0b1010, 4), 0u);
+  EXPECT_EQ(live_qp_for(1, 0b1010, 4), 2u);
+  EXPECT_EQ(live_qp_for(3, 0b1010, 4), 2u);
+  EXPECT_EQ(live_qp_for(5, 0b1010, 4), 2u);
+  EXPECT_EQ(all_qps(3), 0b111u);
+  EXPECT_EQ(all_qps(64), ~uint64_t{0});
+  EXPECT_EQ(all_qps(100), ~uint64_t{0});
+}
+
 }  // namespace
 }  // namespace railscope::net::verbs::failover

@@ -35,16 +35,6 @@ using failover::send_notice;
 
 // --- sender
 
-size_t EagerSend::live_qp_for(size_t part) const {
-  const size_t nqps = c_.qps().size();
-  size_t nlive = 0;
-  for (size_t q = 0; q < nqps && q < failover::kMaxQps; ++q) nlive += (failed_qps_ >> q & 1) == 0 ? 1 : 0;
-  size_t k = part % (nlive == 0 ? 1 : nlive);
-  for (size_t q = 0; q < nqps && q < failover::kMaxQps; ++q)
-    if ((failed_qps_ >> q & 1) == 0 && k-- == 0) return q;
-  return 0;  // not reached: a failover leaves the ring's QP live
-}
-
 bool EagerSend::on_port_lost(size_t lane) {
   const uint64_t mask = c_.lane_qps(lane);
   if (mask != 0 && (mask & ~failed_qps_) == 0) return true;  // moved already

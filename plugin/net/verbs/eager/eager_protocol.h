@@ -76,8 +76,6 @@ class EagerSend final : public SendProtocol {
   bool strike(uint64_t mask, Clock::time_point now);
   // Part `part` of req's message (chunk_of) on QP `on_qp`, with immediate `imm`.
   Status post_part(SendReq* req, size_t part, size_t on_qp, uint32_t imm);
-  // The live QP that carries parts of failed QP `part`.
-  size_t live_qp_for(size_t part) const;
   // Posts req's data into its clear-to-send's checked copy (send_ahead, progress).
   inline Status post_data(SendReq* req, const eager::ClearToSend& c);
   // Posts every waiting request whose clear-to-send arrived. Inline: with no request-to-send waiting

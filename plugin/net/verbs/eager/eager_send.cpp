@@ -12,6 +12,7 @@
 
 #include "plugin/net/verbs/eager/eager_protocol.h"
 #include "plugin/net/verbs/eager/eager_queues.h"
+#include "plugin/net/verbs/failover/failover_policy.h"
 #include "plugin/net/verbs/failover/part_ledger.h"
 #include "plugin/net/verbs/rdma_write.h"
 #include "plugin/net/verbs/watch/diagnosis_map.h"
@@ -257,7 +258,10 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
     const uint32_t imm = moved ? failover::replay_immediate(eager::kImmData, static_cast<uint16_t>(c.target),
                                                             static_cast<uint8_t>(q))
                                : eager::imm_target(c.target);
-    if (Status st = post_part(req, q, moved ? live_qp_for(q) : q, imm); !st.ok()) return st;
+    if (Status st =
+            post_part(req, q, moved ? failover::live_qp_for(q, failed_qps_, c_.qps().size()) : q, imm);
+        !st.ok())
+      return st;
   }
   req->posted = true;
   req->posted_at = Clock::now();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <string_view>
 
 #include "plugin/net/verbs/failover/failover_policy.h"
 #include "plugin/net/verbs/watch/port_health.h"
@@ -15,6 +16,31 @@ namespace railscope::net::verbs::failover {
 Status bad_notice(std::string text) {
   return Status::fail(ncclRemoteError, "peer.bad_handshake", std::move(text));
 }
+
+namespace {
+
+// The next message on the channel, which must be a notice: decoded once (*out; nullopt when none came).
+// `context` says when it came, for the error.
+Status receive_notice(Connection& c, std::string_view context, std::optional<Notice>* out) {
+  out->reset();
+  std::optional<Message> m;
+  if (Status st = c.oob().receive(&m); !st.ok()) return st;
+  if (!m) return Status::success();
+  if (m->type != MessageType::Failover)
+    return bad_notice(fmt::format("out-of-band message of type {} {} on {}", static_cast<int>(m->type),
+                                  context, c.where()));
+  std::string why;
+  *out = decode(m->failover, c.qps().size(), &why);  // the one copy used
+  if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
+  return Status::success();
+}
+
+// The health of QP q's local port; its callers accept a lane without one.
+PortHealth* port_of(const Connection& c, size_t q) {
+  return c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+}
+
+}  // namespace
 
 void send_notice(Connection& c, const Notice& n) {
   Message m;
@@ -28,7 +54,7 @@ void send_notice(Connection& c, const Notice& n) {
 }
 
 void log_port_finding(const Connection& c, size_t q, PortNews news, const char* id, std::string text) {
-  PortHealth* health = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+  PortHealth* health = port_of(c, q);
   const bool first = health == nullptr ||
                      (news == PortNews::kFailover ? health->first_failover_finding(Connection::Clock::now())
                                                   : health->first_recovery_finding());
@@ -41,37 +67,18 @@ void log_port_finding(const Connection& c, size_t q, PortNews news, const char* 
 }
 
 Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional<Notice>* out) {
-  out->reset();
   bool flushed = false;
   if (Status st = c.oob().flush(&flushed); !st.ok()) return st;
+  const std::string context = fmt::format("when {} was due", due);
   for (;;) {
-    std::optional<Message> m;
-    if (Status st = c.oob().receive(&m); !st.ok()) return st;
-    if (!m) return Status::success();
-    if (m->type != MessageType::Failover)
-      return bad_notice(fmt::format("out-of-band message of type {} when {} was due on {}",
-                                    static_cast<int>(m->type), due, c.where()));
-    std::string why;
-    *out = decode(m->failover, c.qps().size(), &why);  // the one copy used
-    if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
-    if ((*out)->kind == failover::Kind::Probe && (*out)->epoch < epoch) continue;
-    return Status::success();
+    if (Status st = receive_notice(c, context, out); !st.ok() || !*out) return st;
+    if ((*out)->kind != Kind::Probe || (*out)->epoch >= epoch) return Status::success();
   }
 }
 
 Status next_sender_notice(Connection& c, std::optional<Notice>* out) {
-  out->reset();
-  std::optional<Message> m;
-  if (Status st = c.oob().receive(&m); !st.ok())
-    return st.finding().id() == "peer.closed" ? Status::success() : st;
-  if (!m) return Status::success();
-  if (m->type != MessageType::Failover)
-    return bad_notice(fmt::format("out-of-band message of type {} during the transfer on {}",
-                                  static_cast<int>(m->type), c.where()));
-  std::string why;
-  *out = decode(m->failover, c.qps().size(), &why);  // the one copy used
-  if (!*out) return bad_notice(fmt::format("{} on {}", why, c.where()));
-  return Status::success();
+  Status st = receive_notice(c, "during the transfer", out);
+  return !st.ok() && st.finding().id() == "peer.closed" ? Status::success() : st;
 }
 
 size_t first_qp(uint64_t mask) { return static_cast<size_t>(std::countr_zero(mask)); }
@@ -98,7 +105,7 @@ std::string moved_off_text(const Connection& c, uint64_t mask, uint64_t failed, 
 }
 
 std::string failure_time(const Connection& c, size_t q) {
-  const PortHealth* port = c.lanes()[static_cast<size_t>(c.qps()[q].lane)].health;
+  const PortHealth* port = port_of(c, q);
   if (port != nullptr && port->is_down())
     return fmt::format("at {} (its link went down at {})", wall_clock_now(), port->last_down_text());
   return fmt::format("at {}", wall_clock_now());

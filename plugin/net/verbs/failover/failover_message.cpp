@@ -12,7 +12,6 @@ std::nullopt_t refuse(std::string* why, std::string what) {
   if (why != nullptr) *why = "failover notice: " + std::move(what);
   return std::nullopt;
 }
-uint64_t all_qps(size_t nqps) { return nqps >= 64 ? ~uint64_t{0} : (uint64_t{1} << nqps) - 1; }
 }  // namespace
 
 std::vector<std::byte> encode(const Notice& n) {

@@ -31,6 +31,11 @@ inline constexpr size_t kMaxHeld = 256;
 // wire_limits.h, 8 devices x 16 QPs), so a connection of more than 64 QPs is one failover cannot serve.
 inline constexpr size_t kMaxQps = 64;
 
+// Every QP of a connection of `nqps` QPs, one bit each (all 64 from 64 on).
+inline constexpr uint64_t all_qps(size_t nqps) {
+  return nqps >= 64 ? ~uint64_t{0} : (uint64_t{1} << nqps) - 1;
+}
+
 enum class Kind : uint8_t { Move = 1, Held = 2, Probe = 3, Restored = 4 };
 
 // A large message the receiver still waits for, and the parts of its data it holds: bit q is the part

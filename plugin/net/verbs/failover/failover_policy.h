@@ -3,6 +3,7 @@
 // connect, and which of its QPs a port's failure takes down. Pure: unit-tested directly.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -54,9 +55,20 @@ inline uint64_t remote_dev_qps(size_t dev, size_t remote_devs, size_t nqps) {
 // left to agree on it by): the connection fails as before, naming the port.
 inline constexpr uint64_t kRingQp = 1;
 
+// The live QP (of nqps, not in `failed`) that carries part `part` of a message once QPs failed: the live
+// ones round robin. 0 when none is live (a failover always leaves the ring's QP).
+inline size_t live_qp_for(size_t part, uint64_t failed, size_t nqps) {
+  const uint64_t live = all_qps(nqps) & ~failed;
+  if (live == 0) return 0;
+  size_t k = part % static_cast<size_t>(std::popcount(live));
+  for (size_t q = 0; q < nqps && q < kMaxQps; ++q)
+    if ((live >> q & 1) != 0 && k-- == 0) return q;
+  return 0;
+}
+
 // Whether a failure of `failed` (all QPs failed so far) leaves the connection something to move to.
 inline bool movable(uint64_t failed, size_t nqps) {
-  const uint64_t all = nqps >= 64 ? ~uint64_t{0} : (uint64_t{1} << nqps) - 1;
+  const uint64_t all = all_qps(nqps);
   return failed != 0 && (failed & kRingQp) == 0 && (failed & all) != all && (failed & ~all) == 0;
 }
 

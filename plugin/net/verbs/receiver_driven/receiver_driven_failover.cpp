@@ -34,17 +34,7 @@ using failover::log_port_finding;
 using failover::PortNews;
 using failover::send_notice;
 
-uint64_t all_qps(size_t nqps) { return nqps >= 64 ? ~uint64_t{0} : (uint64_t{1} << nqps) - 1; }
-
-// The live QP that carries the parts of failed QP q (round robin over the live ones): the sender's own
-// choice, the receiver needs none (the live QP's immediate ends them all).
-size_t carrier_of(size_t q, uint64_t live) {
-  const auto nlive = static_cast<size_t>(std::popcount(live));
-  size_t k = q % nlive;
-  for (size_t l = 0; l < 64; ++l)
-    if ((live >> l & 1) != 0 && k-- == 0) return l;
-  return 0;
-}
+using failover::all_qps;
 
 // Appends to wrs and sges the plain RDMA writes of part q (of nqps, chunk_of) of each of the slot's
 // sends, as the QP on local lane `lane` towards the peer's device `rd` posts them.
@@ -87,7 +77,7 @@ uint32_t ReceiverDrivenSend::moved_work_requests(uint32_t nreqs) const {
     if ((live >> l & 1) == 0) continue;
     size_t parts = 1;  // its own
     for (size_t q = 0; q < nqps && q < 64; ++q)
-      if ((failed_qps_ >> q & 1) != 0 && carrier_of(q, live) == l) ++parts;
+      if ((failed_qps_ >> q & 1) != 0 && failover::live_qp_for(q, failed_qps_, nqps) == l) ++parts;
     most = std::max(most, parts);
   }
   // A write per buffer and part it carries, and the write with immediate (the sizes record on QP 0),
@@ -116,7 +106,7 @@ Status ReceiverDrivenSend::post_moved(Slot& s, int index) {
     // Its own part, then those of the failed QPs it carries: plain writes, before its immediate on the
     // same QP, so they have landed when the immediate completes the receive.
     for (size_t q = 0; q < nqps && q < 64; ++q)
-      if (q == l || ((failed_qps_ >> q & 1) != 0 && carrier_of(q, live) == l))
+      if (q == l || ((failed_qps_ >> q & 1) != 0 && failover::live_qp_for(q, failed_qps_, nqps) == l))
         add_part_writes(std::span(s.reqs, nreqs), std::span(s.cts, nreqs), q, nqps, lane, rd, &wrs, &sges);
     ibv_send_wr last{};
     last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
