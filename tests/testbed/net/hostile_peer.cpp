@@ -15,6 +15,11 @@
 //               writes clear-to-sends ahead of its receives (eager.h) with forged ones for the victim's
 //               first send (its tag, ordinal 1, a target out of range): the victim's send fails with
 //               peer.bad_handshake at once.
+//   replay      the receiver-driven protocol over a virtual NIC (rxe0+rxe1 at both ends): the victim
+//               posts a receive, and the hostile sender answers its clear-to-send with the immediate a
+//               failover's replay ends with (receiver_driven_targets.h, kReplayImm | slot) when no
+//               failover took place: the victim's receive fails with peer.bad_handshake naming it, and
+//               not one byte lands in its buffer.
 // usage: hostile_peer victim MODE DIR | hostile MODE DIR   (DIR: files the two processes meet through)
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -33,6 +38,7 @@
 #include "check.h"
 #include "plugin/net/verbs/eager/eager.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven.h"
+#include "plugin/net/verbs/receiver_driven/receiver_driven_targets.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 #include "plugin/net/verbs/verbs_engine.h"
@@ -179,6 +185,64 @@ int victim_receiver(const std::string& mode, const std::string& dir) {
   return g_failures == 0 ? 0 : 1;
 }
 
+// A virtual NIC of rxe0 and rxe1 through the ABI (makeVDevice), as NCCL fuses a node's NICs.
+int vdevice(const Plugin& net) {
+  ncclNetVDeviceProps_v11_t vp{};
+  vp.ndevs = 2;
+  vp.devs[0] = net.device("rxe0");
+  vp.devs[1] = net.device("rxe1");
+  int vd = -1;
+  if (vp.devs[0] < 0 || vp.devs[1] < 0 || net.t->makeVDevice(&vd, &vp) != ncclSuccess) return -1;
+  return vd;
+}
+
+// replay: one receive, answered by a replayed immediate no failover asked for.
+int victim_replay(const std::string& dir) {
+  Plugin net;
+  if (!net.open()) return 1;
+  const int dev = vdevice(net);
+  CHECK(dev >= 0, "no virtual NIC of rxe0 and rxe1");
+  if (dev < 0) return 1;
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  void* lc = nullptr;
+  if (net.t->listen(net.ctx, dev, handle.data(), &lc) != ncclSuccess) return 1;
+  std::ofstream(dir + "/handle.tmp", std::ios::binary)
+      .write(reinterpret_cast<const char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
+  std::filesystem::rename(dir + "/handle.tmp", dir + "/handle");
+  void* rc = nullptr;
+  ncclNetDeviceHandle_v11_t* dh = nullptr;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (rc == nullptr)
+    if (net.t->accept(lc, &rc, &dh) != ncclSuccess || Clock::now() > deadline) return 1;
+  std::vector<uint8_t> buf(kBig, 0xee);
+  void* mr = nullptr;
+  CHECK(net.t->regMr(rc, buf.data(), buf.size(), NCCL_PTR_HOST, &mr) == ncclSuccess, "regMr");
+  void* req = nullptr;
+  void* data = buf.data();
+  size_t cap = kBig;
+  int tag = 1;
+  ncclResult_t r = ncclSuccess;
+  while (req == nullptr && r == ncclSuccess) r = net.t->irecv(rc, 1, &data, &cap, &tag, &mr, nullptr, &req);
+  CHECK(r == ncclSuccess && req != nullptr, "irecv");
+  touch(dir + "/posted");
+  int size = -1;
+  if (req != nullptr) r = wait_req(net.t, req, &size, 60);
+  CHECK(r != ncclSuccess, "replay: a receive answered by a replayed immediate alone completed (%d bytes)",
+        size);
+  CHECK(logged("peer.bad_handshake") && logged("replayed immediate"),
+        "replay: no peer.bad_handshake naming the replayed immediate");
+  for (const auto& l : CapturedLog::lines())
+    if (l.text.find("peer.bad_handshake") != std::string::npos) std::printf("victim: %s\n", l.text.c_str());
+  bool untouched = true;
+  for (uint8_t b : buf) untouched = untouched && b == 0xee;
+  CHECK(untouched, "replay: bytes landed in the receive buffer");
+  touch(dir + "/done");
+  net.t->closeRecv(rc);
+  net.t->closeListen(lc);
+  std::printf("victim replay: %s\n", g_failures == 0 ? "PASS" : "FAIL");
+  return g_failures == 0 ? 0 : 1;
+}
+
 // Sends a large message to the hostile receiver, whose clear-to-sends are forged: the send must fail.
 int victim_sender(const std::string& mode, const std::string& dir) {
   Plugin net;
@@ -308,6 +372,53 @@ int hostile_sender(const std::string& mode, const std::string& dir) {
   return g_failures == 0 ? 0 : 1;
 }
 
+// replay: connects over its own virtual NIC of rxe0 and rxe1 and, once the victim posted its receive,
+// writes nothing but the replayed immediate of slot 0 (zero bytes: no address is needed) on QP 0.
+int hostile_replay(const std::string& dir) {
+  net::Status st;
+  auto engine = net::verbs::VerbsEngine::create({}, &st);
+  if (!engine) return std::fprintf(stderr, "engine: %s\n", diag::one_line(st.finding()).c_str()), 1;
+  const int physical[2] = {device_index(*engine, "rxe0"), device_index(*engine, "rxe1")};
+  int dev = -1;
+  CHECK(physical[0] >= 0 && physical[1] >= 0 && engine->make_vdevice(physical, &dev).ok(), "make_vdevice");
+  std::array<std::byte, net::kHandleSize> handle{};
+  if (!wait_file(dir + "/handle")) return 1;
+  std::ifstream(dir + "/handle", std::ios::binary)
+      .read(reinterpret_cast<char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
+  net::SendComm* sc = nullptr;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (sc == nullptr) {
+    if (!engine->connect(dev, {}, net::HandleBytes(handle), &sc).ok() || Clock::now() > deadline) return 1;
+  }
+  auto& c = *static_cast<net::verbs::VerbsSendComm*>(sc);
+  CHECK(c.eager_max() == 0, "the receiver-driven protocol was not agreed (RAILSCOPE_NET_EAGER_MAX=0)");
+  CHECK(c.qps().size() >= 2, "%zu QPs: the virtual NIC was not used", c.qps().size());
+  if (!wait_file(dir + "/posted")) return 1;
+  const auto& ql = c.qps()[0];
+  ibv_send_wr wr{};
+  wr.wr_id = 0xbad;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(net::verbs::kReplayImm | 0u);
+  ibv_send_wr* bad = nullptr;
+  CHECK(ibv_post_send(ql.qp.get(), &wr, &bad) == 0, "post of the replayed immediate");
+  ibv_cq* cq = c.lanes()[static_cast<size_t>(ql.lane)].cq.get();
+  bool sent = false;
+  const auto write_deadline = Clock::now() + std::chrono::seconds(30);
+  while (!sent && Clock::now() < write_deadline) {
+    ibv_wc wc{};
+    if (ibv_poll_cq(cq, 1, &wc) == 1 && wc.wr_id == 0xbad) {
+      CHECK(wc.status == IBV_WC_SUCCESS, "the replayed immediate's write: status %d", wc.status);
+      sent = true;
+    }
+  }
+  CHECK(sent, "the replayed immediate's write did not complete");
+  wait_file(dir + "/done");
+  (void)engine->close_send(sc);
+  std::printf("hostile replay: %s\n", g_failures == 0 ? "done" : "FAIL");
+  return g_failures == 0 ? 0 : 1;
+}
+
 // Accepts the victim's connection; mailbox: waits for its request-to-send and answers every mailbox
 // entry with a forged clear-to-send (status accept, target out of range); ahead: writes such
 // clear-to-sends into every entry ahead, for the victim's first send with tag 1, before it sends.
@@ -368,11 +479,14 @@ int hostile_receiver(const std::string& mode, const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s victim|hostile ring-held|ring-early|mailbox|ahead DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s victim|hostile ring-held|ring-early|mailbox|ahead|replay DIR\n", argv[0]);
     return 2;
   }
   const std::string role = argv[1], mode = argv[2], dir = argv[3];
-  if (mode != "ring-held" && mode != "ring-early" && mode != "mailbox" && mode != "ahead") return 2;
+  if (mode != "ring-held" && mode != "ring-early" && mode != "mailbox" && mode != "ahead" && mode != "replay")
+    return 2;
+  if (mode == "replay")
+    return role == "victim" ? victim_replay(dir) : role == "hostile" ? hostile_replay(dir) : 2;
   const bool receiver_forges = mode == "mailbox" || mode == "ahead";
   if (role == "victim") return receiver_forges ? victim_sender(mode, dir) : victim_receiver(mode, dir);
   if (role == "hostile") return receiver_forges ? hostile_receiver(mode, dir) : hostile_sender(mode, dir);

@@ -199,6 +199,31 @@ TEST(NetFailoverFindings, OneWarningPerPortAndOutage) {
   EXPECT_TRUE(f.first_recovery());
 }
 
+// The port watcher and the connections say link.recovered of one outage once at WARN between them.
+TEST(NetFailoverFindings, OneRecoveryWarningBetweenThePortAndItsConnections) {
+  using namespace std::chrono_literals;
+  OutageFindings f;
+  const auto down = OutageFindings::Clock::time_point{} + 100s;
+  // A flap the retransmissions rode out: no connection moved, the watcher's line is the warning.
+  f.link_went_down();
+  EXPECT_TRUE(f.port_recovery());
+  EXPECT_FALSE(f.first_recovery());
+  // An outage that moved traffic, its link event read after the failover; a connection is back first.
+  EXPECT_TRUE(f.first_failover(down, OutageFindings::Clock::time_point{}));
+  f.link_went_down();
+  EXPECT_TRUE(f.first_recovery());
+  EXPECT_FALSE(f.port_recovery());
+  EXPECT_FALSE(f.first_recovery());
+  // The next outage: the watcher sees the port back first (its connections keep it out, or probe later).
+  f.link_went_down();
+  EXPECT_TRUE(f.first_failover(down + 30s, down + 29s));
+  EXPECT_TRUE(f.port_recovery());
+  EXPECT_FALSE(f.first_recovery());
+  // A flap after it is news again.
+  f.link_went_down();
+  EXPECT_TRUE(f.port_recovery());
+}
+
 TEST(NetFailoverFindings, ALinkEventReadAfterTheFailoverIsTheSameOutage) {
   using namespace std::chrono_literals;
   OutageFindings f;

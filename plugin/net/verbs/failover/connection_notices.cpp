@@ -59,7 +59,9 @@ void log_port_finding(const Connection& c, size_t q, PortNews news, const char* 
                      (news == PortNews::kFailover ? health->first_failover_finding(Connection::Clock::now())
                                                   : health->first_recovery_finding());
   if (first) {
-    text += " (this process's other connections on the port log theirs at INFO)";
+    text += news == PortNews::kFailover
+                ? " (this process's other connections on the port log theirs at INFO)"
+                : " (this process's other connections on the port, and its port watcher, log theirs at INFO)";
     RS_WARN("NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));
   } else {
     RS_INFO(NCCL_NET, "NET/railscope : {}", diag::one_line(diag::make(id, std::move(text))));

@@ -8,7 +8,10 @@
 //    down again since the last warning (later than kLinkEventLag after it: a connection whose writes
 //    fail can move before the port's own event is read), or when the last warning is kOutageSpan old (a
 //    port that fails without going down here, its peer's end failing, shows no link event of its own).
-//  - link.recovered: the first connection whose traffic comes back after a warned failover warns.
+//  - link.recovered: one warning per port and outage too. After a warned failover it is the first of
+//    these to happen: a connection's traffic comes back to the port, or the port watcher sees the port
+//    ACTIVE and receiving again (watch/fabric_watch.h); the other says it at INFO. An outage no
+//    connection moved for (a flap the retransmissions rode out) has only the watcher's, a warning.
 // A port's PortHealth (watch/port_health.h) holds one, under its lock.
 #pragma once
 
@@ -35,21 +38,35 @@ class OutageFindings {
     if (first) {
       warned_ = true;
       warned_at_ = now;
-      recovery_told_ = false;
+      recovery_ = Recovery::kPending;
     }
     return first;
   }
   // A connection's traffic is back on the port. True: this connection's link.recovered is the warning.
   bool first_recovery() {
-    const bool first = !recovery_told_;
-    recovery_told_ = true;
-    return first;
+    if (recovery_ != Recovery::kPending) return false;
+    recovery_ = Recovery::kTold;
+    return true;
+  }
+  // The port watcher saw the port back from an outage. True: its link.recovered is the warning.
+  bool port_recovery() {
+    if (recovery_ == Recovery::kTold) return false;
+    recovery_ = Recovery::kTold;
+    return true;
+  }
+  // The port's link went down: a recovery already told belongs to an earlier outage. A failover still
+  // waiting for its recovery keeps waiting (the link event may be read after the failover).
+  void link_went_down() {
+    if (recovery_ == Recovery::kTold) recovery_ = Recovery::kNone;
   }
 
  private:
+  // kNone: no failover warned since the port's last recovery; kPending: one was, its recovery is not
+  // told; kTold: the outage's recovery was told at WARN.
+  enum class Recovery { kNone, kPending, kTold };
   bool warned_ = false;
   Clock::time_point warned_at_{};
-  bool recovery_told_ = true;  // no failover warned yet: nothing to say is over
+  Recovery recovery_ = Recovery::kNone;
 };
 
 }  // namespace railscope::net::verbs::failover

@@ -139,11 +139,14 @@ void AsyncEvents::on_port_active(const Watched& w, int port, PortHealth* health)
   if (health->users() == 0) {
     health->take_recovered(&d);
   } else if (!sampler_logs_recovery_ && health->take_recovered(&d)) {
-    RS_WARN(
-        "NET/railscope : {}",
-        diag::one_line(diag::make(
-            "link.recovered", fmt::format("{}:{} is ACTIVE again after {:.1f} s down (link went down at {})",
-                                          w.dev, port, seconds(d), health->last_down_text()))));
+    const std::string line = diag::one_line(diag::make(
+        "link.recovered", fmt::format("{}:{} is ACTIVE again after {:.1f} s down (link went down at {})",
+                                      w.dev, port, seconds(d), health->last_down_text())));
+    // One warning per outage: a connection whose traffic came back may have said it first.
+    if (health->port_recovery_finding())
+      RS_WARN("NET/railscope : {}", line);
+    else
+      RS_INFO(NCCL_NET, "NET/railscope : {}", line);
   }
 }
 

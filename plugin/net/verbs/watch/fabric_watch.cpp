@@ -334,13 +334,17 @@ void FabricWatch::judge_recovery(Port& p, const std::vector<node::CounterDelta>&
   const node::Traffic moved = node::traffic_of(tick);
   if (moved.received_packets == 0 && counts_traffic) return;
   p.recovering = false;
-  RS_WARN("NET/railscope : {}",
-          diag::one_line(diag::make(
-              "link.recovered",
-              fmt::format("{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.1f} s); "
-                          "the link went down at {}",
-                          p.name, to_seconds(p.down_for), moved.received_packets, to_seconds(over),
-                          p.health->last_down_text()))));
+  const std::string line = diag::one_line(diag::make(
+      "link.recovered",
+      fmt::format("{} after {:.1f} s: ACTIVE again and receiving ({} packets in the last {:.1f} s); "
+                  "the link went down at {}",
+                  p.name, to_seconds(p.down_for), moved.received_packets, to_seconds(over),
+                  p.health->last_down_text())));
+  // One warning per outage: after a failover, a connection whose traffic came back may have said it.
+  if (p.health->port_recovery_finding())
+    RS_WARN("NET/railscope : {}", line);
+  else
+    RS_INFO(NCCL_NET, "NET/railscope : {}", line);
 }
 
 // The port's last connection closed (or the engine finalizes) while it was sampled: if it is still

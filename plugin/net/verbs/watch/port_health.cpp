@@ -51,6 +51,7 @@ bool PortHealth::link_down(Clock::time_point at) {
   last_down_text_ = wall_clock_now();
   last_down_ns_.store(ns, std::memory_order_release);
   recovered_ = false;
+  outage_findings_.link_went_down();
   return true;
 }
 
@@ -107,6 +108,11 @@ bool PortHealth::first_failover_finding(Clock::time_point now) {
 bool PortHealth::first_recovery_finding() {
   std::lock_guard lock(mutex_);
   return outage_findings_.first_recovery();
+}
+
+bool PortHealth::port_recovery_finding() {
+  std::lock_guard lock(mutex_);
+  return outage_findings_.port_recovery();
 }
 
 void PortHealth::attach(int path_mtu, int timeout, int retry_cnt, std::chrono::microseconds budget) {

@@ -88,6 +88,8 @@ class PortHealth {
   // process logs at WARN for the outage (failover::OutageFindings).
   bool first_failover_finding(Clock::time_point now);
   bool first_recovery_finding();
+  // The port watcher saw the port ACTIVE (and receiving) again: whether its link.recovered is the WARN.
+  bool port_recovery_finding();
 
   // Large transfers' bytes and busy time (data path: lock-free; rail_rate.h).
   RailRateAccumulator& rail_rate() { return rail_rate_; }
