@@ -72,8 +72,8 @@ constexpr Spec kSpecs[] = {
      "0 = large messages always ask first"},
     {"RAILSCOPE_NET_FAILOVER", T::Bool, "1", 0, 0, "net",
      "Verbs over a virtual NIC: when a port other than the first fails, its traffic moves to the "
-     "connection's other ports (link.failover; docs/failover.md), once per connection with the "
-     "receiver-driven protocol (GPU memory); 0 = the connection fails (async.port_error)"},
+     "connection's other ports (link.failover; docs/failover.md), and back once it passes a probe; "
+     "0 = the connection fails (async.port_error)"},
     {"RAILSCOPE_NET_FAILOVER_LIMIT", T::Int, "3", 1, 1000, "net",
      "Failures of one port (failovers and failed probes) after which a connection keeps its traffic off "
      "that port until it closes (link.failover says so); before that, a port ACTIVE again is probed and "

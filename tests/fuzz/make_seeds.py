@@ -67,10 +67,12 @@ def verbs_seeds():
 
 # --- verbs failover notices (plugin/net/verbs/failover/failover_message.h): byte 0 the QP count - 1,
 # byte 1 the target (0 decode, 1 ledger, 2 plan)
-def notice(kind, epoch, qps, ring_next=0, held=()):
-    out = struct.pack("<BBIQ", 1, kind, epoch, qps)
+def notice(kind, epoch, qps, next_seq=0, held=()):
+    out = struct.pack("<BBIQ", 2, kind, epoch, qps)
+    if kind in (2, 4):
+        out += struct.pack("<Q", next_seq)
     if kind == 2:
-        out += struct.pack("<QH", ring_next, len(held))
+        out += struct.pack("<H", len(held))
         out += b"".join(struct.pack("<HIQ", t, seq, parts) for t, seq, parts in held)
     return out
 
@@ -81,6 +83,7 @@ def failover_seeds():
     write(h, "held", bytes([3, 0]) + notice(2, 1, 0b0101, 42, [(3, 7, 0b10), (9, 8, 0)]))
     write(h, "probe", bytes([1, 0]) + notice(3, 2, 0b10))
     write(h, "restored", bytes([1, 0]) + notice(4, 2, 0b10))
+    write(h, "restored_answer", bytes([1, 0]) + notice(4, 2, 0b10, 17))
     # expect target 5 seq 11 in 3 parts, parts 0 and 2 by QP, part 1 by a replayed immediate
     ledger = (b"\x00" + struct.pack("<HI", 5, 11) + b"\x03" + b"\x01" + struct.pack("<H", 5) + b"\x00" +
               b"\x01" + struct.pack("<H", 5) + b"\x02" + b"\x02" + struct.pack("<H", 0) +

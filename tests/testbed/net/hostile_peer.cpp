@@ -93,6 +93,20 @@ struct Plugin {
   }
 };
 
+// Listens on dev, leaves the handle in DIR for the other process and accepts its connection.
+bool listen_and_accept(const Plugin& net, int dev, const std::string& dir, void** lc, void** rc) {
+  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
+  if (net.t->listen(net.ctx, dev, handle.data(), lc) != ncclSuccess) return false;
+  std::ofstream(dir + "/handle.tmp", std::ios::binary)
+      .write(reinterpret_cast<const char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
+  std::filesystem::rename(dir + "/handle.tmp", dir + "/handle");
+  ncclNetDeviceHandle_v11_t* dh = nullptr;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (*rc == nullptr)
+    if (net.t->accept(*lc, rc, &dh) != ncclSuccess || Clock::now() > deadline) return false;
+  return true;
+}
+
 // Tests req until done or failed; returns the test() result (ncclSuccess with *done when finished).
 ncclResult_t wait_req(const ncclNet_v11_t* t, void* req, int* size, int seconds = 60) {
   const auto deadline = Clock::now() + std::chrono::seconds(seconds);
@@ -118,17 +132,9 @@ int victim_receiver(const std::string& mode, const std::string& dir) {
   if (!net.open()) return 1;
   const int dev = net.device("rxe1");
   CHECK(dev >= 0, "no rxe1");
-  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
   void* lc = nullptr;
-  if (net.t->listen(net.ctx, dev, handle.data(), &lc) != ncclSuccess) return 1;
-  std::ofstream(dir + "/handle.tmp", std::ios::binary)
-      .write(reinterpret_cast<const char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
-  std::filesystem::rename(dir + "/handle.tmp", dir + "/handle");
   void* rc = nullptr;
-  ncclNetDeviceHandle_v11_t* dh = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (rc == nullptr)
-    if (net.t->accept(lc, &rc, &dh) != ncclSuccess || Clock::now() > deadline) return 1;
+  if (!listen_and_accept(net, dev, dir, &lc, &rc)) return 1;
   std::vector<uint8_t> buf(kBig * (kMessages + 1), 0xee);
   void* mr = nullptr;
   CHECK(net.t->regMr(rc, buf.data(), buf.size(), NCCL_PTR_HOST, &mr) == ncclSuccess, "regMr");
@@ -203,17 +209,9 @@ int victim_replay(const std::string& dir) {
   const int dev = vdevice(net);
   CHECK(dev >= 0, "no virtual NIC of rxe0 and rxe1");
   if (dev < 0) return 1;
-  std::array<std::byte, NCCL_NET_HANDLE_MAXSIZE> handle{};
   void* lc = nullptr;
-  if (net.t->listen(net.ctx, dev, handle.data(), &lc) != ncclSuccess) return 1;
-  std::ofstream(dir + "/handle.tmp", std::ios::binary)
-      .write(reinterpret_cast<const char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
-  std::filesystem::rename(dir + "/handle.tmp", dir + "/handle");
   void* rc = nullptr;
-  ncclNetDeviceHandle_v11_t* dh = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (rc == nullptr)
-    if (net.t->accept(lc, &rc, &dh) != ncclSuccess || Clock::now() > deadline) return 1;
+  if (!listen_and_accept(net, dev, dir, &lc, &rc)) return 1;
   std::vector<uint8_t> buf(kBig, 0xee);
   void* mr = nullptr;
   CHECK(net.t->regMr(rc, buf.data(), buf.size(), NCCL_PTR_HOST, &mr) == ncclSuccess, "regMr");

@@ -234,6 +234,61 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
   CHECK(size + 1 > rbuf.size() || rbuf[size] == 0xee, "byte after a %zu-byte receive was overwritten", size);
 }
 
+// `batch` receives of `size` bytes posted at once (slices of rbuf, `stride` apart), then the sends of
+// their first half (of sbuf), which complete before those of the second half are posted: as NCCL's
+// proxy keeps several steps of a channel in flight, some receives are written and others not yet at any
+// moment. Every byte checked.
+void transfer_batch(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
+                    void* smr, void* rmr, size_t size, size_t stride, int batch, uint64_t seed) {
+  std::vector<uint8_t> expect(size);
+  std::vector<void*> rreq(static_cast<size_t>(batch)), sreq(static_cast<size_t>(batch));
+  std::vector<int> ssize(static_cast<size_t>(batch), -1), got(static_cast<size_t>(batch), -1);
+  for (int i = 0; i < batch; ++i) {
+    fill(expect, size, seed + static_cast<uint64_t>(i));
+    std::memcpy(sbuf.data() + stride * static_cast<size_t>(i), expect.data(), size);
+    std::memset(rbuf.data() + stride * static_cast<size_t>(i), 0xee, std::min(stride, size + 64));
+  }
+  for (int i = 0; i < batch; ++i) {
+    void* data = rbuf.data() + stride * static_cast<size_t>(i);
+    size_t rsize = stride;
+    int tag = 7;
+    if (!post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, &rreq[i]); },
+                    &rreq[i], "irecv"))
+      return ++g_failures, void();
+  }
+  int early = 0;
+  for (const auto& [from, to] : {std::pair{0, batch / 2}, std::pair{batch / 2, batch}}) {
+    std::vector<std::pair<void*, int*>> half;
+    for (int i = from; i < to; ++i) {
+      // While a send waits, the last receive is tested, as NCCL's proxy tests its posted receives.
+      if (!post_until(
+              [&] {
+                const ncclResult_t r = net.t->isend(sc, sbuf.data() + stride * static_cast<size_t>(i), size,
+                                                    7, smr, nullptr, &sreq[i]);
+                int ignored = 0;
+                if (r == ncclSuccess && sreq[i] == nullptr && early == 0)
+                  return net.t->test(rreq[static_cast<size_t>(batch - 1)], &early, &ignored);
+                return r;
+              },
+              &sreq[i], "isend"))
+        return ++g_failures, void();
+      half.emplace_back(sreq[i], &ssize[i]);
+      half.emplace_back(rreq[i], &got[i]);
+    }
+    if (!wait_all(net.t, half, "batch")) return ++g_failures, void();
+  }
+  CHECK(early == 0, "the last receive of a batch of %d completed before its send was posted", batch);
+  for (int i = 0; i < batch; ++i) {
+    const uint8_t* r = rbuf.data() + stride * static_cast<size_t>(i);
+    fill(expect, size, seed + static_cast<uint64_t>(i));
+    CHECK(ssize[i] == static_cast<int>(size) && got[i] == static_cast<int>(size),
+          "batch message %d: sent %d, received %d of %zu bytes", i, ssize[i], got[i], size);
+    CHECK(std::memcmp(expect.data(), r, size) == 0, "batch message %d: payload of %zu bytes differs", i,
+          size);
+    CHECK(size + 1 > stride || r[size] == 0xee, "batch message %d: byte after it overwritten", i);
+  }
+}
+
 // A grouped receive of n buffers of `slice` bytes at rbuf (tags tag0+i), then, `pause` later, its sends of
 // send_sizes[i] bytes from sbuf in reverse tag order. True when every request completed with its size and
 // every buffer holds what was sent to it; else false and *why.
@@ -760,7 +815,11 @@ int rails(int seconds, RailsExpect expect) {
       return 1;
     }
   constexpr size_t kMessage = 1 << 20;
-  std::vector<uint8_t> sbuf(kMessage + 4096), rbuf(kMessage + 4096);
+  // NET_TRANSFER_BATCH=N: each turn of a connection posts N receives, then their N sends.
+  const char* batch_env = std::getenv("NET_TRANSFER_BATCH");
+  const int batch = batch_env != nullptr ? std::clamp(std::atoi(batch_env), 1, 8) : 1;
+  constexpr size_t kStride = kMessage + 4096;
+  std::vector<uint8_t> sbuf(kStride * static_cast<size_t>(batch)), rbuf(kStride * static_cast<size_t>(batch));
   void* smr[2] = {};
   void* rmr[2] = {};
   for (size_t i = 0; i < nconn; ++i) {
@@ -779,6 +838,7 @@ int rails(int seconds, RailsExpect expect) {
   auto window = start;
   size_t window_bytes = 0, total = 0;
   uint64_t seed = 1;
+  size_t turn = 1;  // connection turn % nconn
   bool told = false;
   Clock::time_point told_at{};
   size_t before_bytes = 0, after_bytes = 0, back_bytes = 0;
@@ -789,10 +849,15 @@ int rails(int seconds, RailsExpect expect) {
   // The failover case pulls the rail after 5 s of healthy stream, its baseline.
   const auto tell_after = std::chrono::seconds(failover ? 5 : 1);
   while (g_failures == 0 && Clock::now() - start < std::chrono::seconds(seconds)) {
-    const size_t k = seed % nconn;
-    transfer_one(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, seed++);
-    window_bytes += kMessage;
-    total += kMessage;
+    const size_t k = turn++ % nconn;
+    if (batch > 1) {
+      transfer_batch(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, kStride, batch, seed);
+      seed += static_cast<uint64_t>(batch);
+    } else {
+      transfer_one(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, seed++);
+    }
+    window_bytes += kMessage * static_cast<size_t>(batch);
+    total += kMessage * static_cast<size_t>(batch);
     const auto now = Clock::now();
     if (now - window >= std::chrono::seconds(1)) {
       const double s = std::chrono::duration<double>(now - window).count();

@@ -24,7 +24,7 @@ Notice held_notice() {
   n.kind = Kind::Held;
   n.epoch = 1;
   n.qps = 0b0101;  // QPs 0 and 2 of 4: the first port's
-  n.ring_next = 42;
+  n.next_seq = 42;
   n.held = {{3, 7, 0b0010}, {9, 8, 0}, {255, 1, 0b1111}};
   return n;
 }
@@ -52,6 +52,24 @@ TEST(NetFailover, MoveNoticeHasNoHeldPart) {
   EXPECT_EQ(*d, n);
 }
 
+// A receiver-driven receiver's answer to RESTORED names the first receive the restored QPs carry.
+TEST(NetFailover, RestoredNoticeCarriesTheFirstReceiveOnTheRestoredQps) {
+  Notice n;
+  n.kind = Kind::Restored;
+  n.epoch = 3;
+  n.qps = 0b10;
+  n.next_seq = 1234;
+  const auto bytes = encode(n);
+  EXPECT_EQ(bytes.size(), 22u);  // version, kind, epoch, QPs, the receive's seq
+  std::string why;
+  const auto d = decode(bytes, 2, &why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(*d, n);
+  auto cut = bytes;
+  cut.pop_back();
+  EXPECT_FALSE(decode(cut, 2, &why));
+}
+
 // Each refusal names what is wrong; none is accepted whatever the rest says.
 TEST(NetFailover, RefusesWhatAConfusedOrHostilePeerSends) {
   auto refused = [](std::vector<std::byte> bytes, size_t nqps, const char* what) {
@@ -61,8 +79,8 @@ TEST(NetFailover, RefusesWhatAConfusedOrHostilePeerSends) {
   };
   const auto good = encode(held_notice());
   auto v = good;
-  v[0] = std::byte{2};
-  refused(v, 4, "version 2");
+  v[0] = std::byte{1};
+  refused(v, 4, "version 1");
   v = good;
   v[1] = std::byte{9};
   refused(v, 4, "unknown kind 9");

@@ -56,33 +56,19 @@ bool EagerSend::failover_absorbs(const ibv_wc& wc) {
   return true;
 }
 
-bool EagerSend::strike(uint64_t mask, Clock::time_point now) {
-  if (strikes_.empty()) {
-    const auto limit = static_cast<int>(params::get_int("RAILSCOPE_NET_FAILOVER_LIMIT"));
-    for (size_t l = 0; l < c_.lanes().size(); ++l) strikes_.emplace_back(limit, std::chrono::seconds(1));
-  }
-  bool kept_out = false;
-  const uint64_t lanes = c_.qp_lanes(mask);
-  for (size_t l = 0; l < strikes_.size() && l < kMaxDevsPerEnd; ++l)
-    if ((lanes >> l & 1) != 0) kept_out = strikes_[l].failed(now) || kept_out;
-  return kept_out;
-}
-
 bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
   const size_t nqps = c_.qps().size();
   mask &= ~failed_qps_;
   if (mask == 0) return true;  // moved already
   // A failure while MOVE or PROBE waits for its answer is one exchange too many: the connection fails.
-  if (!c_.can_fail_over() || awaiting_held_ || exchange_ == Exchange::kAwaitingProbe ||
+  if (!c_.can_fail_over() || awaiting_held_ || probe_.step() == failover::PortProbe::Step::kAwaitingAnswer ||
       !failover::movable(failed_qps_ | mask, nqps))
     return false;
-  if (exchange_ == Exchange::kProbing) probe_failed("another port of the connection failed during the probe");
+  if (probe_.step() == failover::PortProbe::Step::kProbing)
+    probe_.give_up("another port of the connection failed during the probe", failed_qps_);
   if (!c_.stop_qps(mask).ok()) return false;
   const auto now = Clock::now();
-  const bool kept_out = strike(mask, now);
-  const uint64_t lanes = c_.qp_lanes(mask);
-  for (size_t l = 0; l < kMaxDevsPerEnd; ++l)
-    if ((lanes >> l & 1) != 0) out_since_[l] = now;
+  const bool kept_out = probe_.left(mask, now);
   failed_qps_ |= mask;
   exchange_qps_ = mask;
   ++epoch_;
@@ -97,15 +83,10 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
       r.posted_at = now;
       ++moved_;
     }
-  const size_t failures = strikes_[static_cast<size_t>(c_.qps()[first_qp(mask)].lane)].failures();
-  log_port_finding(
-      c_, first_qp(mask), PortNews::kFailover, "link.failover",
-      failover::moved_off_text(c_, mask, failed_qps_, cause, moved_, "large message(s)") +
-          (kept_out ? fmt::format("; its failure {} on this connection: kept out until the connection closes",
-                                  failures)
-                    : fmt::format("; failure {}: traffic returns once the port is ACTIVE again and passes a "
-                                  "probe",
-                                  failures)));
+  const int failures = probe_.failures(first_qp(mask));
+  log_port_finding(c_, first_qp(mask), PortNews::kFailover, "link.failover",
+                   failover::moved_off_text(c_, mask, failed_qps_, cause, moved_, "large message(s)") +
+                       failover::failures_text(kept_out, failures));
   return true;
 }
 
@@ -113,11 +94,7 @@ Status EagerSend::failover_progress() {
   switch (exchange_) {
     case Exchange::kDraining: return send_move_when_drained();
     case Exchange::kAwaitingHeld: return poll_held();
-    case Exchange::kAwaitingProbe: return poll_probe_answer();
-    case Exchange::kProbing:
-      // The probe writes complete through the drains; only the deadline is this check's.
-      if (Clock::now() > exchange_deadline_) probe_failed("the probe writes did not complete in time");
-      return Status::success();
+    case Exchange::kProbe: return probe_progress();
     case Exchange::kNone: break;
   }
   return Status::success();
@@ -141,11 +118,11 @@ Status EagerSend::poll_held() {
   if (!n) return Status::success();
   const size_t nqps = c_.qps().size();
   if (n->kind != failover::Kind::Held || n->epoch != epoch_ || n->qps != exchange_qps_ ||
-      n->ring_next > ring_.posted() + 1)
+      n->next_seq > ring_.posted() + 1)
     return c_.fail(bad_notice(fmt::format(
         "failover notice kind {} epoch {} QPs {:#x} ring message {} when HELD of "
         "epoch {} for QPs {:#x} was due on {}",
-        static_cast<int>(n->kind), n->epoch, n->qps, n->ring_next, epoch_, exchange_qps_, c_.where())));
+        static_cast<int>(n->kind), n->epoch, n->qps, n->next_seq, epoch_, exchange_qps_, c_.where())));
   std::vector<failover::InFlight> in_flight;
   for (size_t i = 0; i < c_.pool().capacity(); ++i) {
     const SendReq& r = c_.pool().at(i);
@@ -185,125 +162,37 @@ Status EagerSend::poll_held() {
 Status EagerSend::poll_notices() {
   if (exchange_ != Exchange::kNone) return failover_progress();
   if (failed_qps_ == 0) return Status::success();
-  return maybe_probe(Clock::now());
-}
-
-Status EagerSend::maybe_probe(Clock::time_point now) {
-  uint64_t mask = 0;
-  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q) {
-    if ((failed_qps_ >> q & 1) == 0) continue;
-    const auto lane = static_cast<size_t>(c_.qps()[q].lane);
-    if (lane < strikes_.size() && !c_.lane_down(lane) && strikes_[lane].may_probe(now))
-      mask |= uint64_t{1} << q;
-  }
-  if (mask == 0) return Status::success();
-  if (Status st = c_.restart_qps(mask); !st.ok()) {
-    // The port is not usable yet (its GID or path not back): it counts as a failed probe.
-    RS_INFO(NCCL_NET, "NET/railscope : probe of port {} on {} not started: {}", c_.qp_port(first_qp(mask)),
-            c_.where(), st.finding().detail);
-    (void)c_.stop_qps(mask);
-    strike(mask, now);
-    return Status::success();
-  }
-  ++epoch_;
-  exchange_qps_ = mask;
-  exchange_ = Exchange::kAwaitingProbe;
-  // The receiver answers at its own liveness checks; a receiver that does not is no failure: traffic
-  // stays on the other ports, and the port is probed again after its backoff.
-  exchange_deadline_ = now + std::max<Clock::duration>(c_.stall_budget(), std::chrono::seconds(10));
-  send_notice(c_, failover::Notice{failover::Kind::Probe, epoch_, mask, 0, {}});
-  RS_INFO(NCCL_NET, "NET/railscope : port {} is ACTIVE again: QPs {:#x} of {} restarted and probed",
-          c_.qp_port(first_qp(mask)), mask, c_.where());
+  probe_.start(failed_qps_, &epoch_, Clock::now());
+  if (probe_.step() != failover::PortProbe::Step::kNone) exchange_ = Exchange::kProbe;
   return Status::success();
 }
 
-Status EagerSend::poll_probe_answer() {
-  if (Clock::now() > exchange_deadline_) {
-    // PROBE stays unanswered: the receiver may still answer it, so the epoch cannot be reused; the
-    // connection goes on without the port.
-    probe_failed("the receiver did not answer the probe");
-    return Status::success();
-  }
-  std::optional<failover::Notice> n;
-  if (Status st = next_notice(c_, epoch_, "the answer to PROBE", &n); !st.ok()) return c_.fail(std::move(st));
-  if (!n) return Status::success();
-  if (n->kind != failover::Kind::Probe || n->epoch != epoch_ || n->qps != exchange_qps_)
-    return c_.fail(bad_notice(
-        fmt::format("failover notice kind {} epoch {} QPs {:#x} when the answer to "
-                    "PROBE of epoch {} for QPs {:#x} was due on {}",
-                    static_cast<int>(n->kind), n->epoch, n->qps, epoch_, exchange_qps_, c_.where())));
-  // Both ends' QPs are in RTS: a zero-byte write on each, signalled, completes only if the path carries
-  // it both ways (the write and its acknowledgement).
-  exchange_ = Exchange::kProbing;
-  probes_left_ = exchange_qps_;
-  probe_ok_ = true;
-  exchange_deadline_ = Clock::now() + std::max<Clock::duration>(c_.stall_budget(), std::chrono::seconds(2));
-  for (size_t q = 0; q < c_.qps().size() && q < failover::kMaxQps; ++q) {
-    if ((exchange_qps_ >> q & 1) == 0) continue;
-    const QpLane& ql = c_.qps()[q];
-    ibv_send_wr wr{};
-    wr.wr_id = kWrProbe | q;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = c_.remote().addr;
-    wr.wr.rdma.rkey = c_.remote().devs[static_cast<size_t>(ql.remote_dev)].rkey;
-    ibv_send_wr* bad = nullptr;
-    if (ibv_post_send(ql.qp.get(), &wr, &bad) != 0) {
-      probe_failed("a probe write could not be posted");
-      return Status::success();
-    }
-  }
-  return Status::success();
+Status EagerSend::probe_progress() {
+  bool passed = false;
+  if (Status st = probe_.progress(epoch_, failed_qps_, &passed); !st.ok()) return st;
+  return probe_ended(passed);
 }
 
 Status EagerSend::on_probe_done(size_t q, bool ok) {
-  if (exchange_ != Exchange::kProbing || q >= failover::kMaxQps || (probes_left_ >> q & 1) == 0)
-    return ok ? Status::fail(ncclInternalError, "internal.bad_argument",
-                             fmt::format("unexpected probe completion of QP {} on {}", q, c_.where()))
-              : Status::success();  // flushed after the probe was given up
-  probes_left_ &= ~(uint64_t{1} << q);
-  probe_ok_ = probe_ok_ && ok;
-  if (probes_left_ != 0) return Status::success();
-  if (!probe_ok_) {
-    probe_failed("a probe write failed");
-    return Status::success();
-  }
-  const uint64_t mask = exchange_qps_;
-  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
-  const double out_for =
-      std::chrono::duration<double>(Clock::now() - out_since_[lane % kMaxDevsPerEnd]).count();
-  failed_qps_ &= ~mask;
-  const uint64_t lanes = c_.qp_lanes(mask);
-  for (size_t l = 0; l < strikes_.size(); ++l)
-    if ((lanes >> l & 1) != 0) strikes_[l].restored();
-  c_.ports_restored(mask);
-  exchange_ = Exchange::kNone;
-  send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, mask, 0, {}});
-  log_port_finding(
-      c_, first_qp(mask), PortNews::kRecovered, "link.recovered",
-      fmt::format("port {} of connection {} passed its probe after {:.1f} s without traffic: QPs "
-                  "{:#x} carry traffic again, over {}",
-                  c_.qp_port(first_qp(mask)), c_.where(), out_for, mask, c_.live_ports(failed_qps_)));
-  return Status::success();
+  bool passed = false;
+  if (Status st = probe_.on_write_done(q, ok, failed_qps_, &passed); !st.ok()) return st;
+  return probe_ended(passed);
 }
 
-void EagerSend::probe_failed(const char* why) {
-  const uint64_t mask = exchange_qps_;
-  exchange_ = Exchange::kNone;
-  probes_left_ = 0;
-  (void)c_.stop_qps(mask);  // what is still posted on them flushes; on_probe_done ignores it
-  const bool kept_out = strike(mask, Clock::now());
-  const auto lane = static_cast<size_t>(c_.qps()[first_qp(mask)].lane);
-  if (kept_out)
-    log_port_finding(
-        c_, first_qp(mask), PortNews::kFailover, "link.failover",
-        fmt::format("port {} of connection {} failed its probe ({}): failure {} on this "
-                    "connection, kept out until the connection closes; traffic stays on {}",
-                    c_.qp_port(first_qp(mask)), c_.where(), why,
-                    lane < strikes_.size() ? strikes_[lane].failures() : 0, c_.live_ports(failed_qps_)));
-  else
-    RS_INFO(NCCL_NET, "NET/railscope : port {} of connection {} failed its probe ({}); probed again later",
-            c_.qp_port(first_qp(mask)), c_.where(), why);
+Status EagerSend::probe_ended(bool passed) {
+  if (passed) {
+    // Every probe write completed: new messages' parts go on the QPs again.
+    const uint64_t mask = probe_.qps();
+    const double out_for = probe_.seconds_out(first_qp(mask), Clock::now());
+    failed_qps_ &= ~mask;
+    probe_.restored();
+    c_.ports_restored(mask);
+    send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, mask, 0, {}});
+    failover::log_sender_recovered(c_, mask, out_for, failed_qps_);
+  }
+  if (probe_.step() == failover::PortProbe::Step::kNone && exchange_ == Exchange::kProbe)
+    exchange_ = Exchange::kNone;
+  return Status::success();
 }
 
 // --- receiver
@@ -422,11 +311,7 @@ Status EagerRecv::on_restored(const failover::Notice& n) {
   failed_qps_ &= ~n.qps;
   probing_qps_ = 0;
   c_.ports_restored(n.qps);
-  log_port_finding(
-      c_, first_qp(n.qps), PortNews::kRecovered, "link.recovered",
-      fmt::format("the sender of connection {} probed QPs {:#x} (this end's port {}): traffic is "
-                  "back on them, over {}",
-                  c_.where(), n.qps, c_.qp_port(first_qp(n.qps)), c_.live_ports(failed_qps_)));
+  failover::log_receiver_recovered(c_, n.qps, failed_qps_);
   return Status::success();
 }
 

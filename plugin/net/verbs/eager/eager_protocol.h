@@ -10,7 +10,7 @@
 #include "plugin/net/verbs/eager/eager.h"
 #include "plugin/net/verbs/eager/eager_queues.h"
 #include "plugin/net/verbs/failover/failover_message.h"
-#include "plugin/net/verbs/failover/port_strikes.h"
+#include "plugin/net/verbs/failover/port_probe.h"
 #include "plugin/net/verbs/recv_comm.h"
 #include "plugin/net/verbs/send_comm.h"
 
@@ -47,9 +47,8 @@ class EagerSend final : public SendProtocol {
  private:
   // Failover and recovery (docs/failover.md; eager_failover.cpp), off the data path. Where an exchange
   // with the receiver stands: kDraining (QPs stopped, waiting for every part in flight to complete
-  // here before MOVE), kAwaitingHeld (MOVE sent), kAwaitingProbe (a recovered port's QPs restarted,
-  // PROBE sent), kProbing (the receiver restarted its own; a write on each QP tests the path).
-  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld, kAwaitingProbe, kProbing };
+  // here before MOVE), kAwaitingHeld (MOVE sent), kProbe (a recovered port's probe, probe_).
+  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld, kProbe };
   // A completion in error: true when it belongs to, or starts, a failover (the connection goes on).
   bool failover_absorbs(const ibv_wc& wc);
   // Moves the traffic of QPs `mask` elsewhere: they go to ERR, every large message in flight is held,
@@ -63,17 +62,11 @@ class EagerSend final : public SendProtocol {
   Status send_move_when_drained();
   // The receiver's HELD, once it came: every part of a held message it lacks is sent again on live QPs.
   Status poll_held();
-  // Recovery: the failed QPs whose port is ACTIVE again and whose keep-out allows it are restarted and
-  // the receiver asked to do the same (PROBE).
-  Status maybe_probe(Clock::time_point now);
-  // The receiver's answer to PROBE: a zero-byte write on each restarted QP tests the path.
-  Status poll_probe_answer();
-  // A probe write completed (`ok`) or failed; once every one did, traffic returns or stays away.
+  // Recovery (failover/port_probe.h): the probe moved on, a probe write's completion, and what a probe
+  // that ended changes (`passed`: traffic returns to its QPs, RESTORED goes).
+  Status probe_progress();
   Status on_probe_done(size_t q, bool ok);
-  // The probe failed or ran out of time: its QPs stop again and their ports count a failure.
-  void probe_failed(const char* why);
-  // Counts a failure of each port of `mask`; true when one of them is now kept out.
-  bool strike(uint64_t mask, Clock::time_point now);
+  Status probe_ended(bool passed);
   // Part `part` of req's message (chunk_of) on QP `on_qp`, with immediate `imm`.
   Status post_part(SendReq* req, size_t part, size_t on_qp, uint32_t imm);
   // Posts req's data into its clear-to-send's checked copy (send_ahead, progress).
@@ -112,17 +105,12 @@ class EagerSend final : public SendProtocol {
   eager::TagCounts sent_;      // per tag, the sends posted (the next one's ordinal is one more)
   size_t ahead_next_ = 0;      // the entry after the one last used: where the next match is looked for first
   uint64_t failed_qps_ = 0;    // QPs whose traffic moved (failover); their parts go on live QPs
-  uint64_t exchange_qps_ = 0;  // the QPs the exchange in progress is about
-  uint64_t probes_left_ = 0;   // kProbing: QPs whose probe write has not completed
+  uint64_t exchange_qps_ = 0;  // the QPs the MOVE in progress is about
   uint32_t epoch_ = 0;         // failovers and recoveries of this connection (notices' epoch)
   Exchange exchange_ = Exchange::kNone;
-  bool awaiting_held_ = false;             // kDraining or kAwaitingHeld: no new large message's data goes
-  bool probe_ok_ = true;                   // kProbing: no probe write failed
-  size_t moved_ = 0;                       // large messages in flight when the port failed
-  Clock::time_point exchange_deadline_{};  // kAwaitingProbe, kProbing: when the probe is given up
-  // Per local lane: its failures (keep-out, backoff) and when its traffic last left it.
-  std::vector<failover::PortStrikes> strikes_;
-  std::array<Clock::time_point, kMaxDevsPerEnd> out_since_{};
+  bool awaiting_held_ = false;     // kDraining or kAwaitingHeld: no new large message's data goes
+  size_t moved_ = 0;               // large messages in flight when the port failed
+  failover::PortProbe probe_{c_};  // the ports' failures, and the probe of one ACTIVE again
 };
 
 class EagerRecv final : public RecvProtocol {

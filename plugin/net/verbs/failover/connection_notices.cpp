@@ -113,4 +113,28 @@ std::string failure_time(const Connection& c, size_t q) {
   return fmt::format("at {}", wall_clock_now());
 }
 
+std::string failures_text(bool kept_out, int failures) {
+  return kept_out
+             ? fmt::format("; its failure {} on this connection: kept out until the connection closes",
+                           failures)
+             : fmt::format("; failure {}: traffic returns once the port is ACTIVE again and passes a probe",
+                           failures);
+}
+
+void log_sender_recovered(const Connection& c, uint64_t mask, double out_for, uint64_t failed) {
+  log_port_finding(
+      c, first_qp(mask), PortNews::kRecovered, "link.recovered",
+      fmt::format("port {} of connection {} passed its probe after {:.1f} s without traffic: QPs "
+                  "{:#x} carry traffic again, over {}",
+                  c.qp_port(first_qp(mask)), c.where(), out_for, mask, c.live_ports(failed)));
+}
+
+void log_receiver_recovered(const Connection& c, uint64_t qps, uint64_t failed) {
+  log_port_finding(
+      c, first_qp(qps), PortNews::kRecovered, "link.recovered",
+      fmt::format("the sender of connection {} probed QPs {:#x} (this end's port {}): traffic is "
+                  "back on them, over {}",
+                  c.where(), qps, c.qp_port(first_qp(qps)), c.live_ports(failed)));
+}
+
 }  // namespace railscope::net::verbs::failover

@@ -44,5 +44,12 @@ std::string failure_time(const Connection& c, size_t q);
 // so that a port under many connections warns once.
 enum class PortNews { kFailover, kRecovered };
 void log_port_finding(const Connection& c, size_t q, PortNews news, const char* id, std::string text);
+// The end of a sender's link.failover: the port's failures on this connection, and whether it is kept
+// out or comes back after a probe.
+std::string failures_text(bool kept_out, int failures);
+// link.recovered: the sender's, once the probe of QPs `mask` passed (`out_for` seconds after the traffic
+// left their port); the receiver's, once the sender said so. `failed`: the QPs still out.
+void log_sender_recovered(const Connection& c, uint64_t mask, double out_for, uint64_t failed);
+void log_receiver_recovered(const Connection& c, uint64_t qps, uint64_t failed);
 
 }  // namespace railscope::net::verbs::failover

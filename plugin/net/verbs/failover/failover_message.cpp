@@ -20,8 +20,8 @@ std::vector<std::byte> encode(const Notice& n) {
   w.u8(static_cast<uint8_t>(n.kind));
   w.u32(n.epoch);
   w.u64(n.qps);
+  if (n.kind == Kind::Held || n.kind == Kind::Restored) w.u64(n.next_seq);
   if (n.kind == Kind::Held) {
-    w.u64(n.ring_next);
     w.u16(static_cast<uint16_t>(n.held.size()));
     for (const PartsHeld& p : n.held) {
       w.u16(p.target);
@@ -54,8 +54,11 @@ std::optional<Notice> decode(std::span<const std::byte> body, size_t nqps, std::
   const uint64_t mask = all_qps(nqps);
   if (n.qps == 0 || (n.qps & ~mask) != 0 || n.qps == mask)
     return refuse(why, fmt::format("QPs {:#x} on a connection of {} QPs", n.qps, nqps));
+  if (n.kind == Kind::Held || n.kind == Kind::Restored) {
+    n.next_seq = r.u64();
+    if (r.bad()) return refuse(why, "truncated");
+  }
   if (n.kind == Kind::Held) {
-    n.ring_next = r.u64();
     const uint16_t count = r.u16();
     if (r.bad()) return refuse(why, "truncated");
     if (count > kMaxHeld) return refuse(why, fmt::format("{} targets, at most {}", count, kMaxHeld));

@@ -6,7 +6,8 @@
 //                         message it expects and, per large message in flight, the parts it holds)
 // and, when a port that failed is ACTIVE again:
 //   either   -> PROBE    (epoch e: these QPs were re-created; probe them)
-//   other    -> RESTORED (epoch e: the probe passed, traffic may return to them)
+//   sender   -> RESTORED (epoch e: the probe passed, traffic may return to them)
+//   receiver -> RESTORED (receiver-driven protocol: the first receive whose immediates the QPs carry)
 // The body travels in a handshake message of its own type (handshake.h, MessageType::Failover); it is
 // decoded here, on a copy, field by field: a count above its bound, an unknown kind or version, a QP
 // outside the connection, targets out of order or repeated, or bytes left over refuse the message. Pure:
@@ -24,7 +25,7 @@ namespace railscope::net::verbs::failover {
 
 // The failover body's own version: a peer of another one is refused (the handshake version already
 // says both ends run the same release; this one keeps the body's layout checkable on its own).
-inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersion = 2;
 // Receive buffers in flight per connection (kFifoDepth x kMaxRecvs): a HELD names at most this many.
 inline constexpr size_t kMaxHeld = 256;
 // QPs a notice can name, one bit each in a 64-bit mask: fewer than a connection may have (kMaxQps in
@@ -53,8 +54,11 @@ struct Notice {
   // 1, 2, 3 … per connection: each failover or restoration is one epoch, and every notice names the
   // one it belongs to; an end accepts only the epoch it expects.
   uint32_t epoch = 0;
-  uint64_t qps = 0;             // the QPs concerned (bit q: QP q of the connection); never 0
-  uint64_t ring_next = 0;       // Held: the next eager ring message the receiver expects (0: receiver-driven)
+  uint64_t qps = 0;  // the QPs concerned (bit q: QP q of the connection); never 0
+  // Held: the next eager ring message the receiver expects (0: receiver-driven). Restored, a
+  // receiver-driven receiver's answer: the clear-to-send seq of its first receive whose immediates the
+  // restored QPs carry (the sender's RESTORED: 0).
+  uint64_t next_seq = 0;
   std::vector<PartsHeld> held;  // Held: targets strictly increasing, at most kMaxHeld
   bool operator==(const Notice&) const = default;
 };

@@ -7,8 +7,9 @@
 // (one buffer) or in a sizes record written into the receiver's sizes area (grouped receives).
 // Used whenever one end carries GPU memory, or RAILSCOPE_NET_EAGER_MAX=0. What may be in flight, and
 // so how deep each queue is, is bounded in receiver_driven_queues.h. Over a virtual NIC the traffic of
-// a failed port moves to the others once per connection (docs/failover.md; receiver_driven_failover.cpp);
-// the clear-to-sends of such a connection then all go on QP 0, the port that does not move.
+// a failed port moves to the others, and back once the port passes a probe (docs/failover.md;
+// receiver_driven_failover.cpp); the clear-to-sends of such a connection all go on QP 0, the port that
+// does not move.
 #pragma once
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "plugin/net/verbs/failover/failover_message.h"
+#include "plugin/net/verbs/failover/port_probe.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven_queues.h"
 #include "plugin/net/verbs/receiver_driven/receiver_driven_targets.h"
 #include "plugin/net/verbs/recv_comm.h"
@@ -89,7 +91,8 @@ class ReceiverDrivenSend final : public SendProtocol {
     int pending = 0;    // signalled completions still expected
     uint32_t wrs = 0;   // work requests posted on each QP at most (SendBudget)
     bool posted = false;
-    bool held = false;  // failover: in flight when QPs failed, not reported done before the receiver's HELD
+    bool held = false;   // failover: in flight when QPs failed, not reported done before the receiver's HELD
+    uint64_t moved = 0;  // failover: the QPs whose parts live QPs carried when it was posted (moved_for)
     Connection::Clock::time_point posted_at{};
     // Striped connections: when each lane's parts completed (Connection::record_parts).
     Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};
@@ -105,25 +108,47 @@ class ReceiverDrivenSend final : public SendProtocol {
   // on_completion()'s failures.
   Status failed_completion(const ibv_wc& wc) const;
   Status beyond_budget(size_t index) const;
-  // Failover: the work requests a matched slot posts on a live QP at most once QPs failed, and its
-  // posting there (each live QP also writes the parts of the failed QPs assigned to it).
-  uint32_t moved_work_requests(uint32_t nreqs) const;
+  // Failover (receiver_driven_failover.cpp). The QPs whose parts live QPs carry for clear-to-send `seq`:
+  // the failed ones, and those restored after the receiver posted that receive (it gave them none of its
+  // standing receives). Nonzero: the slot takes post_moved.
+  uint64_t moved_for(uint64_t seq) const { return failed_qps_ | (seq < resume_seq_ ? resumed_qps_ : 0); }
+  // The work requests a matched slot posts on a live QP at most when `moved` QPs' parts move, and its
+  // posting (each live QP also writes the parts of the moved QPs assigned to it).
+  uint32_t moved_work_requests(uint32_t nreqs, uint64_t moved) const;
   Status post_moved(Slot& s, int slot_index);
-  // A completion in error: true when it belongs to, or starts, the failover (the connection goes on).
+  // A completion in error: true when it belongs to, or starts, a failover (the connection goes on).
   bool failover_absorbs(const ibv_wc& wc);
   bool start_failover(uint64_t mask, const std::string& cause);
   Status send_move_when_drained();
   Status poll_held();
-  // Writes again on QP 0 the parts of `missing` QPs of held slot s, then the replayed immediate.
-  Status post_replay(Slot& s, int slot_index, uint64_t missing);
-  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld };
+  // Writes again on QP 0 the parts `parts` (bit q: part q, chunk_of) of held slot s, then the replayed
+  // immediate.
+  Status post_replay(Slot& s, int slot_index, uint64_t parts);
+  // Recovery (failover/port_probe.h): the probe moved on, a probe write's completion, what a probe that
+  // ended changes (`passed`: RESTORED goes), and the receiver's answer to RESTORED.
+  Status probe_progress();
+  Status on_probe_done(size_t q, bool ok);
+  Status probe_ended(bool passed);
+  Status poll_resume();
+  // Where an exchange with the receiver stands: kDraining (QPs stopped, waiting for every write posted
+  // to complete here before MOVE), kAwaitingHeld (MOVE sent), kProbe (probe_ in progress),
+  // kAwaitingResume (RESTORED sent, waiting for the receiver's first receive on the QPs). No new slot is
+  // posted in kDraining, kAwaitingHeld and kAwaitingResume.
+  enum class Exchange : uint8_t { kNone, kDraining, kAwaitingHeld, kProbe, kAwaitingResume };
+  bool holds_slots() const { return exchange_ != Exchange::kNone && exchange_ != Exchange::kProbe; }
   VerbsSendComm& c_;
   RegisteredBuffer sizes_;  // SizesSlot[kCtsSlots], source of the sizes record
   std::array<Slot, kCtsSlots> slots_{};
   uint64_t head_ = 0;                   // slots fully matched so far
   receiver_driven::SendBudget budget_;  // work requests of posted slots, per QP at most
-  uint64_t failed_qps_ = 0;             // failover: the QPs whose traffic moved (one port, once)
+  uint64_t failed_qps_ = 0;             // failover: the QPs whose traffic moved
+  uint64_t exchange_qps_ = 0;           // failover: the QPs the MOVE in progress is about
+  uint64_t resumed_qps_ = 0;  // recovery: QPs restored, not yet carrying receives before resume_seq_
+  uint64_t resume_seq_ = 0;   // recovery: the receiver's first receive on resumed_qps_
+  uint32_t epoch_ = 0;        // failovers and recoveries of this connection (notices' epoch)
   Exchange exchange_ = Exchange::kNone;
+  size_t held_ = 0;                // failover: slots in flight when the port failed
+  failover::PortProbe probe_{c_};  // the ports' failures, and the probe of one ACTIVE again
 };
 
 class ReceiverDrivenRecv final : public RecvProtocol {
@@ -147,6 +172,7 @@ class ReceiverDrivenRecv final : public RecvProtocol {
     uint32_t imm = 0;         // the last immediate: the size, or kSizesInArea
     uint64_t arrived = 0;     // the QPs whose immediate arrived (failover's HELD; bit q & 63)
     bool replay_due = false;  // failover: the sender writes this receive's lost parts again
+    uint64_t standing = 0;    // failover: the QPs with a standing receive for it (0: every QP)
   };
   // on_completion()'s failures.
   Status failed_completion(const ibv_wc& wc) const;
@@ -159,6 +185,18 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   Status on_replay(size_t index, uint32_t imm);
   Status on_failed_completion(const ibv_wc& wc);
   Status on_move(const failover::Notice& n);
+  Status on_probe(const failover::Notice& n);
+  Status on_restored(const failover::Notice& n);
+  // An arrival while QP 0's arrivals are out of its receive queue's order (qp0_order_), or with a
+  // replayed immediate: on_completion's slow path.
+  Status on_moved_arrival(const ibv_wc& wc, uint64_t low, uint32_t imm);
+  // Accounts one arrival of the receive in slot `index` on QP q: its immediate `imm`.
+  void arrived(size_t index, size_t q, uint32_t imm) {
+    Progress& p = progress_[index];
+    p.imm = imm;
+    p.arrived |= uint64_t{1} << (q & 63);
+    --p.pending;
+  }
   // test()'s failures: the peer's sizes do not fit the receive.
   Status no_sizes_record(int n) const;
   Status oversized(size_t got, size_t capacity) const;
@@ -168,8 +206,18 @@ class ReceiverDrivenRecv final : public RecvProtocol {
   std::array<Progress, kCtsSlots> progress_{};
   std::array<receiver_driven::CtsWindow, kMaxQps> cts_windows_{};  // per QP
   uint64_t tail_ = 0;                                              // receives posted so far
-  uint64_t failed_qps_ = 0;  // failover: the QPs the sender's MOVE named (moved to ERR)
-  uint64_t flushed_ = 0;     // failover: failed QPs that showed a flushed receive
+  uint64_t failed_qps_ = 0;   // failover: the QPs the sender's MOVEs named (moved to ERR), not restored
+  uint64_t flushed_ = 0;      // failover: failed QPs that showed a flushed receive
+  uint64_t probing_qps_ = 0;  // recovery: the QPs of the PROBE answered, until RESTORED
+  uint32_t epoch_ = 0;        // the last notice's epoch
+  // After a failover whose parts are written again, QP 0's next arrivals come in the sender's order (the
+  // replays first, then the receives not yet written, oldest first) while its receive queue holds them
+  // in the order they were posted (those receives first, then one per replay): for those arrivals the
+  // slot is this list's, not the receive's (bit 7: a replay).
+  static constexpr uint8_t kReplayEntry = 0x80;
+  static_assert(kCtsSlots <= kReplayEntry);
+  std::array<uint8_t, kCtsSlots> qp0_order_{};
+  uint32_t qp0_next_ = 0, qp0_count_ = 0;
 };
 
 }  // namespace railscope::net::verbs

@@ -121,17 +121,13 @@ Status ReceiverDrivenRecv::on_completion(const ibv_wc& wc) {
     if (low < c_.qps().size() && cts_windows_[low].retire()) return Status::success();
     return cts_beyond_window(low);
   }
-  const size_t index = recv_wr_slot(low);
-  if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || index >= progress_.size() ||
-      !c_.slots()[index].in_use)
-    return unexpected_completion(wc);
+  if (kind != kWrRecv || wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return unexpected_completion(wc);
   const uint32_t imm = ntohl(wc.imm_data);
-  if (is_replay_imm(imm)) [[unlikely]]
-    return on_replay(index, imm);
-  Progress& p = progress_[index];
-  p.imm = imm;
-  p.arrived |= uint64_t{1} << (recv_wr_qp(low) & 63);
-  --p.pending;
+  if (is_replay_imm(imm) || qp0_count_ != 0) [[unlikely]]
+    return on_moved_arrival(wc, low, imm);
+  const size_t index = recv_wr_slot(low);
+  if (index >= progress_.size() || !c_.slots()[index].in_use) return unexpected_completion(wc);
+  arrived(index, recv_wr_qp(low), imm);
   return Status::success();
 }
 

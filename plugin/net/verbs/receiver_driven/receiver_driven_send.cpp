@@ -29,6 +29,7 @@ void ReceiverDrivenSend::reuse(Slot& s, uint64_t seq, uint32_t nreqs, const vola
   s.pending = 0;
   s.wrs = 0;
   s.posted = false;
+  s.moved = 0;
   s.posted_at = {};
   for (auto& t : s.lane_done) t = {};
   for (auto& r : s.reqs) r = nullptr;
@@ -85,12 +86,12 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
   if (s.matched + 1 == s.nreqs) {
     const size_t first = entry == 0 ? size : s.reqs[0]->size;
     const bool record = receiver_driven::needs_sizes_record(static_cast<size_t>(s.nreqs), first);
-    if (failed_qps_ == 0) [[likely]] {
+    if ((failed_qps_ | resumed_qps_) == 0) [[likely]] {
       s.wrs = receiver_driven::slot_work_requests(nreqs, record);
     } else {
-      // While the two ends agree on the failover, no new slot is posted.
-      if (exchange_ != Exchange::kNone) return c_.not_ready();
-      s.wrs = moved_work_requests(nreqs);
+      // While the two ends agree on a failover or a restored port, no new slot is posted.
+      if (holds_slots()) return c_.not_ready();
+      s.wrs = moved_work_requests(nreqs, moved_for(seq));
     }
     if (!budget_.fits(s.wrs)) {
       if (!c_.drain_cqs(*this)) return c_.error();
@@ -122,7 +123,7 @@ Status ReceiverDrivenSend::isend(void* data, size_t size, int tag, VerbsMr* mr, 
 }
 
 Status ReceiverDrivenSend::post(Slot& s, int index) {
-  if (failed_qps_ != 0) [[unlikely]]
+  if ((failed_qps_ | resumed_qps_) != 0) [[unlikely]]
     return post_moved(s, index);
   const size_t nqps = c_.qps().size();
   const auto nreqs = static_cast<size_t>(s.nreqs);
@@ -169,6 +170,8 @@ Status ReceiverDrivenSend::on_completion(const ibv_wc& wc) {
   if (wc.status != IBV_WC_SUCCESS || (wc.wr_id & kWrKindMask) != kWrSend || index >= slots_.size())
       [[unlikely]] {
     if (wc.status != IBV_WC_SUCCESS && failover_absorbs(wc)) return Status::success();
+    if (wc.status == IBV_WC_SUCCESS && (wc.wr_id & kWrKindMask) == kWrProbe)
+      return on_probe_done(index, true);
     return failed_completion(wc);
   }
   Slot& s = slots_[index];
