@@ -516,9 +516,12 @@ Status ReceiverDrivenRecv::on_move(const failover::Notice& n) {
     const uint64_t seq = tail_ - ((tail_ - 1 - index) % static_cast<uint64_t>(kCtsSlots));
     held.held.push_back({static_cast<uint16_t>(index), static_cast<uint32_t>(seq), p.arrived & all});
   }
+  // An earlier failover's order not yet through is rebuilt too: its receives still to come are among
+  // those not written, in the same order.
+  const bool reorder = nreplays != 0 || qp0_count_ != 0;
   qp0_next_ = 0;
   qp0_count_ = 0;
-  if (nreplays != 0) {
+  if (reorder) {
     for (uint32_t i = 0; i < nreplays; ++i) qp0_order_[qp0_count_++] = replays[i];
     for (uint64_t seq = tail_ > kCtsSlots ? tail_ - kCtsSlots + 1 : 1; seq <= tail_; ++seq) {
       const auto index = static_cast<size_t>((seq - 1) % kCtsSlots);
