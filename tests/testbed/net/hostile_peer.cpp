@@ -311,20 +311,27 @@ bool raw_write(net::verbs::Connection& c, const void* src, uint32_t bytes, uint3
   return false;
 }
 
+// Connects to the victim through the handle it left in DIR; null when that fails.
+net::SendComm* connect_to_victim(net::Engine& engine, int dev, const std::string& dir) {
+  std::array<std::byte, net::kHandleSize> handle{};
+  if (!wait_file(dir + "/handle")) return nullptr;
+  std::ifstream(dir + "/handle", std::ios::binary)
+      .read(reinterpret_cast<char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
+  net::SendComm* sc = nullptr;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (sc == nullptr)
+    if (!engine.connect(dev, {}, net::HandleBytes(handle), &sc).ok() || Clock::now() > deadline)
+      return nullptr;
+  return sc;
+}
+
 int hostile_sender(const std::string& mode, const std::string& dir) {
   net::Status st;
   auto engine = net::verbs::VerbsEngine::create({}, &st);
   if (!engine) return std::fprintf(stderr, "engine: %s\n", diag::one_line(st.finding()).c_str()), 1;
   const int dev = device_index(*engine, "rxe0");
-  std::array<std::byte, net::kHandleSize> handle{};
-  if (!wait_file(dir + "/handle")) return 1;
-  std::ifstream(dir + "/handle", std::ios::binary)
-      .read(reinterpret_cast<char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
-  net::SendComm* sc = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (sc == nullptr) {
-    if (!engine->connect(dev, {}, net::HandleBytes(handle), &sc).ok() || Clock::now() > deadline) return 1;
-  }
+  net::SendComm* sc = connect_to_victim(*engine, dev, dir);
+  if (sc == nullptr) return 1;
   auto& c = *static_cast<net::verbs::VerbsSendComm*>(sc);
   CHECK(c.eager_max() > 0, "the eager protocol was not agreed");
   // NCCL's isend reaches the protocol directly (transport.h SendFn), not through the engine.
@@ -379,15 +386,8 @@ int hostile_replay(const std::string& dir) {
   const int physical[2] = {device_index(*engine, "rxe0"), device_index(*engine, "rxe1")};
   int dev = -1;
   CHECK(physical[0] >= 0 && physical[1] >= 0 && engine->make_vdevice(physical, &dev).ok(), "make_vdevice");
-  std::array<std::byte, net::kHandleSize> handle{};
-  if (!wait_file(dir + "/handle")) return 1;
-  std::ifstream(dir + "/handle", std::ios::binary)
-      .read(reinterpret_cast<char*>(handle.data()), static_cast<std::streamsize>(handle.size()));
-  net::SendComm* sc = nullptr;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (sc == nullptr) {
-    if (!engine->connect(dev, {}, net::HandleBytes(handle), &sc).ok() || Clock::now() > deadline) return 1;
-  }
+  net::SendComm* sc = connect_to_victim(*engine, dev, dir);
+  if (sc == nullptr) return 1;
   auto& c = *static_cast<net::verbs::VerbsSendComm*>(sc);
   CHECK(c.eager_max() == 0, "the receiver-driven protocol was not agreed (RAILSCOPE_NET_EAGER_MAX=0)");
   CHECK(c.qps().size() >= 2, "%zu QPs: the virtual NIC was not used", c.qps().size());
