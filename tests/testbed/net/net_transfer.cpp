@@ -197,6 +197,21 @@ bool wait_done(const ncclNet_v11_t* t, void* req, int* sizes, const char* what) 
   return true;
 }
 
+// isend of `size` bytes from `data` (tag 7) until it gives a request. While the send waits, receive
+// `rreq` is tested, as NCCL's proxy tests its posted receives between tries of a send: a receive comm
+// reads what its peer sends out of band (a failover's MOVE) there. *early: that receive completed.
+bool isend_testing(Net& net, void* sc, void* data, size_t size, void* smr, void** sreq, void* rreq,
+                   int* early) {
+  return post_until(
+      [&] {
+        const ncclResult_t r = net.t->isend(sc, data, size, 7, smr, nullptr, sreq);
+        int ignored = 0;
+        if (r == ncclSuccess && *sreq == nullptr && *early == 0) return net.t->test(rreq, early, &ignored);
+        return r;
+      },
+      sreq, "isend");
+}
+
 // One send of `size` bytes and the matching receive, both in this process; the send is posted
 // `pause` after the receive.
 void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
@@ -213,18 +228,8 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
     return ++g_failures, void();
   if (pause.count() > 0) std::this_thread::sleep_for(pause);
   void* sreq = nullptr;
-  // While the send waits, the receive is tested, as NCCL's proxy tests its posted receives between
-  // tries of a send: a receive comm reads what its peer sends out of band (a failover's MOVE) there.
   int early = 0;
-  if (!post_until(
-          [&] {
-            const ncclResult_t r = net.t->isend(sc, sbuf.data(), size, 7, smr, nullptr, &sreq);
-            int ignored = 0;
-            if (r == ncclSuccess && sreq == nullptr && early == 0) return net.t->test(rreq, &early, &ignored);
-            return r;
-          },
-          &sreq, "isend"))
-    return ++g_failures, void();
+  if (!isend_testing(net, sc, sbuf.data(), size, smr, &sreq, rreq, &early)) return ++g_failures, void();
   CHECK(early == 0, "the receive of %zu bytes completed before its send was posted", size);
   int ssize = -1, got = -1;
   if (!wait_all(net.t, {{sreq, &ssize}, {rreq, &got}}, "transfer")) return ++g_failures, void();
@@ -260,17 +265,9 @@ void transfer_batch(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, st
   for (const auto& [from, to] : {std::pair{0, batch / 2}, std::pair{batch / 2, batch}}) {
     std::vector<std::pair<void*, int*>> half;
     for (int i = from; i < to; ++i) {
-      // While a send waits, the last receive is tested, as NCCL's proxy tests its posted receives.
-      if (!post_until(
-              [&] {
-                const ncclResult_t r = net.t->isend(sc, sbuf.data() + stride * static_cast<size_t>(i), size,
-                                                    7, smr, nullptr, &sreq[i]);
-                int ignored = 0;
-                if (r == ncclSuccess && sreq[i] == nullptr && early == 0)
-                  return net.t->test(rreq[static_cast<size_t>(batch - 1)], &early, &ignored);
-                return r;
-              },
-              &sreq[i], "isend"))
+      // While a send waits, the last receive is tested.
+      if (!isend_testing(net, sc, sbuf.data() + stride * static_cast<size_t>(i), size, smr, &sreq[i],
+                         rreq[static_cast<size_t>(batch - 1)], &early))
         return ++g_failures, void();
       half.emplace_back(sreq[i], &ssize[i]);
       half.emplace_back(rreq[i], &got[i]);

@@ -19,7 +19,6 @@
 #include "plugin/net/verbs/watch/port_health.h"
 #include "railscope/core/diagnosis.h"
 #include "railscope/core/log.h"
-#include "railscope/core/params.h"
 #include "railscope/ibv/ibv.h"
 
 namespace railscope::net::verbs {

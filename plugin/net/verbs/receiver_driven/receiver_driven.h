@@ -147,7 +147,6 @@ class ReceiverDrivenSend final : public SendProtocol {
   uint64_t resume_seq_ = 0;   // recovery: the receiver's first receive on resumed_qps_
   uint32_t epoch_ = 0;        // failovers and recoveries of this connection (notices' epoch)
   Exchange exchange_ = Exchange::kNone;
-  size_t held_ = 0;                // failover: slots in flight when the port failed
   failover::PortProbe probe_{c_};  // the ports' failures, and the probe of one ACTIVE again
 };
 

@@ -185,16 +185,16 @@ bool ReceiverDrivenSend::start_failover(uint64_t mask, const std::string& cause)
   exchange_ = Exchange::kDraining;
   // Every slot in flight is held (one more pending) until the receiver's HELD says what of it arrived.
   // Their stall budget starts again: the exchange and what it sends again must fit in it.
-  held_ = 0;
+  size_t held = 0;
   for (Slot& s : slots_)
     if (s.posted && s.pending > 0) {
       ++s.pending;
       s.held = true;
       s.posted_at = now;
-      ++held_;
+      ++held;
     }
   log_port_finding(c_, first_qp(mask), PortNews::kFailover, "link.failover",
-                   failover::moved_off_text(c_, mask, failed_qps_, cause, held_, "message(s)") +
+                   failover::moved_off_text(c_, mask, failed_qps_, cause, held, "message(s)") +
                        failover::failures_text(kept_out, probe_.failures(first_qp(mask))));
   return true;
 }
@@ -307,17 +307,19 @@ Status ReceiverDrivenSend::poll_held() {
     if (Status st = post_replay(s, h.target, parts); !st.ok()) return c_.fail(std::move(st));
     ++replays;
   }
+  size_t held = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
     if (!s.held) continue;
     s.held = false;
+    ++held;
     if (s.pending > 0 && --s.pending == 0 && !budget_.retired(s.wrs)) return c_.fail(beyond_budget(i));
   }
   exchange_ = Exchange::kNone;
   RS_INFO(NCCL_NET,
           "NET/railscope : failover of {}: the receiver holds what arrived; the parts of {} of {} message(s) "
           "sent again on QP 0",
-          c_.where(), replays, held_);
+          c_.where(), replays, held);
   return Status::success();
 }
 
