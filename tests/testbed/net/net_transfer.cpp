@@ -5,7 +5,7 @@
 //   net_transfer server HANDLE_FILE                                     receive end (rxe1)
 //   net_transfer client HANDLE_FILE                                     send end (rxe0)
 //   net_transfer rails SECONDS [--expect-ports-down | --expect-failover | --expect-recovery |
-//                               --expect-keep-out]
+//                               --expect-keep-out | --expect-unanswered]
 //                                 (--rails 2) a virtual NIC rxe0+rxe2 -> rxe1+rxe3, 1 MiB messages
 //   (server/client take --loop: repeat the sweep until something fails)
 // Exit status 0 = every check passed; failures are printed to stderr.
@@ -197,6 +197,10 @@ bool wait_done(const ncclNet_v11_t* t, void* req, int* sizes, const char* what) 
   return true;
 }
 
+// The receive ends are no longer tested (rails --expect-unanswered): a receiver that stopped
+// progressing, so a failover's MOVE is never answered.
+bool g_receiver_deaf = false;
+
 // isend of `size` bytes from `data` (tag 7) until it gives a request. While the send waits, receive
 // `rreq` is tested, as NCCL's proxy tests its posted receives between tries of a send: a receive comm
 // reads what its peer sends out of band (a failover's MOVE) there. *early: that receive completed.
@@ -206,7 +210,8 @@ bool isend_testing(Net& net, void* sc, void* data, size_t size, void* smr, void*
       [&] {
         const ncclResult_t r = net.t->isend(sc, data, size, 7, smr, nullptr, sreq);
         int ignored = 0;
-        if (r == ncclSuccess && *sreq == nullptr && *early == 0) return net.t->test(rreq, early, &ignored);
+        if (r == ncclSuccess && *sreq == nullptr && *early == 0 && !g_receiver_deaf)
+          return net.t->test(rreq, early, &ignored);
         return r;
       },
       sreq, "isend");
@@ -232,6 +237,10 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
   if (!isend_testing(net, sc, sbuf.data(), size, smr, &sreq, rreq, &early)) return ++g_failures, void();
   CHECK(early == 0, "the receive of %zu bytes completed before its send was posted", size);
   int ssize = -1, got = -1;
+  if (g_receiver_deaf) {  // the send alone, its receive left untested: the stream ends when a send fails
+    if (!wait_all(net.t, {{sreq, &ssize}}, "transfer")) ++g_failures;
+    return;
+  }
   if (!wait_all(net.t, {{sreq, &ssize}, {rreq, &got}}, "transfer")) return ++g_failures, void();
   CHECK(ssize == static_cast<int>(size), "send size %d != %zu", ssize, size);
   CHECK(got == static_cast<int>(size), "recv size %d != %zu", got, size);
@@ -741,8 +750,10 @@ int loopback(bool expect_mtu_warning, const char* stats_file, bool vdevice) {
 // RAILS_DOWN_CYCLES=2: rail 1 down, back, down and back again): the stream goes on to its end, every byte
 // checked; two link.failover from each end of each connection (one per port and outage at WARN), each
 // sender's second saying the port is kept out; one link.recovered from each end of each, after the first
-// outage only.
-enum class RailsExpect { kHealthy, kPortsDown, kFailover, kRecovery, kKeepOut };
+// outage only. `unanswered`: once the rail is down the receive ends are no longer tested, so the
+// receiver never answers the sender's MOVE: the send fails with progress.stalled naming the HELD it
+// waited for, within the exchange's budget and a margin, no hang.
+enum class RailsExpect { kHealthy, kPortsDown, kFailover, kRecovery, kKeepOut, kUnanswered };
 namespace {
 bool sync_exists(const char* name) {
   const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR");
@@ -779,7 +790,7 @@ int recovered_warnings(const std::string& port) {
 }  // namespace
 int rails(int seconds, RailsExpect expect) {
   const bool ports_down = expect == RailsExpect::kPortsDown, recovery = expect == RailsExpect::kRecovery;
-  const bool keep_out = expect == RailsExpect::kKeepOut;
+  const bool keep_out = expect == RailsExpect::kKeepOut, unanswered = expect == RailsExpect::kUnanswered;
   const bool failover = expect == RailsExpect::kFailover || recovery || keep_out;
   Net net;
   if (!net.open()) return 1;
@@ -888,6 +899,7 @@ int rails(int seconds, RailsExpect expect) {
         sync_touch("streaming");
         told_at = now;
         told = true;
+        g_receiver_deaf = unanswered;
       }
     }
   }
@@ -989,6 +1001,25 @@ int rails(int seconds, RailsExpect expect) {
             "link.down does not say that the connections move: %s", l.text.c_str());
     }
     close_all();
+    CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
+    return g_failures == 0 ? 0 : 1;
+  }
+  if (unanswered) {
+    const double after = std::chrono::duration<double>(Clock::now() - told_at).count();
+    std::printf("rails: the stream ended %.1f s after the rail was taken down\n", after);
+    g_failures = 0;
+    // The exchange's budget: the retry budget (2 s here) to drain, and 10 s for the receiver's answer.
+    CHECK(told && after < 25.0, "the error came %.1f s after the rail went down", after);
+    bool named = false;
+    for (const auto& l : CapturedLog::lines())
+      if (l.text.find("[progress.stalled]") != std::string::npos) {
+        std::printf("error: %s\n", l.text.c_str());
+        named = named || l.text.find("the receiver's HELD has not come") != std::string::npos;
+      }
+    CHECK(CapturedLog::contains("[link.failover] port rxe2:1") && named,
+          "no link.failover of rxe2:1 followed by progress.stalled naming the HELD the sender waited for");
+    (void)net.t->closeSend(sc[0]);
+    (void)net.t->closeRecv(rc[0]);
     CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
     return g_failures == 0 ? 0 : 1;
   }
@@ -1189,6 +1220,7 @@ int main(int argc, char** argv) {
                  : std::strcmp(argv[3], "--expect-failover") == 0   ? RailsExpect::kFailover
                  : std::strcmp(argv[3], "--expect-recovery") == 0   ? RailsExpect::kRecovery
                  : std::strcmp(argv[3], "--expect-keep-out") == 0   ? RailsExpect::kKeepOut
+                 : std::strcmp(argv[3], "--expect-unanswered") == 0 ? RailsExpect::kUnanswered
                                                                     : RailsExpect::kHealthy);
   bool loop = argc == 4 && std::strcmp(argv[3], "--loop") == 0;  // repeat the sweep until failure
   if (mode == "server" && argc >= 3) return server(argv[2], loop);

@@ -75,11 +75,11 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
   awaiting_held_ = true;
   moved_ = 0;
   // Every large message in flight is held (one more pending) until the receiver's HELD says what of it
-  // arrived. Their stall budget starts again: the exchange and what it sends again must fit in it.
+  // arrived: until then it waits on the exchange's budget, not on its stall budget.
+  exchange_since_ = now;
   for (size_t i = 0; i < c_.pool().capacity(); ++i)
     if (SendReq& r = c_.pool().at(i); r.data_live) {
       ++r.pending;
-      r.posted_at = now;
       ++moved_;
     }
   const int failures = probe_.failures(first_qp(mask));
@@ -91,8 +91,17 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
 
 Status EagerSend::failover_progress() {
   switch (exchange_) {
-    case Exchange::kDraining: return send_move_when_drained();
-    case Exchange::kAwaitingHeld: return poll_held();
+    case Exchange::kDraining:
+      if (Status st = failover::exchange_check(c_, exchange_since_, Clock::now(),
+                                               "the completion here of every part posted before the failure");
+          !st.ok())
+        return st;
+      return send_move_when_drained();
+    case Exchange::kAwaitingHeld:
+      if (Status st = failover::exchange_check(c_, exchange_since_, Clock::now(), "the receiver's HELD");
+          !st.ok())
+        return st;
+      return poll_held();
     case Exchange::kProbe: return probe_progress();
     case Exchange::kNone: break;
   }

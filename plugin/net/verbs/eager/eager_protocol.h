@@ -108,9 +108,10 @@ class EagerSend final : public SendProtocol {
   uint64_t exchange_qps_ = 0;  // the QPs the MOVE in progress is about
   uint32_t epoch_ = 0;         // failovers and recoveries of this connection (notices' epoch)
   Exchange exchange_ = Exchange::kNone;
-  bool awaiting_held_ = false;     // kDraining or kAwaitingHeld: no new large message's data goes
-  size_t moved_ = 0;               // large messages in flight when the port failed
-  failover::PortProbe probe_{c_};  // the ports' failures, and the probe of one ACTIVE again
+  bool awaiting_held_ = false;          // kDraining or kAwaitingHeld: no new large message's data goes
+  Clock::time_point exchange_since_{};  // when the failover in progress began (its budget's start)
+  size_t moved_ = 0;                    // large messages in flight when the port failed
+  failover::PortProbe probe_{c_};       // the ports' failures, and the probe of one ACTIVE again
 };
 
 class EagerRecv final : public RecvProtocol {

@@ -383,7 +383,9 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.clock_due()) return c_.health_result();
-  return tested_result(req->posted ? c_.stall_check(req->size, req->posted_at) : c_.watch(Clock::now()));
+  // A message held by a failover waits on the exchange's budget (failover_progress), not its own.
+  return tested_result(req->posted && !awaiting_held_ ? c_.stall_check(req->size, req->posted_at)
+                                                      : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <string_view>
 
 #include "plugin/net/verbs/failover/failover_policy.h"
@@ -81,6 +83,24 @@ Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional
 Status next_sender_notice(Connection& c, std::optional<Notice>* out) {
   Status st = receive_notice(c, "during the transfer", out);
   return !st.ok() && st.finding().id() == "peer.closed" ? Status::success() : st;
+}
+
+Connection::Clock::duration exchange_budget(const Connection& c) {
+  return c.stall_budget() + std::max<Connection::Clock::duration>(c.stall_budget(), std::chrono::seconds(10));
+}
+
+Status exchange_check(Connection& c, Connection::Clock::time_point since, Connection::Clock::time_point now,
+                      const std::string& waiting_for) {
+  if (now - since <= exchange_budget(c)) return Status::success();
+  return c.fail(Status::fail(
+      ncclRemoteError, "progress.stalled",
+      fmt::format("failover of {}: {} has not come {:.1f} s into the exchange (budget {:.1f} s: the QPs' "
+                  "retry budget to drain, then that budget or 10 s, whichever is longer, for the receiver's "
+                  "answer)",
+                  c.where(), waiting_for, std::chrono::duration<double>(now - since).count(),
+                  std::chrono::duration<double>(exchange_budget(c)).count()),
+      "The receiver answers while its posted receives are tested (NCCL's proxy does so): check that the "
+      "peer process is alive and progressing, and that its ports are up (`railscope doctor`)"));
 }
 
 size_t first_qp(uint64_t mask) { return static_cast<size_t>(std::countr_zero(mask)); }

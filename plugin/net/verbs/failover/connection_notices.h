@@ -24,6 +24,15 @@ Status next_notice(Connection& c, uint32_t epoch, const char* due, std::optional
 // The receiver's next notice from the sender, decoded once (*out; nullopt when none came). A peer gone
 // is no error here: the liveness check reports it, in its words.
 Status next_sender_notice(Connection& c, std::optional<Notice>* out);
+// How long a sender's exchange may take, from the failure to HELD (or from RESTORED to its answer):
+// what was posted drains within the QPs' retry budget, and the receiver answers at its liveness checks
+// (the retry budget, at least 10 s, as for a probe's answer). The messages it holds wait on it, not on
+// their stall budget.
+Connection::Clock::duration exchange_budget(const Connection& c);
+// progress.stalled when the exchange started at `since` is past exchange_budget: `waiting_for` says at
+// which step it stands ("the receiver's HELD").
+Status exchange_check(Connection& c, Connection::Clock::time_point since, Connection::Clock::time_point now,
+                      const std::string& waiting_for);
 // The first QP of `mask`, for naming its port.
 size_t first_qp(uint64_t mask);
 // The QP (its index) of completion wc, polled from the lane now drained, and in *path the QPs that share

@@ -183,14 +183,14 @@ bool ReceiverDrivenSend::start_failover(uint64_t mask, const std::string& cause)
   exchange_qps_ = mask;
   ++epoch_;
   exchange_ = Exchange::kDraining;
-  // Every slot in flight is held (one more pending) until the receiver's HELD says what of it arrived.
-  // Their stall budget starts again: the exchange and what it sends again must fit in it.
+  // Every slot in flight is held (one more pending) until the receiver's HELD says what of it arrived:
+  // until then it waits on the exchange's budget, not on its stall budget.
+  exchange_since_ = now;
   size_t held = 0;
   for (Slot& s : slots_)
     if (s.posted && s.pending > 0) {
       ++s.pending;
       s.held = true;
-      s.posted_at = now;
       ++held;
     }
   log_port_finding(c_, first_qp(mask), PortNews::kFailover, "link.failover",
@@ -200,17 +200,30 @@ bool ReceiverDrivenSend::start_failover(uint64_t mask, const std::string& cause)
 }
 
 Status ReceiverDrivenSend::poll_notices() {
+  const auto now = Clock::now();
   switch (exchange_) {
-    case Exchange::kDraining: return send_move_when_drained();
-    case Exchange::kAwaitingHeld: return poll_held();
+    case Exchange::kDraining:
+      if (Status st = failover::exchange_check(
+              c_, exchange_since_, now, "the completion here of every write posted before the failure");
+          !st.ok())
+        return st;
+      return send_move_when_drained();
+    case Exchange::kAwaitingHeld:
+      if (Status st = failover::exchange_check(c_, exchange_since_, now, "the receiver's HELD"); !st.ok())
+        return st;
+      return poll_held();
     case Exchange::kProbe: return probe_progress();
-    case Exchange::kAwaitingResume: return poll_resume();
+    case Exchange::kAwaitingResume:
+      if (Status st = failover::exchange_check(c_, exchange_since_, now, "the receiver's answer to RESTORED");
+          !st.ok())
+        return st;
+      return poll_resume();
     case Exchange::kNone: break;
   }
   // One restored port at a time: the next waits until every receive posted before the receiver heard
   // of the last one is written (moved_for keeps one boundary).
   if (failed_qps_ == 0 || resumed_qps_ != 0) return Status::success();
-  probe_.start(failed_qps_, &epoch_, Clock::now());
+  probe_.start(failed_qps_, &epoch_, now);
   if (probe_.step() != Step::kNone) exchange_ = Exchange::kProbe;
   return Status::success();
 }
@@ -341,6 +354,7 @@ Status ReceiverDrivenSend::probe_ended(bool passed) {
     // no slot is posted, so that none is written on QPs its receive has no standing receive on.
     send_notice(c_, failover::Notice{failover::Kind::Restored, epoch_, probe_.qps(), 0, {}});
     exchange_ = Exchange::kAwaitingResume;
+    exchange_since_ = Clock::now();
     return Status::success();
   }
   if (probe_.step() == Step::kNone && exchange_ == Exchange::kProbe) exchange_ = Exchange::kNone;

@@ -210,7 +210,8 @@ ncclResult_t ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
     return ncclSuccess;
   }
   if (!c_.clock_due()) return c_.health_result();
-  return tested_result(s.posted ? c_.stall_check(req->size, s.posted_at) : c_.watch(Clock::now()));
+  // A slot held by a failover waits on the exchange's budget (poll_notices), not its own.
+  return tested_result(s.posted && !s.held ? c_.stall_check(req->size, s.posted_at) : c_.watch(Clock::now()));
 }
 
 }  // namespace railscope::net::verbs
