@@ -161,12 +161,18 @@ Status Connection::watch(Clock::time_point now) {
 
 Status Connection::stall_check(size_t bytes, Clock::time_point posted_at) {
   const auto now = Clock::now();
+  if (done_from_ != seen_from_) {
+    seen_from_ = done_from_;
+    progressed_at_ = now;
+  }
   // A port of the connection that went down is the stall's cause (async.port_error, naming it), not the
   // peer: explain looks for it as it does for a completion error.
-  if (now - posted_at > health_.stall_budget()) {
+  const auto since = seen_from_ <= posted_at ? std::max(posted_at, progressed_at_) : posted_at;
+  if (now - since > health_.stall_budget()) {
     // A port of the connection down past the budget: its traffic moves to the others when it can.
     if (can_fail_over_ && move_off_down_ports()) return watch(now);
-    return fail(health_.explain(health_.stalled(bytes, now - posted_at, where()), qps_.lanes(), oob_));
+    return fail(
+        health_.explain(health_.stalled(bytes, now - posted_at, now - since, where()), qps_.lanes(), oob_));
   }
   return watch(now);
 }

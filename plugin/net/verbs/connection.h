@@ -177,8 +177,14 @@ class Connection {
   std::string where() const;  // "host:rxe0:1 GID … -> peer host:rxe1:1 GID …"
   // A send posted at posted_at and not acknowledged within the QPs' retry budget is an error
   // (progress.stalled, or async.port_error naming the port when one of the connection's went down and
-  // is still down); otherwise the watch's checks.
+  // is still down); otherwise the watch's checks. The budget runs from the post or from the last
+  // completion of a send posted before it, whichever is later: a send queued behind others on a lossy
+  // path waits for theirs first, as the QPs' retry counts start again with each acknowledgement. A
+  // send posted later that completed says nothing of this one (it may have gone on another port).
   Status stall_check(size_t bytes, Clock::time_point posted_at);
+  // A send of the connection posted at `posted_at` completed (for stall_check, which notes when it
+  // sees it: one store here, on the data path).
+  void send_done(Clock::time_point posted_at) { done_from_ = posted_at; }
 
   // One JSON stats line (RAILSCOPE_NET_STATS): `final` at close, otherwise a periodic one
   // (RAILSCOPE_NET_STATS_INTERVAL), written from watch(now) on the thread that drives the connection.
@@ -264,6 +270,9 @@ class Connection {
   int path_mtu_ = 0;
   bool failover_offered_ = false, can_fail_over_ = false;
   uint64_t moved_lanes_ = 0;           // lanes whose traffic the protocol moved (on_port_lost)
+  Clock::time_point done_from_{};      // when the send that completed last was posted (send_done)
+  Clock::time_point seen_from_{};      // done_from_ as stall_check last saw it
+  Clock::time_point progressed_at_{};  // when stall_check saw it change: the last progress it knows
   std::vector<uint32_t> remote_qpns_;  // the peer's QP numbers, in QP order (restart_qps)
   QpSet qps_;
   ConnectionHealth health_;

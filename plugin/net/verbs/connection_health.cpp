@@ -84,14 +84,20 @@ void ConnectionHealth::detach(std::vector<Lane>& lanes) {
 
 // A send whose data is posted but not acknowledged within the QP's retry budget is an error, before
 // the hardware's own retries end (rxe at NCCL_IB_RETRY_CNT=7 never gives up).
-Status ConnectionHealth::stalled(size_t bytes, Clock::duration waited, const std::string& where) const {
+Status ConnectionHealth::stalled(size_t bytes, Clock::duration waited, Clock::duration idle,
+                                 const std::string& where) const {
+  const double waited_s = std::chrono::duration<double>(waited).count();
+  const double idle_s = std::chrono::duration<double>(idle).count();
   return Status::fail(
       ncclRemoteError, "progress.stalled",
-      fmt::format("a {}-byte send posted {:.1f} s ago has not completed (budget {:.1f} s: 4.096 us x 2^{} x "
-                  "{} tries, at least {} s) on {}",
-                  bytes, std::chrono::duration<double>(waited).count(),
-                  std::chrono::duration<double>(stall_budget_).count(), timeout_, retry_cnt_ + 1,
-                  std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where),
+      fmt::format(
+          "a {}-byte send posted {:.1f} s ago has not completed{} (budget {:.1f} s: 4.096 us x 2^{} x "
+          "{} tries, at least {} s) on {}",
+          bytes, waited_s,
+          idle < waited ? fmt::format(", and no send of the connection completed for {:.1f} s", idle_s)
+                        : std::string(),
+          std::chrono::duration<double>(stall_budget_).count(), timeout_, retry_cnt_ + 1,
+          std::chrono::duration_cast<std::chrono::seconds>(kMinStallBudget).count(), where),
       "The peer stopped acknowledging: check that the peer process is alive, the link is up on both ends "
       "and the "
       "netdev MTUs match (`railscope doctor` on both nodes)");

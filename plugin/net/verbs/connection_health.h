@@ -87,8 +87,9 @@ class ConnectionHealth {
   void attach(std::vector<Lane>& lanes, const LinkParams& link);
   static void detach(std::vector<Lane>& lanes);
   std::chrono::microseconds stall_budget() const { return stall_budget_; }
-  // progress.stalled: a `bytes`-byte send posted `waited` ago has not completed.
-  Status stalled(size_t bytes, Clock::duration waited, const std::string& where) const;
+  // progress.stalled: a `bytes`-byte send posted `waited` ago has not completed, and no send of the
+  // connection completed for `idle` (≤ waited).
+  Status stalled(size_t bytes, Clock::duration waited, Clock::duration idle, const std::string& where) const;
 
   // A completion error `st`, with its cause named first when one shows within 500 ms: a port failure or
   // link down during the connection, or a peer that closed its out-of-band channel.

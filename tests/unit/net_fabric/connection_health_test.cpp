@@ -106,13 +106,20 @@ TEST(ConnectionHealth, AStallNamesTheSendAndTheBudget) {
   link.timeout = 14;
   link.retry_cnt = 7;
   h.attach(lanes, link);
-  const Status st = h.stalled(4096, std::chrono::seconds(3), "here -> there");
+  const Status st = h.stalled(4096, std::chrono::seconds(3), std::chrono::seconds(3), "here -> there");
   EXPECT_EQ(st.code, ncclRemoteError);
   EXPECT_EQ(st.finding().id(), "progress.stalled");
-  EXPECT_NE(st.finding().detail.find("a 4096-byte send posted 3.0 s ago"), std::string::npos)
+  EXPECT_NE(st.finding().detail.find("a 4096-byte send posted 3.0 s ago has not completed (budget"),
+            std::string::npos)
       << st.finding().detail;
   EXPECT_NE(st.finding().detail.find("2^14 x 8 tries"), std::string::npos) << st.finding().detail;
   EXPECT_NE(st.finding().detail.find("on here -> there"), std::string::npos) << st.finding().detail;
+  // Queued behind sends that completed later than it was posted: how long the connection did nothing.
+  const Status queued = h.stalled(4096, std::chrono::seconds(7), std::chrono::seconds(3), "here -> there");
+  EXPECT_NE(queued.finding().detail.find(
+                "posted 7.0 s ago has not completed, and no send of the connection completed for 3.0 s"),
+            std::string::npos)
+      << queued.finding().detail;
   ConnectionHealth::detach(lanes);
 }
 

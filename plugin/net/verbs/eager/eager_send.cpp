@@ -379,6 +379,7 @@ ncclResult_t EagerSend::test(SendReq* req, int* done, int* sizes) {
   if (Status st = progress(); !st.ok()) return tested_result(st);
   if (req->posted && req->pending == 0) {
     req->data_live = false;
+    c_.send_done(req->posted_at);
     c_.finish(req, c_.striped() ? Clock::time_point{} : Clock::now(), done, sizes, req->lane_done);
     return ncclSuccess;
   }

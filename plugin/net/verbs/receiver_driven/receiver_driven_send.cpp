@@ -202,6 +202,7 @@ ncclResult_t ReceiverDrivenSend::test(SendReq* req, int* done, int* sizes) {
   if (!c_.drain_cqs(*this)) return c_.error_result();
   Slot& s = slots_[static_cast<size_t>(req->slot)];
   if (s.posted && s.pending == 0) {
+    c_.send_done(s.posted_at);
     for (int i = 0; i < s.nreqs; ++i)
       if (s.reqs[i] == req) s.reqs[i] = nullptr;
     --s.live_reqs;
