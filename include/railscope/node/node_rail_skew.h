@@ -39,9 +39,10 @@ inline constexpr uint64_t kNodeRailBusySlackNs = 60'000'000'000;
 inline constexpr uint64_t kNodeRailMinBusyNs = 2'000'000'000;
 // Nothing is judged in a window's first seconds, for any rails: the rails of one process, too, start
 // at different moments (a thread or a connection each), so on a loaded host a healthy rail can trail
-// its sibling by half in its first seconds (netfabric.rail_skew's one-process healthy twin). A slow
-// rail is named a few seconds later; a job runs for hours.
-inline constexpr double kNodeRailMinWindowSeconds = 3.0;
+// its sibling by half in its first seconds (netfabric.rail_skew's one-process healthy twin: 0.40x at a
+// cost of 15 % of a 3.5 s window, the faster rail busy 0.13 s of it). A slow rail is named a few seconds
+// later; a job runs for hours.
+inline constexpr double kNodeRailMinWindowSeconds = 5.0;
 
 class NodeRailWindow {
  public:
