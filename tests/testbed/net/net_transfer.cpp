@@ -248,6 +248,81 @@ void transfer_one(Net& net, void* sc, void* rc, std::vector<uint8_t>& sbuf, std:
   CHECK(size + 1 > rbuf.size() || rbuf[size] == 0xee, "byte after a %zu-byte receive was overwritten", size);
 }
 
+// A connection's stream with its next receive posted before the current send completes, as NCCL's
+// proxy posts the receives of the next steps: the receive comm is tested all the while, so it reads
+// what its sender says out of band (a failover's MOVE) also when the current message arrived whole
+// before its send completed (the sender's port failed before the acknowledgement came back).
+// Slots b = 0, 1 of rbuf at `base` + b * stride alternate between the current receive and the next.
+struct AheadStream {
+  size_t base = 0;
+  int cur = 0;
+  void* next = nullptr;  // the receive posted ahead, into slot cur ^ 1 once cur is taken
+};
+
+bool post_recv(Net& net, void* rc, uint8_t* at, size_t size, void* rmr, void** rreq) {
+  std::memset(at, 0xee, size + 64);
+  void* data = at;
+  size_t rsize = kMaxSize;
+  int tag = 7;
+  *rreq = nullptr;
+  return post_until([&] { return net.t->irecv(rc, 1, &data, &rsize, &tag, &rmr, nullptr, rreq); }, rreq,
+                    "irecv");
+}
+
+void transfer_ahead(Net& net, void* sc, void* rc, AheadStream& a, std::vector<uint8_t>& sbuf,
+                    std::vector<uint8_t>& rbuf, void* smr, void* rmr, size_t size, size_t stride,
+                    uint64_t seed) {
+  fill(sbuf, size, seed);
+  uint8_t* slot[2] = {rbuf.data() + a.base, rbuf.data() + a.base + stride};
+  void* rreq = a.next;
+  a.next = nullptr;
+  if (rreq == nullptr && !post_recv(net, rc, slot[a.cur], size, rmr, &rreq)) return ++g_failures, void();
+  if (!post_recv(net, rc, slot[a.cur ^ 1], size, rmr, &a.next)) return ++g_failures, void();
+  void* sreq = nullptr;
+  int early = 0;
+  if (!isend_testing(net, sc, sbuf.data(), size, smr, &sreq, rreq, &early)) return ++g_failures, void();
+  CHECK(early == 0, "the receive of %zu bytes completed before its send was posted", size);
+  int ssize = -1, got = -1, sdone = 0, rdone = 0, ahead = 0, ignored = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(90);
+  while (!sdone || !rdone) {
+    if ((!sdone && net.t->test(sreq, &sdone, &ssize) != ncclSuccess) ||
+        (!rdone && net.t->test(rreq, &rdone, &got) != ncclSuccess)) {
+      std::fprintf(stderr, "transfer: test of the %s failed\n", sdone ? "receive" : "send");
+      return ++g_failures, void();
+    }
+    if (net.t->test(a.next, &ahead, &ignored) != ncclSuccess || ahead != 0) {
+      std::fprintf(stderr, "transfer: the receive posted ahead failed or completed before its send\n");
+      return ++g_failures, void();
+    }
+    if (Clock::now() > deadline) {
+      std::fprintf(stderr, "transfer: not done within 90 s (send %d, receive %d)\n", sdone, rdone);
+      return ++g_failures, void();
+    }
+  }
+  const uint8_t* r = slot[a.cur];
+  a.cur ^= 1;
+  CHECK(ssize == static_cast<int>(size) && got == static_cast<int>(size), "sent %d, received %d of %zu bytes",
+        ssize, got, size);
+  CHECK(std::memcmp(sbuf.data(), r, size) == 0, "payload of %zu bytes differs", size);
+  CHECK(r[size] == 0xee, "byte after a %zu-byte receive was overwritten", size);
+}
+
+// The receive a stream posted ahead, taken by one last message (seed), so that the comms close idle.
+void settle_ahead(Net& net, void* sc, AheadStream& a, std::vector<uint8_t>& sbuf, std::vector<uint8_t>& rbuf,
+                  void* smr, size_t size, size_t stride, uint64_t seed) {
+  if (a.next == nullptr) return;
+  fill(sbuf, size, seed);
+  void* sreq = nullptr;
+  int early = 0, ssize = -1, got = -1;
+  if (!isend_testing(net, sc, sbuf.data(), size, smr, &sreq, a.next, &early) ||
+      !wait_all(net.t, {{sreq, &ssize}, {a.next, &got}}, "the last message"))
+    return ++g_failures, void();
+  a.next = nullptr;
+  CHECK(got == static_cast<int>(size) &&
+            std::memcmp(sbuf.data(), rbuf.data() + a.base + static_cast<size_t>(a.cur) * stride, size) == 0,
+        "the last message: received %d of %zu bytes, or its payload differs", got, size);
+}
+
 // `batch` receives of `size` bytes posted at once (slices of rbuf, `stride` apart), then the sends of
 // their first half (of sbuf), which complete before those of the second half are posted: as NCCL's
 // proxy keeps several steps of a channel in flight, some receives are written and others not yet at any
@@ -827,7 +902,11 @@ int rails(int seconds, RailsExpect expect) {
   const char* batch_env = std::getenv("NET_TRANSFER_BATCH");
   const int batch = batch_env != nullptr ? std::clamp(std::atoi(batch_env), 1, 8) : 1;
   constexpr size_t kStride = kMessage + 4096;
-  std::vector<uint8_t> sbuf(kStride * static_cast<size_t>(batch)), rbuf(kStride * static_cast<size_t>(batch));
+  // A batch's receives, or each connection's two slots (AheadStream).
+  std::vector<uint8_t> sbuf(kStride * static_cast<size_t>(batch)),
+      rbuf(kStride * std::max(static_cast<size_t>(batch), 2 * nconn));
+  AheadStream ahead[2];
+  for (size_t i = 0; i < nconn; ++i) ahead[i].base = 2 * i * kStride;
   void* smr[2] = {};
   void* rmr[2] = {};
   for (size_t i = 0; i < nconn; ++i) {
@@ -835,6 +914,9 @@ int rails(int seconds, RailsExpect expect) {
     CHECK(net.t->regMr(rc[i], rbuf.data(), rbuf.size(), NCCL_PTR_HOST, &rmr[i]) == ncclSuccess, "regMr recv");
   }
   const auto close_all = [&] {
+    if (g_failures == 0)
+      for (size_t i = 0; i < nconn; ++i)
+        settle_ahead(net, sc[i], ahead[i], sbuf, rbuf, smr[i], kMessage, kStride, 1000 + i);
     for (size_t i = 0; i < nconn; ++i) {
       CHECK(net.t->deregMr(sc[i], smr[i]) == ncclSuccess && net.t->deregMr(rc[i], rmr[i]) == ncclSuccess,
             "deregMr");
@@ -861,8 +943,10 @@ int rails(int seconds, RailsExpect expect) {
     if (batch > 1) {
       transfer_batch(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, kStride, batch, seed);
       seed += static_cast<uint64_t>(batch);
-    } else {
+    } else if (unanswered) {
       transfer_one(net, sc[k], rc[k], sbuf, rbuf, smr[k], rmr[k], kMessage, seed++);
+    } else {
+      transfer_ahead(net, sc[k], rc[k], ahead[k], sbuf, rbuf, smr[k], rmr[k], kMessage, kStride, seed++);
     }
     window_bytes += kMessage * static_cast<size_t>(batch);
     total += kMessage * static_cast<size_t>(batch);
@@ -989,8 +1073,10 @@ int rails(int seconds, RailsExpect expect) {
     } else {
       CHECK(back == 0, "%d link.recovered of the connections while the rail stayed down", back);
     }
-    CHECK(!CapturedLog::contains("[progress.stalled]") && !CapturedLog::contains("[peer.bad_handshake]"),
-          "the failover logged an error");
+    for (const auto& l : CapturedLog::lines())
+      CHECK(l.text.find("[progress.stalled]") == std::string::npos &&
+                l.text.find("[peer.bad_handshake]") == std::string::npos,
+            "the failover logged an error: %s", l.text.c_str());
     // The port watcher's own lines about the port agree: its connections move, none fails.
     for (const auto& l : CapturedLog::lines()) {
       if (l.level != NCCL_LOG_WARN) continue;
