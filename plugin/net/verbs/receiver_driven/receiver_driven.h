@@ -147,8 +147,8 @@ class ReceiverDrivenSend final : public SendProtocol {
   uint64_t resume_seq_ = 0;   // recovery: the receiver's first receive on resumed_qps_
   uint32_t epoch_ = 0;        // failovers and recoveries of this connection (notices' epoch)
   Exchange exchange_ = Exchange::kNone;
-  Connection::Clock::time_point
-      exchange_since_{};           // when the exchange holding slots began (its budget's start)
+  // When the exchange holding slots began (its budget's start: failover::exchange_check).
+  Connection::Clock::time_point exchange_since_{};
   failover::PortProbe probe_{c_};  // the ports' failures, and the probe of one ACTIVE again
 };
 
