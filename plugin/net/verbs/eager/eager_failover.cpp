@@ -90,18 +90,16 @@ bool EagerSend::start_failover(uint64_t mask, const std::string& cause) {
 }
 
 Status EagerSend::failover_progress() {
+  if (awaiting_held_)
+    if (Status st = failover::exchange_check(
+            c_, exchange_since_, Clock::now(),
+            exchange_ == Exchange::kDraining ? "the completion here of every part posted before the failure"
+                                             : "the receiver's HELD");
+        !st.ok())
+      return st;
   switch (exchange_) {
-    case Exchange::kDraining:
-      if (Status st = failover::exchange_check(c_, exchange_since_, Clock::now(),
-                                               "the completion here of every part posted before the failure");
-          !st.ok())
-        return st;
-      return send_move_when_drained();
-    case Exchange::kAwaitingHeld:
-      if (Status st = failover::exchange_check(c_, exchange_since_, Clock::now(), "the receiver's HELD");
-          !st.ok())
-        return st;
-      return poll_held();
+    case Exchange::kDraining: return send_move_when_drained();
+    case Exchange::kAwaitingHeld: return poll_held();
     case Exchange::kProbe: return probe_progress();
     case Exchange::kNone: break;
   }

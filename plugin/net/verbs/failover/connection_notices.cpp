@@ -90,7 +90,7 @@ Connection::Clock::duration exchange_budget(const Connection& c) {
 }
 
 Status exchange_check(Connection& c, Connection::Clock::time_point since, Connection::Clock::time_point now,
-                      const std::string& waiting_for) {
+                      const char* waiting_for) {
   if (now - since <= exchange_budget(c)) return Status::success();
   return c.fail(Status::fail(
       ncclRemoteError, "progress.stalled",

@@ -30,9 +30,10 @@ Status next_sender_notice(Connection& c, std::optional<Notice>* out);
 // their stall budget.
 Connection::Clock::duration exchange_budget(const Connection& c);
 // progress.stalled when the exchange started at `since` is past exchange_budget: `waiting_for` says at
-// which step it stands ("the receiver's HELD").
+// which step it stands ("the receiver's HELD"). Called at each poll of an exchange: nothing is built
+// while it is within its budget.
 Status exchange_check(Connection& c, Connection::Clock::time_point since, Connection::Clock::time_point now,
-                      const std::string& waiting_for);
+                      const char* waiting_for);
 // The first QP of `mask`, for naming its port.
 size_t first_qp(uint64_t mask);
 // The QP (its index) of completion wc, polled from the lane now drained, and in *path the QPs that share

@@ -201,23 +201,19 @@ bool ReceiverDrivenSend::start_failover(uint64_t mask, const std::string& cause)
 
 Status ReceiverDrivenSend::poll_notices() {
   const auto now = Clock::now();
+  if (holds_slots())
+    if (Status st = failover::exchange_check(
+            c_, exchange_since_, now,
+            exchange_ == Exchange::kDraining ? "the completion here of every write posted before the failure"
+            : exchange_ == Exchange::kAwaitingHeld ? "the receiver's HELD"
+                                                   : "the receiver's answer to RESTORED");
+        !st.ok())
+      return st;
   switch (exchange_) {
-    case Exchange::kDraining:
-      if (Status st = failover::exchange_check(
-              c_, exchange_since_, now, "the completion here of every write posted before the failure");
-          !st.ok())
-        return st;
-      return send_move_when_drained();
-    case Exchange::kAwaitingHeld:
-      if (Status st = failover::exchange_check(c_, exchange_since_, now, "the receiver's HELD"); !st.ok())
-        return st;
-      return poll_held();
+    case Exchange::kDraining: return send_move_when_drained();
+    case Exchange::kAwaitingHeld: return poll_held();
     case Exchange::kProbe: return probe_progress();
-    case Exchange::kAwaitingResume:
-      if (Status st = failover::exchange_check(c_, exchange_since_, now, "the receiver's answer to RESTORED");
-          !st.ok())
-        return st;
-      return poll_resume();
+    case Exchange::kAwaitingResume: return poll_resume();
     case Exchange::kNone: break;
   }
   // One restored port at a time: the next waits until every receive posted before the receiver heard
