@@ -105,8 +105,11 @@ const std::string kWho = "job=\"4711\",host=\"";
 
 TEST_F(NetProm, RisingLossCounterShowsInTheLossSeriesAndPromtoolAcceptsIt) {
   start();
+  // Both series are waited for: the fixture rewrites a counter file in place, so a sample can read one
+  // empty and count its change only from the next tick on.
   const std::string text = until(100, 5, [](const std::string& t) {
-    return prom_sample(t, {"railscope_net_port_events_total{", "category=\"loss\""}) >= 20;
+    return prom_sample(t, {"railscope_net_port_events_total{", "category=\"loss\""}) >= 20 &&
+           prom_sample(t, {"railscope_net_port_transmit_bytes_total{"}) > 0;
   });
   const double loss = prom_sample(text, {"railscope_net_port_events_total{", kPort, "category=\"loss\""});
   EXPECT_GE(loss, 20) << text;

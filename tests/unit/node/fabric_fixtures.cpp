@@ -2,9 +2,9 @@
 // Fake ConnectX trees for the fabric-health tests (fabric_fixtures.h says where each layout comes from).
 #include "fabric_fixtures.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -145,7 +145,14 @@ FabricTree::~FabricTree() {
 void FabricTree::put(const std::string& rel, const std::string& content) const {
   const fs::path p = root_ / rel;
   fs::create_directories(p.parent_path());
-  std::ofstream(p) << content;  // O_TRUNC on an existing file: same inode, as a sysfs attribute
+  // Rewritten in place, as a sysfs attribute keeps its inode (PortSampler reads through kept
+  // descriptors). Written first and cut after, so that a sampler reading meanwhile never finds the file
+  // empty: a counter that grows is never unreadable.
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool whole = ::pwrite(fd, content.data(), content.size(), 0) == static_cast<ssize_t>(content.size());
+  if (whole) (void)::ftruncate(fd, static_cast<off_t>(content.size()));
+  ::close(fd);
 }
 
 void FabricTree::ib_port(const std::string& dev, const std::string& rate, bool down,
