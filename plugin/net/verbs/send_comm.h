@@ -58,6 +58,9 @@ struct SendReq : Request {
   uint32_t cts_seq = 0;  // low 32 bits of its clear-to-send's seq
   uint64_t dest = 0;     // the receive buffer
   uint32_t dest_rkey[kMaxDevsPerEnd] = {};
+  // Read before its first part is posted: soft-RoCE transmits much of a part inside ibv_post_send, and
+  // a clock read after the last post would leave that out of the first QP's time, rating its port
+  // (fabric.rail_skew) many times its sibling.
   Connection::Clock::time_point posted_at{};
   // Striped connections: when each lane's last data part completed (Connection::record_parts).
   Connection::Clock::time_point lane_done[kMaxDevsPerEnd]{};

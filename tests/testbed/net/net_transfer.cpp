@@ -31,6 +31,8 @@
 #include "large_window.h"
 #include "progress.h"
 #include "railscope/nccl/net.h"
+#include "railscope/node/port_counters.h"
+#include "railscope/node/sysfs.h"
 #include "receive_window.h"
 #include "send_window.h"
 
@@ -834,6 +836,16 @@ bool sync_exists(const char* name) {
   const char* dir = std::getenv("NET_TRANSFER_SYNC_DIR");
   return dir != nullptr && std::ifstream(std::string(dir) + "/" + name).good();
 }
+// The loss counters (node::CounterCategory::Loss: rxe's out-of-sequence, retry and RNR counters) of
+// every port of the test bed's rails, summed.
+uint64_t rails_loss_total() {
+  const railscope::node::Sysfs sysfs("/sys");
+  uint64_t total = 0;
+  for (const char* dev : {"rxe0", "rxe1", "rxe2", "rxe3"})
+    for (const auto& c : railscope::node::read_port_counters(sysfs, dev, 1).counters)
+      if (c.category == railscope::node::CounterCategory::Loss) total += c.value;
+  return total;
+}
 long rxe_sent_pkts(const char* dev) {
   std::ifstream f(std::string("/sys/class/infiniband/") + dev + "/ports/1/hw_counters/sent_pkts");
   long v = -1;
@@ -924,6 +936,7 @@ int rails(int seconds, RailsExpect expect) {
       CHECK(net.t->closeRecv(rc[i]) == ncclSuccess, "closeRecv");
     }
   };
+  const uint64_t loss_at_start = rails_loss_total();
   const auto start = Clock::now();
   auto window = start;
   size_t window_bytes = 0, total = 0;
@@ -1125,14 +1138,17 @@ int rails(int seconds, RailsExpect expect) {
     CHECK(net.t->finalize(net.ctx) == ncclSuccess, "finalize");
     return g_failures == 0 ? 0 : 1;
   }
-  // Every warning fails the healthy stream but fabric.rail_skew, which is printed: the two ports of one
-  // emulated virtual NIC do not always keep pace. QP 0's port also carries the eager ring and the
-  // receiver's clear-to-sends, and rxe does that work on the guest's busy CPUs, so that port can run far
-  // slower than its sibling for seconds: the finding is true of what the port did, not a fabric fault.
-  // Rail skew's silence on healthy rails is netfabric.rail_skew's healthy twin (a connection per rail).
+  // Every warning fails the healthy stream but fabric.rail_skew when the rails' loss counters rose:
+  // the emulated links drop a packet now and then on the guest's busy CPUs, and the port waits out a
+  // retransmission timeout: for seconds that port is slower than its sibling, and the finding is true
+  // of what the port did. Without a loss it is a mismeasured rate, and fails the stream. Rail skew's
+  // silence on healthy rails is netfabric.rail_skew's healthy twin too (a connection per rail).
+  const uint64_t loss = rails_loss_total() - loss_at_start;
+  std::printf("rails: loss counters of the rails' ports rose by %llu\n",
+              static_cast<unsigned long long>(loss));
   for (const auto& l : CapturedLog::lines()) {
-    if (l.level == NCCL_LOG_WARN && l.text.find("[fabric.rail_skew]") != std::string::npos) {
-      std::printf("rails: emulated rails out of pace: %s\n", l.text.c_str());
+    if (l.level == NCCL_LOG_WARN && l.text.find("[fabric.rail_skew]") != std::string::npos && loss > 0) {
+      std::printf("rails: a rail slowed by loss: %s\n", l.text.c_str());
       continue;
     }
     CHECK(l.level != NCCL_LOG_WARN, "a healthy stream logged: %s", l.text.c_str());

@@ -251,6 +251,8 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
   req->cts_seq = static_cast<uint32_t>(c.seq);
   for (int d = 0; d < eager::kMaxDevs; ++d) req->dest_rkey[d] = c.rkey[d];
   req->data_live = true;
+  // Timed from before the first part's post (send_comm.h SendReq::posted_at).
+  const auto posting = Clock::now();
   const size_t nqps = c_.qps().size();
   for (size_t q = 0; q < nqps; ++q) {
     // After a failover a failed QP's part goes on a live one, its immediate naming the part.
@@ -264,7 +266,7 @@ Status EagerSend::post_data(SendReq* req, const eager::ClearToSend& c) {
       return st;
   }
   req->posted = true;
-  req->posted_at = Clock::now();
+  req->posted_at = posting;
   return Status::success();
 }
 

@@ -103,8 +103,9 @@ class ReceiverDrivenSend final : public SendProtocol {
   // what this use reads: a whole Slot{} is ~600 bytes, written per message.
   static void reuse(Slot& s, uint64_t seq, uint32_t nreqs, const volatile CtsEntry* fifo);
   Status post(Slot& s, int slot_index);
-  // A slot's writes are posted, `chains` of them signalled: its completions are awaited.
-  void mark_posted(Slot& s, int chains);
+  // A slot's writes are posted, `chains` of them signalled, the first at `posting` (read before its
+  // post: send_comm.h SendReq::posted_at): its completions are awaited.
+  void mark_posted(Slot& s, int chains, Connection::Clock::time_point posting);
   // on_completion()'s failures.
   Status failed_completion(const ibv_wc& wc) const;
   Status beyond_budget(size_t index) const;

@@ -99,6 +99,7 @@ Status ReceiverDrivenSend::post_moved(Slot& s, int index) {
   if (in_area)
     for (size_t i = 0; i < nreqs; ++i) (*record)[i] = static_cast<int32_t>(s.reqs[i]->size);
   int chains = 0;
+  const auto posting = Clock::now();
   for (size_t l = 0; l < nqps && l < 64; ++l) {
     if ((live >> l & 1) == 0) continue;
     const QpLane& ql = c_.qps()[l];
@@ -137,7 +138,7 @@ Status ReceiverDrivenSend::post_moved(Slot& s, int index) {
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
     ++chains;
   }
-  mark_posted(s, chains);
+  mark_posted(s, chains, posting);
   return Status::success();
 }
 

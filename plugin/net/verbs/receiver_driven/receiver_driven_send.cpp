@@ -137,6 +137,7 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
     sizes.area = c_.remote().addr;
     sizes.remote = c_.remote().addr + sizeof(SizesSlot) * static_cast<size_t>(index);
   }
+  const auto posting = Clock::now();
   for (size_t q = 0; q < nqps; ++q) {
     const QpLane& ql = c_.qps()[q];
     if (sizes.in_area) {
@@ -153,15 +154,15 @@ Status ReceiverDrivenSend::post(Slot& s, int index) {
     if (int rc = ibv_post_send(ql.qp.get(), &wrs[0], &bad); rc != 0)
       return Status::fail(ncclSystemError, post_finding("ibv_post_send", rc, c_.where()));
   }
-  mark_posted(s, static_cast<int>(nqps));
+  mark_posted(s, static_cast<int>(nqps), posting);
   return Status::success();
 }
 
-void ReceiverDrivenSend::mark_posted(Slot& s, int chains) {
+void ReceiverDrivenSend::mark_posted(Slot& s, int chains, Clock::time_point posting) {
   s.pending = chains;
   budget_.posted(s.wrs);
   s.posted = true;
-  s.posted_at = Clock::now();
+  s.posted_at = posting;
   for (int i = 0; i < s.nreqs; ++i) s.reqs[i]->posted_at = s.posted_at;
 }
 
