@@ -284,23 +284,9 @@ void transfer_ahead(Net& net, void* sc, void* rc, AheadStream& a, std::vector<ui
   int early = 0;
   if (!isend_testing(net, sc, sbuf.data(), size, smr, &sreq, rreq, &early)) return ++g_failures, void();
   CHECK(early == 0, "the receive of %zu bytes completed before its send was posted", size);
-  int ssize = -1, got = -1, sdone = 0, rdone = 0, ahead = 0, ignored = 0;
-  const auto deadline = Clock::now() + std::chrono::seconds(90);
-  while (!sdone || !rdone) {
-    if ((!sdone && net.t->test(sreq, &sdone, &ssize) != ncclSuccess) ||
-        (!rdone && net.t->test(rreq, &rdone, &got) != ncclSuccess)) {
-      std::fprintf(stderr, "transfer: test of the %s failed\n", sdone ? "receive" : "send");
-      return ++g_failures, void();
-    }
-    if (net.t->test(a.next, &ahead, &ignored) != ncclSuccess || ahead != 0) {
-      std::fprintf(stderr, "transfer: the receive posted ahead failed or completed before its send\n");
-      return ++g_failures, void();
-    }
-    if (Clock::now() > deadline) {
-      std::fprintf(stderr, "transfer: not done within 90 s (send %d, receive %d)\n", sdone, rdone);
-      return ++g_failures, void();
-    }
-  }
+  int ssize = -1, got = -1;
+  if (!wait_all(net.t, {{sreq, &ssize}, {rreq, &got}}, "transfer", std::chrono::seconds(90), {a.next}))
+    return ++g_failures, void();
   const uint8_t* r = slot[a.cur];
   a.cur ^= 1;
   CHECK(ssize == static_cast<int>(size) && got == static_cast<int>(size), "sent %d, received %d of %zu bytes",
