@@ -105,8 +105,8 @@ const std::string kWho = "job=\"4711\",host=\"";
 
 TEST_F(NetProm, RisingLossCounterShowsInTheLossSeriesAndPromtoolAcceptsIt) {
   start();
-  // Both series are waited for: the fixture rewrites a counter file in place, so a sample can read one
-  // empty and count its change only from the next tick on.
+  // Waits for every series it then checks, so that no assertion depends on the tick at which the file
+  // was read.
   const std::string text = until(100, 5, [](const std::string& t) {
     return prom_sample(t, {"railscope_net_port_events_total{", "category=\"loss\""}) >= 20 &&
            prom_sample(t, {"railscope_net_port_transmit_bytes_total{"}) > 0;
